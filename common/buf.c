@@ -1,0 +1,239 @@
+/* buf.c: the growable buffer, and the one way to read and (atomically)
+ * write a whole file. */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "buf.h"
+#include "err.h"
+
+static int grow(enpu_buf *b, size_t extra)
+{
+	size_t need, n;
+	char *p;
+
+	if (extra > SIZE_MAX - b->len - 1)
+		return -1;
+	need = b->len + extra;
+	if (b->cap && need > b->cap)
+		return -1;
+	if (need + 1 <= b->alloc)
+		return 0;
+	n = b->alloc ? b->alloc : 64;
+	while (n < need + 1)
+		n = n > SIZE_MAX / 2 ? need + 1 : n * 2;
+	p = realloc(b->data, n);
+	if (!p)
+		return -1;
+	b->data = p;
+	b->alloc = n;
+	return 0;
+}
+
+int enpu_buf_add(enpu_buf *b, const void *p, size_t n)
+{
+	if (grow(b, n))
+		return -1;
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+int enpu_buf_adds(enpu_buf *b, const char *s)
+{
+	return enpu_buf_add(b, s, strlen(s));
+}
+
+int enpu_buf_vaddf(enpu_buf *b, const char *fmt, va_list ap)
+{
+	va_list cp;
+	int n;
+
+	va_copy(cp, ap);
+	n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0 || grow(b, (size_t)n))
+		return -1;
+	vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+	b->len += (size_t)n;
+	return 0;
+}
+
+int enpu_buf_addf(enpu_buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = enpu_buf_vaddf(b, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+void enpu_buf_reset(enpu_buf *b)
+{
+	b->len = 0;
+	if (b->data)
+		b->data[0] = '\0';
+}
+
+void enpu_buf_free(enpu_buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->alloc = 0;
+}
+
+char *enpu_buf_detach(enpu_buf *b, size_t *len)
+{
+	char *p = b->data;
+
+	if (!p && grow(b, 0) == 0) {
+		p = b->data;
+		p[0] = '\0';
+	}
+	if (len)
+		*len = b->len;
+	b->data = NULL;
+	b->len = b->alloc = 0;
+	return p;
+}
+
+int enpu_read_file(const char *path, size_t max, enpu_buf *b, enpu_err *e)
+{
+	char chunk[65536];
+	size_t start = b->len, n;
+	FILE *f;
+
+	if (!max)
+		max = b->cap ? b->cap : SIZE_MAX;
+	f = fopen(path, "rb");
+	if (!f)
+		return enpu_fail(e, ENPU_E_IO, path, NULL, "cannot open '%s': %s", path, strerror(errno));
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		if (b->len - start + n > max) {
+			fclose(f);
+			b->len = start;
+			return enpu_fail(e, ENPU_E_LIMIT, path, NULL,
+					 "'%s' is larger than the limit of %zu bytes", path, max);
+		}
+		if (enpu_buf_add(b, chunk, n)) {
+			fclose(f);
+			b->len = start;
+			return enpu_fail(e, ENPU_E_NOMEM, path, NULL, "cannot hold '%s' in memory", path);
+		}
+	}
+	if (ferror(f)) {
+		int err = errno;
+		fclose(f);
+		b->len = start;
+		return enpu_fail(e, ENPU_E_IO, path, NULL, "cannot read '%s': %s", path, strerror(err));
+	}
+	fclose(f);
+	if (!b->data && grow(b, 0) == 0)
+		b->data[0] = '\0';
+	return 0;
+}
+
+static void fsync_dir_of(const char *path)
+{
+	char *copy = strdup(path);
+	int fd;
+
+	if (!copy)
+		return;
+	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY);
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+	free(copy);
+}
+
+int enpu_write_file_atomic(const char *path, const void *p, size_t n, enpu_err *e)
+{
+	enpu_buf tmp = ENPU_BUF_INIT;
+	const char *c = p;
+	int fd, ret = -1;
+
+	if (enpu_buf_addf(&tmp, "%s.tmp.XXXXXX", path))
+		return enpu_fail(e, ENPU_E_NOMEM, path, NULL, "out of memory");
+	fd = mkstemp(tmp.data);
+	if (fd < 0) {
+		enpu_fail(e, ENPU_E_IO, path, NULL, "cannot create '%s': %s", tmp.data, strerror(errno));
+		goto out;
+	}
+	while (n > 0) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			enpu_fail(e, ENPU_E_IO, path, NULL, "cannot write '%s': %s", path,
+				  strerror(w < 0 ? errno : ENOSPC));
+			goto fail;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	if (fchmod(fd, 0644) || fsync(fd)) {
+		enpu_fail(e, ENPU_E_IO, path, NULL, "cannot sync '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	if (close(fd)) {
+		fd = -1;
+		enpu_fail(e, ENPU_E_IO, path, NULL, "cannot write '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp.data, path)) {
+		enpu_fail(e, ENPU_E_IO, path, NULL, "cannot rename into '%s': %s", path, strerror(errno));
+		goto fail;
+	}
+	fsync_dir_of(path);
+	ret = 0;
+	goto out;
+fail:
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp.data);
+out:
+	enpu_buf_free(&tmp);
+	return ret;
+}
+
+int enpu_mkdirs(const char *path, int mode, enpu_err *e)
+{
+	char *p = strdup(path);
+	struct stat st;
+
+	if (!p)
+		return enpu_fail(e, ENPU_E_NOMEM, path, NULL, "out of memory");
+	if (!mode)
+		mode = 0755;
+	for (char *s = p + 1; ; s++) {
+		if (*s == '/' || *s == '\0') {
+			char c = *s;
+			*s = '\0';
+			if (mkdir(p, (mode_t)mode) && errno != EEXIST) {
+				enpu_fail(e, ENPU_E_IO, path, NULL, "cannot create directory '%s': %s",
+					  p, strerror(errno));
+				free(p);
+				return -1;
+			}
+			*s = c;
+			if (!c)
+				break;
+		}
+	}
+	free(p);
+	if (stat(path, &st) || !S_ISDIR(st.st_mode))
+		return enpu_fail(e, ENPU_E_IO, path, NULL, "'%s' is not a directory", path);
+	return 0;
+}

@@ -1,0 +1,42 @@
+/* buf.h: the one growable byte buffer (and string builder), with a size cap.
+ *
+ * The buffer owns its bytes; data is always NUL-terminated (not counted in
+ * len) so it can be used as a C string. A cap of 0 means "no cap". */
+#ifndef ENPU_BUF_H
+#define ENPU_BUF_H
+
+#include <stddef.h>
+#include <stdarg.h>
+
+typedef struct enpu_buf {
+	char *data;
+	size_t len;
+	size_t alloc;
+	size_t cap;    /* maximum len; appends past it fail */
+} enpu_buf;
+
+#define ENPU_BUF_INIT {NULL, 0, 0, 0}
+
+/* All return 0, or -1 on allocation failure or when the cap would be
+ * exceeded (the buffer is left unchanged). */
+int enpu_buf_add(enpu_buf *b, const void *p, size_t n);
+int enpu_buf_adds(enpu_buf *b, const char *s);
+int enpu_buf_addf(enpu_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int enpu_buf_vaddf(enpu_buf *b, const char *fmt, va_list ap);
+void enpu_buf_reset(enpu_buf *b);     /* len = 0, keeps memory */
+void enpu_buf_free(enpu_buf *b);      /* frees, back to ENPU_BUF_INIT (cap kept) */
+char *enpu_buf_detach(enpu_buf *b, size_t *len); /* caller frees result */
+
+/* Read a whole file into b (appending), failing past max bytes (0 = b->cap
+ * or unlimited). Returns 0 or -1 with *e filled (ENPU_E_IO / ENPU_E_LIMIT). */
+struct enpu_err;
+int enpu_read_file(const char *path, size_t max, enpu_buf *b, struct enpu_err *e);
+
+/* Write bytes to path atomically: temp file in the same directory, fsync,
+ * rename, fsync of the directory. 0 or -1 with *e (ENPU_E_IO). */
+int enpu_write_file_atomic(const char *path, const void *p, size_t n, struct enpu_err *e);
+
+/* mkdir -p with mode 0755 (or the given mode). 0 or -1 with *e. */
+int enpu_mkdirs(const char *path, int mode, struct enpu_err *e);
+
+#endif

@@ -1,0 +1,106 @@
+/* enpu.h: the toolchain core's top-level verbs, as the daemon calls them.
+ * compile (spec + weights -> artifact dir), artifact loading, run (artifact +
+ * input.npz -> result.npz) and compare (two npz files -> report). */
+#ifndef ENPU_H
+#define ENPU_H
+
+#include <stdint.h>
+#include "err.h"
+#include "tensor.h"
+#include "spec.h"
+#include "ir.h"
+#include "par.h"
+
+#define ENPU_VERSION "0.1.0"
+#define ENPU_COMPILER_ID "eulernpu-compiler " ENPU_VERSION
+
+/* ---- compile ---------------------------------------------------------- */
+
+typedef struct enpu_compile_info {
+	char artifact_id[65];   /* hex sha256 */
+	int n_ops;              /* ops lowered */
+	int n_components;
+	char backend[32];
+	uint64_t arena_bytes;   /* memory plan size */
+} enpu_compile_info;
+
+/* Validate spec for backend (NULL = spec's), check weights.npz against the
+ * spec (names, shapes, dtypes: ENPU_E_WEIGHT_*; weights_label names the file
+ * in errors), and write the artifact into outdir (created; must be empty or
+ * absent): graph.json, plan.json, weights/<backend>.npz, manifest.json.
+ * Byte-identical output for identical inputs. spec_digest / weights_digest
+ * are recorded in the manifest (hex; NULL = computed from the files). */
+int enpu_compile(const enpu_spec *spec, const char *backend,
+		 const char *weights_path, const char *weights_label,
+		 const char *spec_digest, const char *outdir,
+		 const enpu_limits *lim, enpu_compile_info *info, enpu_err *e);
+
+/* ---- artifact --------------------------------------------------------- */
+
+typedef struct enpu_artifact enpu_artifact;  /* opaque, loaded and verified */
+
+/* Load dir/manifest.json, verify every listed file's sha256 and that no path
+ * escapes dir, parse graph.json (re-running shape rules), plan.json and the
+ * weights. ENPU_E_ARTIFACT / ENPU_E_ARTIFACT_DIGEST on any inconsistency. */
+int enpu_artifact_load(const char *dir, const enpu_limits *lim,
+		       enpu_artifact **out, enpu_err *e);
+void enpu_artifact_free(enpu_artifact *a);
+const char *enpu_artifact_id(const enpu_artifact *a);
+const char *enpu_artifact_backend(const enpu_artifact *a);
+const enpu_graph *enpu_artifact_graph(const enpu_artifact *a);
+
+/* The artifact id: sha256 over "eulernpu-artifact-v1\n" then, for each file
+ * in path order, "<path>\0<sha256 hex>\n". manifest.json is not part of it.
+ * paths/digests: n entries, already sorted by path (strcmp). */
+void enpu_artifact_id_of(const char *const *paths, const char *const *digests,
+			 int n, char out_hex[65]);
+
+/* ---- run -------------------------------------------------------------- */
+
+typedef struct enpu_run_info {
+	int n_outputs;
+	char first_shape[64];   /* "(1, 4)" of the first output */
+	double seconds;         /* wall time of execution only */
+} enpu_run_info;
+
+/* Check input.npz (keys, shapes, dtypes: ENPU_E_INPUT_*; input_label names
+ * the file in errors), execute every op with the reference kernels into
+ * the planned arena, and write result.npz with the spec's outputs by name,
+ * in order. par may be NULL. The same bytes for any thread count.
+ * cancel, if non-NULL, is polled between ops: non-zero aborts (-1, E0807). */
+int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_label,
+	     const char *result_path, enpu_par *par, const volatile int *cancel,
+	     const enpu_limits *lim, enpu_run_info *info, enpu_err *e);
+
+/* ---- compare ---------------------------------------------------------- */
+
+typedef struct enpu_cmp_opts {
+	double atol;   /* default 1e-5 */
+	double rtol;   /* default 0 */
+	int exact;     /* byte-equality */
+} enpu_cmp_opts;
+
+typedef struct enpu_cmp_result {
+	int n_tensors;
+	double max_abs_diff;        /* over all tensors */
+	int ok;                     /* 1 = within tolerance / equal */
+	/* when !ok: the worst offender */
+	char tensor[256];
+	char index[128];            /* "(0, 3)" */
+	float got, expected;
+	double diff;
+} enpu_cmp_result;
+
+/* Compare got.npz against expected.npz. Returns 0 when the comparison could
+ * be made (res->ok says whether it passed; a failure also fills *e with
+ * ENPU_E_CMP_DIFF naming tensor, index, both values, diff), -1 when it
+ * could not: missing key (ENPU_E_CMP_KEY, listing both key sets), shape
+ * (ENPU_E_CMP_SHAPE) or dtype (ENPU_E_CMP_DTYPE) mismatch, bad file.
+ * A tensor passes when |got - exp| <= atol + rtol * |exp| for every element
+ * (NaN equals NaN only in the same position; with exact, bytes must match). */
+int enpu_compare(const char *got_path, const char *got_label,
+		 const char *exp_path, const char *exp_label,
+		 const enpu_cmp_opts *o, const enpu_limits *lim,
+		 enpu_cmp_result *res, enpu_err *e);
+
+#endif

@@ -1,0 +1,229 @@
+/* err.c: the one catalogue of error codes, and the three-line rendering.
+ * `eulernpu explain`, the server's HTTP statuses, the client's exit codes and
+ * README's error table all come from this table. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "err.h"
+
+#define EXIT_FAILED 1   /* compare or job failed */
+#define EXIT_INPUT 2    /* usage or input error */
+#define EXIT_UNREACH 3  /* server unreachable */
+
+static const enpu_code_info table[] = {
+	{ENPU_E_INTERNAL, "E0001", "internal error", 500, EXIT_INPUT,
+	 "report a bug with the command and its input",
+	 "Something inside eulernpu failed that should not. The message says what.\n"
+	 "Please report it with the command line and the files involved."},
+	{ENPU_E_NOMEM, "E0002", "out of memory", 503, EXIT_INPUT,
+	 "free memory or lower the tensor sizes",
+	 "An allocation failed. Large tensors, or many jobs at once, can exhaust memory."},
+	{ENPU_E_IO, "E0003", "cannot read or write a file", 500, EXIT_INPUT,
+	 "check the path and its permissions",
+	 "A file could not be opened, read, or written. The message names it and the\n"
+	 "system's reason."},
+	{ENPU_E_LIMIT, "E0004", "size limit exceeded", 413, EXIT_INPUT,
+	 "make the input smaller, or raise the limit named in the message",
+	 "An input went past a configured limit: tensor elements or bytes, npz members\n"
+	 "or decompressed size, spec bytes, YAML nesting depth or alias expansion.\n"
+	 "Limits protect a shared server; each is a documented setting."},
+	{ENPU_E_USAGE, "E0100", "usage error", 400, EXIT_INPUT,
+	 "run with --help to see the usage",
+	 "The command line is not one that this command takes."},
+	{ENPU_E_YAML, "E0200", "spec is not valid YAML", 422, EXIT_INPUT,
+	 "fix the YAML syntax at the position shown",
+	 "The spec file could not be parsed as YAML. The position is where the parser\n"
+	 "gave up; the mistake is often just before it (indentation, a missing colon,\n"
+	 "an unclosed bracket or quote)."},
+	{ENPU_E_SCHEMA, "E0201", "spec field missing, unknown, or of the wrong type", 422, EXIT_INPUT,
+	 "see SPEC_FORMAT.md for the fields of spec v1",
+	 "The spec is YAML but not a spec v1: a required field is missing, a field is\n"
+	 "not one that spec v1 knows, a key is repeated, or a value has the wrong type."},
+	{ENPU_E_VERSION, "E0202", "unsupported spec format version", 422, EXIT_INPUT,
+	 "write `eulernpu: 1` at the top of the spec",
+	 "The `eulernpu:` field gives the spec format version. This build reads version 1."},
+	{ENPU_E_NAME, "E0203", "invalid or duplicate name", 422, EXIT_INPUT,
+	 "give every op, tensor and component its own name of [A-Za-z0-9_.-]",
+	 "Names are unique across the whole spec (ops, tensors and components) and use\n"
+	 "only letters, digits, '_', '.', and '-'."},
+	{ENPU_E_REF, "E0204", "reference to an unknown tensor", 422, EXIT_INPUT,
+	 "read a graph input, a weight, or the output of an earlier op",
+	 "An op reads a tensor that is neither a graph input, nor a weight, nor the\n"
+	 "output of any op."},
+	{ENPU_E_CYCLE, "E0205", "op reads a tensor produced later", 422, EXIT_INPUT,
+	 "reorder the ops so that each reads only what earlier ops produced",
+	 "Ops run in the order written (components in order, ops in order within each).\n"
+	 "An op that reads the output of a later op would form a cycle or need\n"
+	 "reordering; spec v1 requires the written order to be a valid schedule."},
+	{ENPU_E_SHAPE, "E0206", "shape mismatch", 422, EXIT_INPUT,
+	 "correct the shapes so the op's rule holds",
+	 "Shapes are inferred op by op from the inputs and weights. This op's inputs do\n"
+	 "not fit its shape rule, or a declared shape disagrees with the inferred one."},
+	{ENPU_E_DTYPE, "E0207", "unsupported dtype", 422, EXIT_INPUT,
+	 "use float32",
+	 "Spec v1 supports float32 only. int8/int32 quantized ops come later."},
+	{ENPU_E_OP, "E0208", "unknown operator", 422, EXIT_INPUT,
+	 "use an op of spec v1 (see `eulernpu backends`)",
+	 "The op is not one of spec v1's operators."},
+	{ENPU_E_ATTR, "E0209", "invalid operator attribute", 422, EXIT_INPUT,
+	 "see the op table in SPEC_FORMAT.md for the op's attributes",
+	 "An attribute is unknown for this op, missing though required, or has a value\n"
+	 "of the wrong type or range."},
+	{ENPU_E_LOWERING, "E0210", "backend lowering missing for op", 422, EXIT_INPUT,
+	 "choose a backend that lowers this op (see `eulernpu backends`)",
+	 "The chosen backend has no lowering for this op. `eulernpu backends` prints the\n"
+	 "capability matrix: which backend lowers which op."},
+	{ENPU_E_BACKEND, "E0211", "unknown or unavailable backend", 422, EXIT_INPUT,
+	 "use one of: cpu_ref, npu_sim, zynq_ps, fpga_board",
+	 "The backend named is not known, or not available in this build or on this\n"
+	 "server."},
+	{ENPU_E_OUTPUT, "E0212", "output is never produced", 422, EXIT_INPUT,
+	 "name an op output or a graph input in `outputs`",
+	 "Every name listed in `outputs` must be produced by an op (or be a graph input)."},
+	{ENPU_E_TARGET, "E0213", "invalid target description", 422, EXIT_INPUT,
+	 "see the targets section of SPEC_FORMAT.md",
+	 "A field of `targets.<backend>` (or of a target file) is unknown or invalid."},
+	{ENPU_E_WEIGHT_MISSING, "E0300", "weights tensor missing", 422, EXIT_INPUT,
+	 "add the tensor to weights.npz under the name the spec declares",
+	 "The spec declares a weight that weights.npz does not hold."},
+	{ENPU_E_WEIGHT_SHAPE, "E0301", "weights tensor shape mismatch", 422, EXIT_INPUT,
+	 "retrain the weights or correct the spec",
+	 "A tensor in weights.npz has a different shape from the one the spec declares.\n"
+	 "A transposed weight is the usual cause: matmul reads (in, out) as written."},
+	{ENPU_E_WEIGHT_DTYPE, "E0302", "weights tensor dtype mismatch", 422, EXIT_INPUT,
+	 "save the weights as float32 (np.float32)",
+	 "A tensor in weights.npz has a different dtype from the one the spec declares."},
+	{ENPU_E_WEIGHT_EXTRA, "E0303", "weights file holds an undeclared tensor", 422, EXIT_INPUT,
+	 "declare the tensor under `weights:` or remove it from weights.npz",
+	 "weights.npz holds a tensor the spec does not declare; usually a typo in a name."},
+	{ENPU_E_NPY, "E0400", "not a valid .npy/.npz file", 422, EXIT_INPUT,
+	 "write the file with numpy.savez (or np.save for .npy)",
+	 "The file is not a NumPy .npz (a zip of .npy members) or .npy, or it is\n"
+	 "truncated or corrupt, or a member's declared size disagrees with its data, or\n"
+	 "a member name is unsafe (path separators, '..', duplicates)."},
+	{ENPU_E_NPY_DTYPE, "E0401", "unsupported array dtype", 422, EXIT_INPUT,
+	 "convert with arr.astype('<f4') before saving",
+	 "Only little-endian float32 arrays ('<f4') are read in this version."},
+	{ENPU_E_NPY_ORDER, "E0402", "unsupported array layout", 422, EXIT_INPUT,
+	 "save np.ascontiguousarray(arr) instead",
+	 "Fortran-ordered arrays are not read; save the array in C order."},
+	{ENPU_E_INPUT_MISSING, "E0500", "input tensor missing", 422, EXIT_INPUT,
+	 "save every graph input in input.npz under its spec name",
+	 "input.npz lacks a tensor that the spec lists under `inputs`."},
+	{ENPU_E_INPUT_SHAPE, "E0501", "input tensor shape mismatch", 422, EXIT_INPUT,
+	 "save the input with the shape the spec declares",
+	 "A tensor in input.npz has a different shape from the spec's declaration."},
+	{ENPU_E_INPUT_EXTRA, "E0502", "input file holds an unknown tensor", 422, EXIT_INPUT,
+	 "remove it, or declare it under `inputs:`",
+	 "input.npz holds a tensor that is not a graph input; usually a typo in a name."},
+	{ENPU_E_CMP_DIFF, "E0600", "tensors differ", 200, EXIT_FAILED,
+	 "check the backend, or loosen --tol/--rtol if the difference is expected",
+	 "compare found an element whose difference exceeds the tolerance: |got - expected|\n"
+	 "> tol + rtol * |expected|. With --exact, the float bits differ. The message names\n"
+	 "the tensor, the worst index, both values, and the difference."},
+	{ENPU_E_CMP_KEY, "E0601", "golden tensor key not found", 422, EXIT_INPUT,
+	 "compare results of the same model: the key sets must be equal",
+	 "A tensor name is in one file and not in the other. The message lists both key sets."},
+	{ENPU_E_CMP_SHAPE, "E0602", "tensor shape mismatch", 422, EXIT_INPUT,
+	 "compare results of the same model and inputs",
+	 "The same tensor has different shapes in the two files."},
+	{ENPU_E_CMP_DTYPE, "E0603", "tensor dtype mismatch", 422, EXIT_INPUT,
+	 "compare results of the same model and inputs",
+	 "The same tensor has different dtypes in the two files."},
+	{ENPU_E_ARTIFACT, "E0700", "invalid artifact", 422, EXIT_INPUT,
+	 "compile the spec again with `eulernpu compile`",
+	 "An artifact file (manifest.json, graph.json, plan.json, weights) is missing,\n"
+	 "malformed, inconsistent, or names a path outside the artifact."},
+	{ENPU_E_ARTIFACT_DIGEST, "E0701", "artifact file digest mismatch", 422, EXIT_INPUT,
+	 "compile the spec again; do not edit artifact files by hand",
+	 "A file of the artifact does not have the SHA-256 that manifest.json records:\n"
+	 "it was modified or truncated after compile."},
+	{ENPU_E_NOT_FOUND, "E0800", "not found", 404, EXIT_INPUT,
+	 "check the id or path",
+	 "No such route, blob, artifact, or job on this server."},
+	{ENPU_E_METHOD, "E0801", "method not allowed", 405, EXIT_INPUT,
+	 "see the REST API table in README.md",
+	 "The route exists but not with this HTTP method."},
+	{ENPU_E_TOO_LARGE, "E0802", "request body too large", 413, EXIT_INPUT,
+	 "send a smaller file, or raise the server's --max-upload",
+	 "The body is larger than the server accepts."},
+	{ENPU_E_BAD_REQUEST, "E0803", "malformed request", 400, EXIT_INPUT,
+	 "see the REST API table in README.md",
+	 "The request's body, query, or path is not what the route takes. The message\n"
+	 "names the field."},
+	{ENPU_E_BLOB_MISSING, "E0804", "blob not on the server", 409, EXIT_INPUT,
+	 "upload the blob first (PUT /v1/blobs/{sha256}), then retry",
+	 "A request names a blob by digest that the server does not hold."},
+	{ENPU_E_BLOB_DIGEST, "E0805", "uploaded bytes do not match the digest", 422, EXIT_INPUT,
+	 "upload the file under its own SHA-256",
+	 "The SHA-256 of the uploaded bytes differs from the digest in the path, or the\n"
+	 "digest is not 64 lowercase hex characters. Nothing was stored."},
+	{ENPU_E_QUEUE_FULL, "E0806", "job queue full", 429, EXIT_INPUT,
+	 "retry after the time in Retry-After",
+	 "The server's job queue is at its limit (--max-queue)."},
+	{ENPU_E_JOB_FAILED, "E0807", "job failed", 200, EXIT_FAILED,
+	 "see the message for the cause",
+	 "A run job ended without a result: cancelled, or failed for the reason given."},
+	{ENPU_E_UNREACHABLE, "E0808", "server unreachable", 503, EXIT_UNREACH,
+	 "start eulernpud, or unset EULERNPU_SERVER to use a private daemon",
+	 "The client could not connect to the server, or the connection broke."},
+	{ENPU_E_SERVER, "E0809", "unexpected server response", 502, EXIT_UNREACH,
+	 "check that the URL points at eulernpud of a compatible version",
+	 "The server answered with something the client does not understand."},
+	{ENPU_E_STORAGE, "E0810", "server storage full or failing", 507, EXIT_INPUT,
+	 "free disk space on the server's cache directory",
+	 "The server could not write to its cache (disk full or I/O error)."},
+};
+
+const enpu_code_info *enpu_code_table(size_t *n)
+{
+	*n = sizeof(table) / sizeof(table[0]);
+	return table;
+}
+
+const enpu_code_info *enpu_code_info_of(enpu_code code)
+{
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (table[i].code == code)
+			return &table[i];
+	return &table[0];
+}
+
+const enpu_code_info *enpu_code_by_id(const char *id)
+{
+	if (!id)
+		return NULL;
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (strcmp(table[i].id, id) == 0)
+			return &table[i];
+	return NULL;
+}
+
+int enpu_fail(enpu_err *e, enpu_code code, const char *where, const char *fix,
+	      const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!e)
+		return -1;
+	e->code = code;
+	snprintf(e->where, sizeof(e->where), "%s", where ? where : "");
+	snprintf(e->fix, sizeof(e->fix), "%s", fix ? fix : "");
+	va_start(ap, fmt);
+	vsnprintf(e->message, sizeof(e->message), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void enpu_err_render(const enpu_err *e, char *buf, size_t cap)
+{
+	const enpu_code_info *ci = enpu_code_info_of(e->code);
+	const char *fix = e->fix[0] ? e->fix : ci->fix;
+
+	if (e->where[0])
+		snprintf(buf, cap, "error[%s]: %s\n  %s: %s\n  fix: %s \xc2\xb7 See: eulernpu explain %s\n",
+			 ci->id, ci->title, e->where, e->message, fix, ci->id);
+	else
+		snprintf(buf, cap, "error[%s]: %s\n  %s\n  fix: %s \xc2\xb7 See: eulernpu explain %s\n",
+			 ci->id, ci->title, e->message, fix, ci->id);
+}

@@ -1,0 +1,156 @@
+/* tensor.c: shapes, float32 tensors and tensor lists; the default limits. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tensor.h"
+
+static const enpu_limits defaults = {
+	.max_tensor_elems = (uint64_t)1 << 28,
+	.max_tensor_bytes = (uint64_t)1 << 30,
+	.max_npz_members = 4096,
+	.max_npz_bytes = (uint64_t)2 << 30,
+	.max_spec_bytes = (uint64_t)4 << 20,
+	.max_yaml_depth = 64,
+	.max_yaml_nodes = (uint64_t)1 << 20,
+	.max_ops = 100000,
+};
+
+const enpu_limits *enpu_limits_default(void)
+{
+	return &defaults;
+}
+
+const char *enpu_dtype_name(enpu_dtype dt)
+{
+	return dt == ENPU_DT_F32 ? "float32" : "invalid";
+}
+
+enpu_dtype enpu_dtype_parse(const char *s)
+{
+	return s && strcmp(s, "float32") == 0 ? ENPU_DT_F32 : ENPU_DT_INVALID;
+}
+
+int enpu_shape_numel(const enpu_shape *s, uint64_t *out)
+{
+	uint64_t n = 1;
+
+	if (s->ndim < 0 || s->ndim > ENPU_MAX_DIMS)
+		return -1;
+	for (int i = 0; i < s->ndim; i++) {
+		uint64_t d;
+		if (s->dim[i] < 0)
+			return -1;
+		d = (uint64_t)s->dim[i];
+		if (d && n > UINT64_MAX / d)
+			return -1;
+		n *= d;
+	}
+	*out = n;
+	return 0;
+}
+
+int enpu_shape_eq(const enpu_shape *a, const enpu_shape *b)
+{
+	if (a->ndim != b->ndim)
+		return 0;
+	for (int i = 0; i < a->ndim; i++)
+		if (a->dim[i] != b->dim[i])
+			return 0;
+	return 1;
+}
+
+static char *shape_fmt(const enpu_shape *s, char *buf, size_t cap, char open, char close, int py)
+{
+	size_t n = 0;
+
+	if (!cap)
+		return buf;
+	buf[0] = '\0';
+#define PUT(...) do { \
+		int w_ = snprintf(buf + n, cap - n, __VA_ARGS__); \
+		if (w_ < 0 || (size_t)w_ >= cap - n) \
+			return buf; \
+		n += (size_t)w_; \
+	} while (0)
+	PUT("%c", open);
+	for (int i = 0; i < s->ndim; i++)
+		PUT("%s%lld", i ? ", " : "", (long long)s->dim[i]);
+	if (py && s->ndim == 1)
+		PUT(",");
+	PUT("%c", close);
+#undef PUT
+	return buf;
+}
+
+char *enpu_shape_str(const enpu_shape *s, char *buf, size_t cap)
+{
+	return shape_fmt(s, buf, cap, '[', ']', 0);
+}
+
+char *enpu_shape_pystr(const enpu_shape *s, char *buf, size_t cap)
+{
+	return shape_fmt(s, buf, cap, '(', ')', 1);
+}
+
+int enpu_tensor_alloc(enpu_tensor *t, const enpu_limits *lim, enpu_err *e)
+{
+	uint64_t n;
+	char sh[128];
+
+	if (!lim)
+		lim = enpu_limits_default();
+	if (enpu_shape_numel(&t->shape, &n) || n > lim->max_tensor_elems ||
+	    n > lim->max_tensor_bytes / sizeof(float) || n > SIZE_MAX / sizeof(float))
+		return enpu_fail(e, ENPU_E_LIMIT, t->name, NULL,
+				 "tensor '%s' of shape %s exceeds the limit of %llu elements",
+				 t->name ? t->name : "?", enpu_shape_str(&t->shape, sh, sizeof(sh)),
+				 (unsigned long long)lim->max_tensor_elems);
+	t->dtype = ENPU_DT_F32;
+	t->data = calloc(n ? (size_t)n : 1, sizeof(float));
+	if (!t->data)
+		return enpu_fail(e, ENPU_E_NOMEM, t->name, NULL, "cannot allocate tensor '%s'",
+				 t->name ? t->name : "?");
+	return 0;
+}
+
+void enpu_tensor_free(enpu_tensor *t)
+{
+	if (!t)
+		return;
+	free(t->name);
+	free(t->data);
+	t->name = NULL;
+	t->data = NULL;
+}
+
+int enpu_tlist_push(enpu_tlist *l, enpu_tensor *t, enpu_err *e)
+{
+	if (l->n == l->alloc) {
+		size_t n = l->alloc ? l->alloc * 2 : 8;
+		enpu_tensor *p = realloc(l->items, n * sizeof(*p));
+		if (!p)
+			return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
+		l->items = p;
+		l->alloc = n;
+	}
+	l->items[l->n++] = *t;
+	memset(t, 0, sizeof(*t));
+	return 0;
+}
+
+enpu_tensor *enpu_tlist_find(const enpu_tlist *l, const char *name)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (l->items[i].name && strcmp(l->items[i].name, name) == 0)
+			return &l->items[i];
+	return NULL;
+}
+
+void enpu_tlist_free(enpu_tlist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		enpu_tensor_free(&l->items[i]);
+	free(l->items);
+	l->items = NULL;
+	l->n = l->alloc = 0;
+}

@@ -1,0 +1,72 @@
+/* tensor.h: shapes, dtypes, float32 tensors, tensor lists, and the size
+ * limits that every reader of user data honours. */
+#ifndef ENPU_TENSOR_H
+#define ENPU_TENSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "err.h"
+
+#define ENPU_MAX_DIMS 8
+
+typedef enum enpu_dtype {
+	ENPU_DT_INVALID = 0,
+	ENPU_DT_F32 = 1,
+} enpu_dtype;
+
+typedef struct enpu_shape {
+	int ndim;                       /* 0 = scalar */
+	int64_t dim[ENPU_MAX_DIMS];
+} enpu_shape;
+
+typedef struct enpu_tensor {
+	char *name;          /* owned */
+	enpu_dtype dtype;
+	enpu_shape shape;
+	float *data;         /* owned, numel floats (may be NULL when numel == 0) */
+} enpu_tensor;
+
+typedef struct enpu_tlist {
+	enpu_tensor *items;
+	size_t n, alloc;
+} enpu_tlist;
+
+#define ENPU_TLIST_INIT {NULL, 0, 0}
+
+/* Limits on what a user can hand over. Every reader takes a pointer to one;
+ * NULL means enpu_limits_default(). Each field is a documented setting. */
+typedef struct enpu_limits {
+	uint64_t max_tensor_elems;     /* per tensor (default 1<<28) */
+	uint64_t max_tensor_bytes;     /* per tensor (default 1 GiB) */
+	uint64_t max_npz_members;      /* default 4096 */
+	uint64_t max_npz_bytes;        /* total decompressed bytes (default 2 GiB) */
+	uint64_t max_spec_bytes;       /* default 4 MiB */
+	int max_yaml_depth;            /* default 64 */
+	uint64_t max_yaml_nodes;       /* nodes after alias expansion (default 1<<20) */
+	uint64_t max_ops;              /* default 100000 */
+} enpu_limits;
+
+const enpu_limits *enpu_limits_default(void);
+
+const char *enpu_dtype_name(enpu_dtype dt);    /* "float32", "invalid" */
+enpu_dtype enpu_dtype_parse(const char *s);     /* ENPU_DT_INVALID when unknown */
+
+/* Element count with overflow check: 0 ok (*out set), -1 on overflow or a
+ * negative dim. numel of a 0-d shape is 1. */
+int enpu_shape_numel(const enpu_shape *s, uint64_t *out);
+int enpu_shape_eq(const enpu_shape *a, const enpu_shape *b);
+/* "[1, 8]" / "[]" into buf. Returns buf. */
+char *enpu_shape_str(const enpu_shape *s, char *buf, size_t cap);
+/* "(1, 8)" NumPy style, "(8,)" for one dim, "()" for scalar. */
+char *enpu_shape_pystr(const enpu_shape *s, char *buf, size_t cap);
+
+/* Allocate data for t->shape (zeroed). 0 or -1 with *e (NOMEM/LIMIT). */
+int enpu_tensor_alloc(enpu_tensor *t, const enpu_limits *lim, enpu_err *e);
+void enpu_tensor_free(enpu_tensor *t);
+
+/* Append: the list takes ownership of t's name and data (t is zeroed). */
+int enpu_tlist_push(enpu_tlist *l, enpu_tensor *t, enpu_err *e);
+enpu_tensor *enpu_tlist_find(const enpu_tlist *l, const char *name);
+void enpu_tlist_free(enpu_tlist *l);
+
+#endif

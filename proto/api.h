@@ -1,0 +1,76 @@
+/* api.h: the REST contract (v1) shared by eulernpud and eulernpu: paths,
+ * query parameters, JSON field names, and header names. proto/openapi.yaml
+ * describes the same routes for people and for curl.
+ *
+ * Error bodies, every route: {"error": {"code": "E0301", "title": "...",
+ * "message": "...", "where": "...", "fix": "...", "see": "eulernpu explain E0301"}}
+ * with the HTTP status of the code's catalogue entry (common/err.c). */
+#ifndef ENPU_API_H
+#define ENPU_API_H
+
+#define API_PREFIX            "/v1"
+#define API_HEALTH            "/v1/health"
+#define API_BACKENDS          "/v1/backends"
+#define API_BLOBS_MISSING     "/v1/blobs/missing"
+#define API_BLOBS             "/v1/blobs/"        /* + sha256 */
+#define API_VALIDATE          "/v1/validate"
+#define API_COMPILE           "/v1/compile"
+#define API_ARTIFACTS         "/v1/artifacts/"    /* + id [+ "/files/" + path] */
+#define API_ARTIFACT_FILES    "/files/"
+#define API_JOBS              "/v1/jobs"          /* POST; GET/DELETE /v1/jobs/{id} */
+#define API_JOB_RESULT        "/result"           /* GET /v1/jobs/{id}/result */
+#define API_JOB_REPORT        "/report"           /* GET /v1/jobs/{id}/report */
+#define API_COMPARE           "/v1/compare"
+
+/* Query parameters. */
+#define Q_WAIT                "wait"      /* seconds to long-poll for a job to finish */
+
+/* Request fields (JSON bodies and multipart part names alike). Files are
+ * given either as the digest of an uploaded blob (JSON) or as a multipart
+ * file part of the same name. *_name fields carry the user's file name for
+ * error messages ("examples/tiny_mlp/spec.yaml:9:7"). */
+#define F_SPEC                "spec"
+#define F_SPEC_NAME           "spec_name"
+#define F_WEIGHTS             "weights"
+#define F_WEIGHTS_NAME        "weights_name"
+#define F_BACKEND             "backend"
+#define F_ARTIFACT            "artifact"
+#define F_INPUT               "input"
+#define F_INPUT_NAME          "input_name"
+#define F_GOT                 "got"
+#define F_GOT_NAME            "got_name"
+#define F_EXPECTED            "expected"
+#define F_EXPECTED_NAME       "expected_name"
+#define F_TOL                 "tol"
+#define F_RTOL                "rtol"
+#define F_EXACT               "exact"
+#define F_DIGESTS             "digests"   /* POST /v1/blobs/missing */
+#define F_MISSING             "missing"
+
+/* Response fields. */
+#define F_OK                  "ok"
+#define F_ERROR               "error"
+#define F_ID                  "id"
+#define F_STATE               "state"
+#define F_CACHED              "cached"
+#define F_OPERATORS           "operators"
+#define F_COMPONENTS          "components"
+#define F_FILES               "files"
+#define F_PATH                "path"
+#define F_SHA256              "sha256"
+#define F_BYTES               "bytes"
+#define F_OUTPUTS             "outputs"
+#define F_NAME                "name"
+#define F_SHAPE               "shape"
+#define F_RESULT              "result"
+#define F_TENSORS             "tensors"
+#define F_MAX_ABS_DIFF        "max_abs_diff"
+#define F_WORST               "worst"
+
+/* Job states. */
+#define JOB_QUEUED            "queued"
+#define JOB_RUNNING           "running"
+#define JOB_SUCCEEDED         "succeeded"
+#define JOB_FAILED            "failed"
+
+#endif

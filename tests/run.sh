@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# run.sh: run every test of `make test`: the unit tests (criterion) and the
+# end-to-end scripts, first on the normal build, then under ASan+UBSan.
+# Prints one closing line "N passed, N failed" over everything.
+set -u
+cd "$(dirname "$0")/.."
+pass=0 fail=0 failed=()
+
+count_criterion() {   # parse "Synthesis: Tested: 12 | Passing: 12 | Failing: 0 | Crashing: 0"
+	local line t p
+	line=$(grep -a 'Synthesis:' "$1" | tail -1)
+	t=$(sed -n 's/.*Tested: \([0-9]*\).*/\1/p' <<<"$line")
+	p=$(sed -n 's/.*Passing: \([0-9]*\).*/\1/p' <<<"$line")
+	echo "${p:-0} $(( ${t:-0} - ${p:-0} ))"
+}
+
+count_plain() {       # the e2e scripts end with "N passed, M failed"
+	sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1 \2/p' "$1" | tail -1
+}
+
+run_suite() {   # $1 = label, $2 = build dir, $3 = bin dir
+	local label=$1 bdir=$2 bin=$3 t log r pf
+	export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
+	export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+	for t in "$bdir"/tests/test_*; do
+		[ -x "$t" ] || continue
+		log=$(mktemp)
+		timeout 600 "$t" --jobs 2 >"$log" 2>&1; r=$?
+		read -r p f <<<"$(count_criterion "$log")"
+		if [ "$r" != 0 ] && [ "${f:-0}" = 0 ]; then f=1; fi
+		pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0}))
+		if [ "$r" != 0 ]; then
+			failed+=("$label $(basename "$t")")
+			echo "FAIL [$label] $(basename "$t"):"; tail -40 "$log"
+		else
+			echo "ok   [$label] $(basename "$t"): ${p:-0} passed"
+		fi
+		rm -f "$log"
+	done
+	for t in tests/e2e/*.sh; do
+		case "$(basename "$t")" in lib.sh|demo.sh) continue ;; esac
+		log=$(mktemp)
+		ENPU_BIN=$bin timeout 900 bash "$t" >"$log" 2>&1; r=$?
+		pf=$(count_plain "$log")
+		read -r p f <<<"${pf:-0 1}"
+		if [ "$r" != 0 ] && [ "${f:-0}" = 0 ]; then f=1; fi
+		pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0}))
+		if [ "$r" != 0 ]; then
+			failed+=("$label $(basename "$t")")
+			echo "FAIL [$label] $(basename "$t"):"; grep -a -A8 '^not ok' "$log" | head -80; tail -5 "$log"
+		else
+			echo "ok   [$label] $(basename "$t"): ${p:-0} passed"
+		fi
+		rm -f "$log"
+	done
+}
+
+start=$(date +%s)
+run_suite plain build bin
+run_suite asan build-san build-san/bin
+echo "make test: $(( $(date +%s) - start )) s"
+if [ ${#failed[@]} -gt 0 ]; then
+	printf 'failed: %s\n' "${failed[@]}"
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ] && [ ${#failed[@]} = 0 ]
