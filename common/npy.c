@@ -1,0 +1,372 @@
+/* npy.c: the NumPy .npy format: parsing (versions 1.0, 2.0, 3.0) and writing
+ * (1.0, as np.save does). The header is a tiny Python dict literal, parsed
+ * here by hand; every declared size is checked before it is trusted. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "npz.h"
+
+#define NPY_MAGIC "\x93NUMPY"
+#define NPY_MAGIC_LEN 6
+#define NPY_MAX_HEADER 65536    /* numpy writes < 300 bytes for ndim <= 8 */
+#define NPY_ALIGN 64            /* numpy >= 1.14 aligns the data to 64 */
+#define NPY_GROWTH_DIGITS 21    /* numpy pads for in-place growth of dim 0 */
+#define NPY_DESCR_MAX 32
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define HOST_BE 1
+#else
+#define HOST_BE 0
+#endif
+
+static const char fix_f32[] = "convert before saving: np.save(path, arr.astype('<f4'))";
+
+/* ---- little-endian helpers (the data may sit at any offset) ---- */
+
+static void load_f32le(float *dst, const unsigned char *src, uint64_t n)
+{
+	if (!n)
+		return;
+#if HOST_BE
+	for (uint64_t i = 0; i < n; i++) {
+		const unsigned char *p = src + 4 * i;
+		uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 |
+			     (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+		memcpy(&dst[i], &u, 4);
+	}
+#else
+	memcpy(dst, src, (size_t)n * 4);
+#endif
+}
+
+static int store_f32le(enpu_buf *out, const float *src, uint64_t n)
+{
+	if (!n)
+		return 0;
+#if HOST_BE
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t u;
+		unsigned char p[4];
+		memcpy(&u, &src[i], 4);
+		p[0] = u & 0xff; p[1] = (u >> 8) & 0xff;
+		p[2] = (u >> 16) & 0xff; p[3] = u >> 24;
+		if (enpu_buf_add(out, p, 4))
+			return -1;
+	}
+	return 0;
+#else
+	return enpu_buf_add(out, src, (size_t)n * 4);
+#endif
+}
+
+/* ---- the header dict: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } ---- */
+
+typedef struct hcur {
+	const char *p, *end;
+	const char *why;        /* what was malformed, for the message */
+} hcur;
+
+static void skip_ws(hcur *c)
+{
+	while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+		c->p++;
+}
+
+static int eat(hcur *c, char ch)
+{
+	skip_ws(c);
+	if (c->p < c->end && *c->p == ch) {
+		c->p++;
+		return 1;
+	}
+	return 0;
+}
+
+/* A quoted string without escapes (dtype strings and keys have none). */
+static int parse_str(hcur *c, char *out, size_t cap)
+{
+	char q;
+	size_t n = 0;
+
+	skip_ws(c);
+	if (c->p >= c->end || (*c->p != '\'' && *c->p != '"'))
+		return c->why = "expected a quoted string", -1;
+	q = *c->p++;
+	while (c->p < c->end && *c->p != q) {
+		unsigned char ch = (unsigned char)*c->p++;
+		if (ch < 0x20 || ch >= 0x7f || ch == '\\' || n + 1 >= cap)
+			return c->why = "bad string", -1;
+		out[n++] = (char)ch;
+	}
+	if (c->p >= c->end)
+		return c->why = "unterminated string", -1;
+	c->p++;
+	out[n] = '\0';
+	return 0;
+}
+
+static int parse_bool(hcur *c, int *out)
+{
+	skip_ws(c);
+	for (int v = 0; v <= 1; v++) {
+		const char *w = v ? "True" : "False";
+		size_t n = strlen(w);
+		if ((size_t)(c->end - c->p) >= n && !memcmp(c->p, w, n)) {
+			c->p += n;
+			*out = v;
+			return 0;
+		}
+	}
+	return c->why = "'fortran_order' must be True or False", -1;
+}
+
+/* A Python int literal >= 0 (a trailing 'L' from Python 2 files is fine). */
+static int parse_dim(hcur *c, int64_t *out)
+{
+	uint64_t v = 0;
+	const char *start;
+
+	skip_ws(c);
+	start = c->p;
+	while (c->p < c->end && *c->p >= '0' && *c->p <= '9') {
+		unsigned d = (unsigned)(*c->p - '0');
+		if (v > ((uint64_t)INT64_MAX - d) / 10)
+			return c->why = "dimension too large", -1;
+		v = v * 10 + d;
+		c->p++;
+	}
+	if (c->p == start || (c->p - start > 1 && *start == '0'))
+		return c->why = "'shape' must be a tuple of non-negative integers", -1;
+	if (c->p < c->end && *c->p == 'L')
+		c->p++;
+	*out = (int64_t)v;
+	return 0;
+}
+
+/* 1 when there are too many dims, so that it can be reported as a limit. */
+static int parse_shape(hcur *c, enpu_shape *s)
+{
+	s->ndim = 0;
+	if (!eat(c, '('))
+		return c->why = "'shape' must be a tuple", -1;
+	if (eat(c, ')'))
+		return 0;
+	for (;;) {
+		int64_t d;
+		if (parse_dim(c, &d))
+			return -1;
+		if (s->ndim == ENPU_MAX_DIMS)
+			return 1;
+		s->dim[s->ndim++] = d;
+		if (eat(c, ')')) {
+			if (s->ndim == 1)   /* "(8)" is an int in Python, not a tuple */
+				return c->why = "'shape' must be a tuple", -1;
+			return 0;
+		}
+		if (!eat(c, ','))
+			return c->why = "expected ',' or ')' in 'shape'", -1;
+		if (eat(c, ')'))
+			return 0;
+	}
+}
+
+/* Exactly the three keys, each once, any order; then only whitespace. */
+static int parse_header(const char *h, size_t n, const char *label, char *descr,
+			int *fortran, enpu_shape *s, enpu_err *e)
+{
+	hcur c = {h, h + n, NULL};
+	unsigned seen = 0;
+
+	if (!eat(&c, '{')) {
+		c.why = "it is not a dict";
+		goto bad;
+	}
+	while (!eat(&c, '}')) {
+		char key[32];
+		unsigned bit;
+		int r = 0;
+
+		if (parse_str(&c, key, sizeof(key)))
+			goto bad;
+		if (!strcmp(key, "descr"))
+			bit = 1;
+		else if (!strcmp(key, "fortran_order"))
+			bit = 2;
+		else if (!strcmp(key, "shape"))
+			bit = 4;
+		else {
+			c.why = "unknown key";
+			goto bad;
+		}
+		if (seen & bit) {
+			c.why = "duplicate key";
+			goto bad;
+		}
+		seen |= bit;
+		if (!eat(&c, ':')) {
+			c.why = "expected ':'";
+			goto bad;
+		}
+		skip_ws(&c);
+		if (bit == 1 && c.p < c.end && *c.p == '[')
+			return enpu_fail(e, ENPU_E_NPY_DTYPE, label, fix_f32,
+					 "structured array dtypes are not supported: float32 ('<f4') only for now");
+		if (bit == 1)
+			r = parse_str(&c, descr, NPY_DESCR_MAX);
+		else if (bit == 2)
+			r = parse_bool(&c, fortran);
+		else
+			r = parse_shape(&c, s);
+		if (r > 0)
+			return enpu_fail(e, ENPU_E_LIMIT, label, NULL,
+					 "array has more than %d dimensions, the most supported",
+					 ENPU_MAX_DIMS);
+		if (r)
+			goto bad;
+		if (!eat(&c, ',')) {
+			if (eat(&c, '}'))
+				break;
+			c.why = "expected ',' or '}'";
+			goto bad;
+		}
+	}
+	skip_ws(&c);
+	if (c.p != c.end) {
+		c.why = "trailing characters after the dict";
+		goto bad;
+	}
+	if (seen != 7) {
+		c.why = "it needs the keys 'descr', 'fortran_order' and 'shape'";
+		goto bad;
+	}
+	return 0;
+bad:
+	return enpu_fail(e, ENPU_E_NPY, label, NULL, "malformed .npy header: %s (at byte %zu of the header)",
+			 c.why ? c.why : "syntax error", (size_t)(c.p - h));
+}
+
+int enpu_npy_parse(const void *buf, size_t len, const char *label,
+		   const enpu_limits *lim, enpu_tensor *out, enpu_err *e)
+{
+	const unsigned char *b = buf;
+	char descr[NPY_DESCR_MAX], shp[256];
+	enpu_shape s = {0, {0}};
+	int fortran = 0;
+	size_t pre, hlen, avail;
+	uint64_t numel, need;
+
+	if (!lim)
+		lim = enpu_limits_default();
+	if (!label)
+		label = "array";
+	memset(out, 0, sizeof(*out));
+	if (len && memcmp(b, NPY_MAGIC, len < NPY_MAGIC_LEN ? len : NPY_MAGIC_LEN))
+		return enpu_fail(e, ENPU_E_NPY, label, NULL, "not a .npy array (bad magic bytes)");
+	if (len < NPY_MAGIC_LEN + 4)
+		goto truncated;
+	if (b[6] == 1 && b[7] == 0) {
+		pre = 10;
+		hlen = (size_t)b[8] | (size_t)b[9] << 8;
+	} else if ((b[6] == 2 || b[6] == 3) && b[7] == 0) {
+		if (len < 12)
+			goto truncated;
+		pre = 12;
+		hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
+	} else {
+		return enpu_fail(e, ENPU_E_NPY, label, "save with a current numpy (np.save)",
+				 "unsupported .npy format version %u.%u", b[6], b[7]);
+	}
+	if (hlen > NPY_MAX_HEADER)
+		return enpu_fail(e, ENPU_E_NPY, label, NULL,
+				 ".npy header of %zu bytes is too long (at most %d)", hlen, NPY_MAX_HEADER);
+	if (hlen > len - pre)
+		goto truncated;
+	if (parse_header((const char *)b + pre, hlen, label, descr, &fortran, &s, e))
+		return -1;
+	if (strcmp(descr, "<f4"))
+		return enpu_fail(e, ENPU_E_NPY_DTYPE, label, fix_f32,
+				 "array dtype '%s' is not supported: float32 ('<f4') only for now", descr);
+	if (fortran)
+		return enpu_fail(e, ENPU_E_NPY_ORDER, label, "np.save(path, np.ascontiguousarray(arr))",
+				 "fortran_order arrays are not supported; save with np.ascontiguousarray");
+	enpu_shape_pystr(&s, shp, sizeof(shp));
+	if (enpu_shape_numel(&s, &numel))
+		return enpu_fail(e, ENPU_E_NPY, label, NULL,
+				 "array shape %s overflows the element count", shp);
+	if (numel > lim->max_tensor_elems || numel > UINT64_MAX / 4 ||
+	    numel * 4 > lim->max_tensor_bytes || numel * 4 > SIZE_MAX)
+		return enpu_fail(e, ENPU_E_LIMIT, label, "raise the tensor limits or split the tensor",
+				 "array of shape %s exceeds the limits (%llu elements, %llu bytes per tensor)",
+				 shp, (unsigned long long)lim->max_tensor_elems,
+				 (unsigned long long)lim->max_tensor_bytes);
+	need = numel * 4;
+	avail = len - pre - hlen;
+	if (avail < need)
+		return enpu_fail(e, ENPU_E_NPY, label, NULL,
+				 "array data truncated: shape %s needs %llu bytes, %zu present",
+				 shp, (unsigned long long)need, avail);
+	if (avail > need)
+		return enpu_fail(e, ENPU_E_NPY, label, NULL,
+				 "array has %llu bytes of trailing data: shape %s needs %llu bytes, %zu present",
+				 (unsigned long long)(avail - need), shp, (unsigned long long)need, avail);
+	if (need && !(out->data = malloc((size_t)need)))
+		return enpu_fail(e, ENPU_E_NOMEM, label, NULL,
+				 "cannot allocate %llu bytes for the array", (unsigned long long)need);
+	load_f32le(out->data, b + pre + hlen, numel);
+	out->dtype = ENPU_DT_F32;
+	out->shape = s;
+	return 0;
+truncated:
+	return enpu_fail(e, ENPU_E_NPY, label, NULL,
+			 "truncated .npy array: the header runs past the end (%zu bytes)", len);
+}
+
+/* Byte-identical to numpy's np.save (1.24) for float32 C-order arrays. */
+int enpu_npy_write(const enpu_tensor *t, enpu_buf *out, enpu_err *e)
+{
+	const char *name = t->name ? t->name : "";
+	size_t len0 = out->len, hlen, pad;
+	char shp[256], digits[32];
+	unsigned char pre[10];
+	enpu_buf h = ENPU_BUF_INIT;
+	uint64_t numel;
+	int grow = 0;
+
+	if (t->dtype != ENPU_DT_F32)
+		return enpu_fail(e, ENPU_E_DTYPE, NULL, NULL,
+				 "tensor '%s' is %s, only float32 can be written", name,
+				 enpu_dtype_name(t->dtype));
+	if (t->shape.ndim < 0 || t->shape.ndim > ENPU_MAX_DIMS ||
+	    enpu_shape_numel(&t->shape, &numel) || numel > SIZE_MAX / 4 ||
+	    (numel && !t->data))
+		return enpu_fail(e, ENPU_E_INTERNAL, NULL, NULL,
+				 "tensor '%s' has an invalid shape or no data", name);
+	enpu_shape_pystr(&t->shape, shp, sizeof(shp));
+	if (t->shape.ndim > 0)
+		grow = NPY_GROWTH_DIGITS - snprintf(digits, sizeof(digits), "%lld",
+						    (long long)t->shape.dim[0]);
+	if (enpu_buf_addf(&h, "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }%*s",
+			  shp, grow > 0 ? grow : 0, ""))
+		goto nomem;
+	hlen = h.len + 1;       /* + the final '\n' */
+	pad = NPY_ALIGN - (sizeof(pre) + hlen) % NPY_ALIGN;    /* 1..64, as numpy */
+	hlen += pad;
+	memcpy(pre, NPY_MAGIC, NPY_MAGIC_LEN);
+	pre[6] = 1;
+	pre[7] = 0;
+	pre[8] = hlen & 0xff;
+	pre[9] = (hlen >> 8) & 0xff;
+	if (enpu_buf_add(out, pre, sizeof(pre)) || enpu_buf_add(out, h.data, h.len) ||
+	    enpu_buf_addf(out, "%*s\n", (int)pad, "") || store_f32le(out, t->data, numel))
+		goto nomem;
+	enpu_buf_free(&h);
+	return 0;
+nomem:
+	enpu_buf_free(&h);
+	if (out->data) {
+		out->len = len0;
+		out->data[len0] = '\0';
+	}
+	return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot serialize tensor '%s': out of memory", name);
+}

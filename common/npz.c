@@ -1,0 +1,452 @@
+/* npz.c: .npz archives (a zip of <name>.npy members) read and written with
+ * libzip. Member names, declared sizes and the bytes really inflated are all
+ * checked against the limits before a tensor is trusted (zip bombs, lies). */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zip.h>
+#include "npz.h"
+
+/* the most a member may exceed its tensor data: magic, length and a header
+ * of NPY_MAX_HEADER (npy.c) */
+#define NPY_MAX_OVERHEAD (65536 + 12)
+#define ZIP_EOCD_LEN 22         /* the smallest zip: an empty archive */
+#define DOS_DATE_1980 ((0 << 9) | (1 << 5) | 1)   /* 1980-01-01 */
+
+/* ---- names ---- */
+
+/* Printable UTF-8 (no controls, C0 or C1), shortest forms, no surrogates. */
+static int utf8_printable(const unsigned char *s, size_t n)
+{
+	size_t i = 0;
+
+	while (i < n) {
+		unsigned c = s[i], k, cp;
+		if (c < 0x80) {
+			if (c < 0x20 || c == 0x7f)
+				return 0;
+			i++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			k = 1, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			k = 2, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			k = 3, cp = c & 0x07;
+		else
+			return 0;
+		if (n - i <= k)
+			return 0;
+		for (unsigned j = 1; j <= k; j++) {
+			if ((s[i + j] & 0xc0) != 0x80)
+				return 0;
+			cp = cp << 6 | (s[i + j] & 0x3f);
+		}
+		if ((k == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+		    (k == 3 && (cp < 0x10000 || cp > 0x10ffff)) || cp < 0xa0)
+			return 0;
+		i += k + 1;
+	}
+	return 1;
+}
+
+/* A name for a message: anything unprintable as \xNN, cut to fit. */
+static const char *show(const char *raw, char *buf, size_t cap)
+{
+	const unsigned char *s = (const unsigned char *)raw;
+	size_t n = strlen(raw), o = 0;
+	int ok = utf8_printable(s, n);
+
+	for (size_t i = 0; i < n && o + 5 < cap; i++) {
+		if (s[i] < 0x20 || s[i] == 0x7f || (s[i] >= 0x80 && !ok) || s[i] == '\'')
+			o += (size_t)snprintf(buf + o, cap - o, "\\x%02x", s[i]);
+		else
+			buf[o++] = (char)s[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* Why a tensor name cannot be an npz key, or NULL when it can. */
+static const char *bad_name(const char *name, size_t n)
+{
+	if (n == 0)
+		return "is empty";
+	if (memchr(name, '/', n) || memchr(name, '\\', n))
+		return "holds a path separator";
+	/* libzip turns a NUL inside a zip name into ' ', so reject spaces too */
+	if (memchr(name, ' ', n))
+		return "holds a space (or a NUL byte)";
+	for (size_t i = 0; i + 1 < n; i++)
+		if (name[i] == '.' && name[i + 1] == '.')
+			return "holds '..'";
+	if (!utf8_printable((const unsigned char *)name, n))
+		return "is not printable UTF-8";
+	return NULL;
+}
+
+/* ---- reading ---- */
+
+/* Map a libzip error to ours. The text is taken from a private copy: the
+ * string libzip caches in a source's own error is never freed. */
+static int zip_fail_code(enpu_err *e, int zcode, int sys, const char *where)
+{
+	zip_error_t ze;
+	const char *why;
+
+	zip_error_init(&ze);
+	zip_error_set(&ze, zcode, sys);
+	why = zip_error_strerror(&ze);
+	switch (zcode) {
+	case ZIP_ER_NOZIP:
+		enpu_fail(e, ENPU_E_NPY, where, "save it with np.savez or np.savez_compressed",
+			  "'%s' is not an .npz file (zip archive)", where);
+		break;
+	case ZIP_ER_NOENT:
+	case ZIP_ER_OPEN:
+	case ZIP_ER_READ:
+	case ZIP_ER_SEEK:
+		enpu_fail(e, ENPU_E_IO, where, NULL, "cannot read the file: %s", why);
+		break;
+	case ZIP_ER_MEMORY:
+		enpu_fail(e, ENPU_E_NOMEM, where, NULL, "out of memory reading the archive");
+		break;
+	case ZIP_ER_CRC:
+		enpu_fail(e, ENPU_E_NPY, where, NULL, "CRC mismatch: the member data is corrupt");
+		break;
+	default:
+		enpu_fail(e, ENPU_E_NPY, where, NULL, "corrupt or truncated .npz archive: %s", why);
+		break;
+	}
+	zip_error_fini(&ze);
+	return -1;
+}
+
+static int zip_fail(enpu_err *e, const zip_error_t *ze, const char *where)
+{
+	return zip_fail_code(e, zip_error_code_zip(ze), zip_error_code_system(ze), where);
+}
+
+/* Read member i whole: at most declared + 1 bytes, so a member whose headers
+ * lie about its size is caught without decompressing the rest of it. */
+static int read_member(zip_t *za, zip_uint64_t i, uint64_t declared, const char *mlabel,
+		       unsigned char **outp, enpu_err *e)
+{
+	zip_file_t *zf;
+	unsigned char *p;
+	uint64_t got = 0;
+	int rc;
+
+	if (!(zf = zip_fopen_index(za, i, 0)))
+		return zip_fail(e, zip_get_error(za), mlabel);
+	if (!(p = malloc((size_t)declared + 1))) {
+		zip_fclose(zf);
+		return enpu_fail(e, ENPU_E_NOMEM, mlabel, NULL, "cannot allocate %llu bytes",
+				 (unsigned long long)declared + 1);
+	}
+	while (got < declared + 1) {
+		zip_int64_t r = zip_fread(zf, p + got, declared + 1 - got);
+		if (r < 0) {
+			zip_fail(e, zip_file_get_error(zf), mlabel);
+			goto fail;
+		}
+		if (r == 0)
+			break;
+		got += (uint64_t)r;
+	}
+	if (got != declared) {
+		enpu_fail(e, ENPU_E_NPY, mlabel, NULL,
+			  "member size mismatch: the zip headers declare %llu bytes, the data holds %s%llu",
+			  (unsigned long long)declared, got > declared ? "more than " : "",
+			  (unsigned long long)(got > declared ? declared : got));
+		goto fail;
+	}
+	if ((rc = zip_fclose(zf)) != 0) {
+		zip_fail_code(e, rc, 0, mlabel);
+		free(p);
+		return -1;
+	}
+	*outp = p;
+	return 0;
+fail:
+	zip_fclose(zf);
+	free(p);
+	return -1;
+}
+
+/* Takes ownership of src. On failure out is left as it was. */
+static int read_archive(zip_source_t *src, const char *label, const enpu_limits *lim,
+			enpu_tlist *out, enpu_err *e)
+{
+	size_t n0 = out->n;
+	zip_error_t ze;
+	zip_stat_t st;
+	zip_t *za = NULL;
+	zip_int64_t nent;
+	uint64_t total = 0;
+	int dup = 0;
+	char mlabel[600], shown[256];
+
+	if (!lim)
+		lim = enpu_limits_default();
+	zip_error_init(&ze);
+	zip_stat_init(&st);
+	if (zip_source_stat(src, &st) < 0) {
+		zip_fail(e, zip_source_error(src), label);
+		zip_source_free(src);
+		goto fail;
+	}
+	/* libzip opens an empty file as an empty archive; numpy never writes one */
+	if ((st.valid & ZIP_STAT_SIZE) && st.size < ZIP_EOCD_LEN) {
+		zip_source_free(src);
+		zip_fail_code(e, ZIP_ER_NOZIP, 0, label);
+		goto fail;
+	}
+	za = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &ze);
+	if (!za && zip_error_code_zip(&ze) == ZIP_ER_EXISTS) {
+		/* a name twice: reopen without the check so the loop names it */
+		dup = 1;
+		zip_error_fini(&ze);
+		zip_error_init(&ze);
+		za = zip_open_from_source(src, ZIP_RDONLY, &ze);
+	}
+	if (!za) {
+		zip_source_free(src);
+		zip_fail(e, &ze, label);
+		goto fail;
+	}
+	nent = zip_get_num_entries(za, 0);
+	if (nent < 0 || (uint64_t)nent > lim->max_npz_members) {
+		enpu_fail(e, ENPU_E_LIMIT, label, "raise max_npz_members or split the file",
+			  "'%s' holds %lld members, more than the limit of %llu", label,
+			  (long long)nent, (unsigned long long)lim->max_npz_members);
+		goto fail;
+	}
+	for (zip_int64_t i = 0; i < nent; i++) {
+		const char *raw = zip_get_name(za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
+		const char *why;
+		enpu_tensor t;
+		unsigned char *data = NULL;
+		size_t rlen;
+		int rc;
+
+		if (!raw) {
+			zip_fail(e, zip_get_error(za), label);
+			goto fail;
+		}
+		rlen = strlen(raw);
+		if (rlen < 4 || strcmp(raw + rlen - 4, ".npy")) {
+			enpu_fail(e, ENPU_E_NPY, label, "an .npz holds only <name>.npy arrays (np.savez)",
+				  "member '%s' is not an .npy array", show(raw, shown, sizeof(shown)));
+			goto fail;
+		}
+		if ((why = bad_name(raw, rlen - 4))) {
+			enpu_fail(e, ENPU_E_NPY, label, "rename the array when saving",
+				  "member '%s' is not a valid tensor name: it %s",
+				  show(raw, shown, sizeof(shown)), why);
+			goto fail;
+		}
+		for (size_t j = n0; j < out->n; j++)
+			if (strlen(out->items[j].name) == rlen - 4 &&
+			    !memcmp(out->items[j].name, raw, rlen - 4)) {
+				enpu_fail(e, ENPU_E_NPY, label, NULL,
+					  "member '%s' appears more than once", show(raw, shown, sizeof(shown)));
+				goto fail;
+			}
+		snprintf(mlabel, sizeof(mlabel), "%s member '%.*s'", label, (int)(rlen - 4), raw);
+		if (zip_stat_index(za, (zip_uint64_t)i, 0, &st) < 0 || !(st.valid & ZIP_STAT_SIZE)) {
+			zip_fail(e, zip_get_error(za), mlabel);
+			goto fail;
+		}
+		/* the declared size, checked before a byte is inflated (zip bombs) */
+		if (st.size > lim->max_npz_bytes - total) {
+			enpu_fail(e, ENPU_E_LIMIT, mlabel, "raise max_npz_bytes or split the file",
+				  "'%s' decompresses to more than the limit of %llu bytes", label,
+				  (unsigned long long)lim->max_npz_bytes);
+			goto fail;
+		}
+		if ((st.size > NPY_MAX_OVERHEAD &&
+		     st.size - NPY_MAX_OVERHEAD > lim->max_tensor_bytes) || st.size >= SIZE_MAX) {
+			enpu_fail(e, ENPU_E_LIMIT, mlabel, "raise max_tensor_bytes or split the tensor",
+				  "member of %llu bytes exceeds the limit of %llu bytes per tensor",
+				  (unsigned long long)st.size, (unsigned long long)lim->max_tensor_bytes);
+			goto fail;
+		}
+		if (read_member(za, (zip_uint64_t)i, st.size, mlabel, &data, e))
+			goto fail;
+		total += st.size;
+		rc = enpu_npy_parse(data, (size_t)st.size, mlabel, lim, &t, e);
+		free(data);
+		if (rc)
+			goto fail;
+		if (!(t.name = strndup(raw, rlen - 4))) {
+			enpu_tensor_free(&t);
+			enpu_fail(e, ENPU_E_NOMEM, mlabel, NULL, "out of memory");
+			goto fail;
+		}
+		if (enpu_tlist_push(out, &t, e)) {
+			enpu_tensor_free(&t);
+			goto fail;
+		}
+	}
+	if (dup) {      /* libzip saw a duplicate that the loop did not */
+		enpu_fail(e, ENPU_E_NPY, label, NULL, "'%s' holds a member name more than once", label);
+		goto fail;
+	}
+	zip_discard(za);
+	zip_error_fini(&ze);
+	return 0;
+fail:
+	if (za)
+		zip_discard(za);
+	zip_error_fini(&ze);
+	while (out->n > n0)
+		enpu_tensor_free(&out->items[--out->n]);
+	return -1;
+}
+
+int enpu_npz_read(const char *path, const char *label, const enpu_limits *lim,
+		  enpu_tlist *out, enpu_err *e)
+{
+	zip_error_t ze;
+	zip_source_t *src;
+	struct stat sb;
+
+	if (!label)
+		label = path;
+	/* libzip's own words for these are "Read error", "Operation not supported" */
+	if (stat(path, &sb) < 0)
+		return enpu_fail(e, ENPU_E_IO, label, NULL, "cannot open the file: %s", strerror(errno));
+	if (S_ISDIR(sb.st_mode))
+		return enpu_fail(e, ENPU_E_IO, label, NULL, "cannot read the file: it is a directory");
+	zip_error_init(&ze);
+	if (!(src = zip_source_file_create(path, 0, -1, &ze))) {
+		zip_fail(e, &ze, label);
+		zip_error_fini(&ze);
+		return -1;
+	}
+	zip_error_fini(&ze);
+	return read_archive(src, label, lim, out, e);
+}
+
+int enpu_npz_read_mem(const void *buf, size_t len, const char *label,
+		      const enpu_limits *lim, enpu_tlist *out, enpu_err *e)
+{
+	zip_error_t ze;
+	zip_source_t *src;
+
+	if (!label)
+		label = "data";
+	zip_error_init(&ze);
+	if (!(src = zip_source_buffer_create(len ? buf : NULL, len, 0, &ze))) {
+		zip_fail(e, &ze, label);
+		zip_error_fini(&ze);
+		return -1;
+	}
+	zip_error_fini(&ze);
+	return read_archive(src, label, lim, out, e);
+}
+
+/* ---- writing ---- */
+
+/* Build the archive in memory, then hand it to the atomic file writer. Every
+ * member is stored, stamped 1980-01-01 00:00, with a UTF-8 name: the same
+ * tensors give the same bytes on every run. */
+int enpu_npz_write(const char *path, const enpu_tlist *ts, enpu_err *e)
+{
+	static const unsigned char empty_zip[ZIP_EOCD_LEN] = {'P', 'K', 5, 6};
+	zip_error_t ze;
+	zip_source_t *src = NULL;
+	zip_t *za = NULL;
+	zip_stat_t st;
+	unsigned char *img = NULL;
+	int rc = -1;
+
+	zip_error_init(&ze);
+	for (size_t i = 0; i < ts->n; i++) {
+		const char *name = ts->items[i].name ? ts->items[i].name : "";
+		const char *why = bad_name(name, strlen(name));
+		char shown[256];
+		if (why)
+			return enpu_fail(e, ENPU_E_NAME, path, NULL,
+					 "tensor name '%s' cannot be an .npz key: it %s",
+					 show(name, shown, sizeof(shown)), why);
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(ts->items[j].name, name))
+				return enpu_fail(e, ENPU_E_NAME, path, NULL,
+						 "tensor name '%s' appears more than once", name);
+	}
+	if (ts->n == 0)     /* libzip writes nothing at all for an empty archive */
+		return enpu_write_file_atomic(path, empty_zip, sizeof(empty_zip), e);
+	if (!(src = zip_source_buffer_create(NULL, 0, 0, &ze)))
+		goto zfail;
+	if (!(za = zip_open_from_source(src, ZIP_TRUNCATE, &ze)))
+		goto zfail;
+	zip_source_keep(src);   /* the bytes are read back after zip_close */
+	for (size_t i = 0; i < ts->n; i++) {
+		enpu_buf nb = ENPU_BUF_INIT, zname = ENPU_BUF_INIT;
+		zip_source_t *ms;
+		zip_int64_t idx;
+		size_t n;
+		char *d;
+
+		if (enpu_npy_write(&ts->items[i], &nb, e))
+			goto out;
+		d = enpu_buf_detach(&nb, &n);
+		if (!d || enpu_buf_addf(&zname, "%s.npy", ts->items[i].name)) {
+			free(d);
+			enpu_buf_free(&zname);
+			enpu_fail(e, ENPU_E_NOMEM, path, NULL, "out of memory");
+			goto out;
+		}
+		if (!(ms = zip_source_buffer(za, d, n, 1))) {
+			free(d);
+			enpu_buf_free(&zname);
+			goto zafail;
+		}
+		idx = zip_file_add(za, zname.data, ms, ZIP_FL_ENC_UTF_8);
+		enpu_buf_free(&zname);
+		if (idx < 0) {
+			zip_source_free(ms);
+			goto zafail;
+		}
+		if (zip_set_file_compression(za, (zip_uint64_t)idx, ZIP_CM_STORE, 0) < 0 ||
+		    zip_file_set_dostime(za, (zip_uint64_t)idx, 0, DOS_DATE_1980, 0) < 0)
+			goto zafail;
+	}
+	if (zip_close(za) < 0)
+		goto zafail;
+	za = NULL;
+	zip_stat_init(&st);
+	if (zip_source_stat(src, &st) < 0 || !(st.valid & ZIP_STAT_SIZE) || st.size >= SIZE_MAX ||
+	    !(img = malloc((size_t)st.size + 1)) || zip_source_open(src) < 0) {
+		enpu_fail(e, ENPU_E_NOMEM, path, NULL, "cannot assemble the .npz in memory");
+		goto out;
+	}
+	if (zip_source_read(src, img, st.size) != (zip_int64_t)st.size) {
+		zip_source_close(src);
+		enpu_fail(e, ENPU_E_INTERNAL, path, NULL, "cannot read back the .npz built in memory");
+		goto out;
+	}
+	zip_source_close(src);
+	rc = enpu_write_file_atomic(path, img, (size_t)st.size, e);
+	goto out;
+zafail:
+	enpu_fail(e, ENPU_E_INTERNAL, path, NULL, "cannot build the .npz: %s",
+		  zip_error_strerror(zip_get_error(za)));
+	goto out;
+zfail:
+	enpu_fail(e, ENPU_E_INTERNAL, path, NULL, "cannot build the .npz: %s", zip_error_strerror(&ze));
+out:
+	if (za)
+		zip_discard(za);
+	if (src)
+		zip_source_free(src);
+	zip_error_fini(&ze);
+	free(img);
+	return rc;
+}
