@@ -10,6 +10,6 @@
 float enpu_expf(float x);
 float enpu_tanhf(float x);
 float enpu_erff(float x);
-float enpu_sigmoidf(float x);   /* 1 / (1 + enpu_expf(-x)), documented order */
+float enpu_sigmoidf(float x);   /* 1 / (1 + e^-x) in double, rounded once */
 
 #endif

@@ -1,0 +1,163 @@
+/* par.c: a persistent pthread pool for the kernels (see par.h).
+ *
+ * Workers are created once and sleep on a condition variable. enpu_par_for
+ * publishes one job (fn, ctx, chunking), wakes them, takes chunks itself
+ * too, and returns when every chunk has run and no worker still holds the
+ * job. Chunks are handed out under the mutex: there are only a few per
+ * thread, so the lock is cheap next to the work. */
+#include <pthread.h>
+#include <stdlib.h>
+#include "par.h"
+
+#define MAX_THREADS 256
+#define CHUNKS_PER_THREAD 4
+
+struct enpu_par {
+	int nthreads;              /* including the caller */
+	int nworkers;              /* created threads: nthreads - 1 */
+	pthread_t *workers;
+	pthread_mutex_t mu;
+	pthread_cond_t work_cv;    /* job published, or stop */
+	pthread_cond_t done_cv;    /* last chunk finished / worker left */
+	unsigned long gen;         /* bumped per job */
+	int stop;
+	/* the current job, valid while busy */
+	enpu_par_fn fn;
+	void *ctx;
+	size_t n, chunk, next, nchunks, finished;
+	int active;                /* workers inside the current job */
+};
+
+/* Take chunks of the current job until none are left. Called with mu held;
+ * returns with mu held. */
+static void run_chunks(enpu_par *p)
+{
+	while (p->next < p->n) {
+		size_t b = p->next;
+		size_t e = p->n - b > p->chunk ? b + p->chunk : p->n;
+		enpu_par_fn fn = p->fn;
+		void *ctx = p->ctx;
+		p->next = e;
+		pthread_mutex_unlock(&p->mu);
+		fn(ctx, b, e);
+		pthread_mutex_lock(&p->mu);
+		p->finished++;
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	enpu_par *p = arg;
+	unsigned long seen = 0;
+
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		while (!p->stop && p->gen == seen)
+			pthread_cond_wait(&p->work_cv, &p->mu);
+		if (p->stop)
+			break;
+		seen = p->gen;
+		p->active++;
+		run_chunks(p);
+		p->active--;
+		if (p->active == 0 && p->finished == p->nchunks)
+			pthread_cond_signal(&p->done_cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+enpu_par *enpu_par_create(int nthreads)
+{
+	enpu_par *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	if (nthreads < 1)
+		nthreads = 1;
+	if (nthreads > MAX_THREADS)
+		nthreads = MAX_THREADS;
+	p->nthreads = nthreads;
+	if (pthread_mutex_init(&p->mu, NULL) != 0)
+		goto fail_mu;
+	if (pthread_cond_init(&p->work_cv, NULL) != 0)
+		goto fail_work;
+	if (pthread_cond_init(&p->done_cv, NULL) != 0)
+		goto fail_done;
+	if (nthreads > 1) {
+		p->workers = calloc((size_t)nthreads - 1, sizeof(pthread_t));
+		if (!p->workers)
+			goto fail;
+		for (int i = 0; i < nthreads - 1; i++) {
+			if (pthread_create(&p->workers[i], NULL, worker_main, p) != 0)
+				goto fail;
+			p->nworkers++;
+		}
+	}
+	return p;
+
+fail:
+	enpu_par_destroy(p);
+	return NULL;
+fail_done:
+	pthread_cond_destroy(&p->work_cv);
+fail_work:
+	pthread_mutex_destroy(&p->mu);
+fail_mu:
+	free(p);
+	return NULL;
+}
+
+void enpu_par_destroy(enpu_par *p)
+{
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stop = 1;
+	pthread_cond_broadcast(&p->work_cv);
+	pthread_mutex_unlock(&p->mu);
+	for (int i = 0; i < p->nworkers; i++)
+		pthread_join(p->workers[i], NULL);
+	free(p->workers);
+	pthread_cond_destroy(&p->done_cv);
+	pthread_cond_destroy(&p->work_cv);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+int enpu_par_threads(const enpu_par *p)
+{
+	return p ? p->nthreads : 1;
+}
+
+void enpu_par_for(enpu_par *p, size_t n, size_t grain, enpu_par_fn fn, void *ctx)
+{
+	if (n == 0)
+		return;
+	if (grain == 0)
+		grain = 1;
+	if (!p || p->nworkers == 0 || n <= grain) {
+		fn(ctx, 0, n);
+		return;
+	}
+	/* About CHUNKS_PER_THREAD chunks per thread for balance, none shorter
+	 * than grain. */
+	size_t want = (size_t)p->nthreads * CHUNKS_PER_THREAD;
+	size_t chunk = n / want + (n % want != 0);
+	if (chunk < grain)
+		chunk = grain;
+
+	pthread_mutex_lock(&p->mu);
+	p->fn = fn;
+	p->ctx = ctx;
+	p->n = n;
+	p->chunk = chunk;
+	p->next = 0;
+	p->nchunks = n / chunk + (n % chunk != 0);
+	p->finished = 0;
+	p->gen++;
+	pthread_cond_broadcast(&p->work_cv);
+	run_chunks(p);
+	while (p->finished < p->nchunks || p->active > 0)
+		pthread_cond_wait(&p->done_cv, &p->mu);
+	pthread_mutex_unlock(&p->mu);
+}
