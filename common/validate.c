@@ -1,0 +1,649 @@
+/* validate.c: a parsed spec into a validated enpu_graph for one backend.
+ * Ops are checked in the order written (that order is the schedule):
+ * names, the op and its attributes (through the op table), references,
+ * shape inference, then the backend's capability. The first error wins. */
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+#include "spec_int.h"
+
+/* What a name in the one namespace (tensors, ops, components) belongs to. */
+enum { R_INPUT, R_WEIGHT, R_COMP, R_OP, R_OUT };
+
+typedef struct namerec {
+	int kind;
+	int ref;          /* R_OP/R_OUT: op index; R_COMP: component index */
+	int tensor;       /* graph tensor index, -1 for ops and components */
+	int line, col;
+} namerec;
+
+typedef struct vctx {
+	const enpu_spec *s;
+	enpu_err *e;
+	enpu_graph *g;
+	int bk;
+	json_object *names;      /* name -> index into recs */
+	namerec *recs;
+	int n_recs;
+	json_object *producers;  /* op output name -> first producing op (for CYCLE) */
+	char wbuf[600];
+} vctx;
+
+#define MISSING_ATTR "missing required attribute"
+
+static int vfail(vctx *c, int line, int col, enpu_code code, const char *fix,
+		 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static int vfail(vctx *c, int line, int col, enpu_code code, const char *fix,
+		 const char *fmt, ...)
+{
+	char msg[sizeof(c->e->message)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	enpu_spec_where(c->s, line, col, c->wbuf, sizeof(c->wbuf));
+	return enpu_fail(c->e, code, c->wbuf, fix, "%s", msg);
+}
+
+static int nomem(vctx *c)
+{
+	return enpu_fail(c->e, ENPU_E_NOMEM, c->s->label, NULL, "out of memory validating the spec");
+}
+
+static int valid_name(const char *s)
+{
+	if (!*s)
+		return 0;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '.' || *s == '-'))
+			return 0;
+	return 1;
+}
+
+static void backend_list(char *buf, size_t cap, unsigned mask)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < ENPU_BK_COUNT && off < cap; i++)
+		if (mask & (1u << i))
+			off += (size_t)snprintf(buf + off, cap - off, "%s%s", off ? ", " : "",
+						enpu_backend_name((enpu_backend)i));
+	if (!buf[0])
+		snprintf(buf, cap, "none");
+}
+
+static void describe(vctx *c, const namerec *r, char *buf, size_t cap)
+{
+	const enpu_spec *s = c->s;
+	char at[600];
+
+	enpu_spec_where(s, r->line, r->col, at, sizeof(at));
+	switch (r->kind) {
+	case R_INPUT:
+		snprintf(buf, cap, "input at %s", at);
+		break;
+	case R_WEIGHT:
+		snprintf(buf, cap, "weight at %s", at);
+		break;
+	case R_COMP:
+		snprintf(buf, cap, "component at %s", at);
+		break;
+	case R_OP:
+		snprintf(buf, cap, "op at %s", at);
+		break;
+	default:
+		snprintf(buf, cap, "output of op '%.64s' at %s", s->ops[r->ref].name.s, at);
+		break;
+	}
+}
+
+/* Enter a name into the one namespace; invalid or duplicate names fail. */
+static int add_name(vctx *c, const enpu_sstr *n, int kind, int ref, int tensor,
+		    const char *what)
+{
+	json_object *v;
+	namerec *r;
+
+	if (!valid_name(n->s))
+		return vfail(c, n->line, n->col, ENPU_E_NAME, "use letters, digits, '_', '.' and '-'",
+			     "%s name '%.64s' is not a valid name", what, n->s);
+	if (json_object_object_get_ex(c->names, n->s, &v)) {
+		char prev[700];
+
+		describe(c, &c->recs[json_object_get_int(v)], prev, sizeof(prev));
+		return vfail(c, n->line, n->col, ENPU_E_NAME,
+			     "names are shared by tensors, ops and components: rename one",
+			     "duplicate name '%.64s' (%s): already used by the %s", n->s, what, prev);
+	}
+	r = &c->recs[c->n_recs];
+	r->kind = kind;
+	r->ref = ref;
+	r->tensor = tensor;
+	r->line = n->line;
+	r->col = n->col;
+	if (!(v = json_object_new_int(c->n_recs)) || json_object_object_add(c->names, n->s, v)) {
+		json_object_put(v);
+		return nomem(c);
+	}
+	c->n_recs++;
+	return 0;
+}
+
+static int add_tensor(vctx *c, const enpu_sstr *n, enpu_dtype dt, const enpu_shape *sh,
+		      enpu_tkind kind, int producer)
+{
+	enpu_graph *g = c->g;
+	enpu_irtensor *t = &g->tensors[g->n_tensors];
+
+	if (!(t->name = strdup(n->s)))
+		return nomem(c);
+	g->n_tensors++;
+	t->dtype = dt;
+	t->shape = *sh;
+	t->kind = kind;
+	t->producer = producer;
+	t->last_use = -1;
+	t->line = n->line;
+	t->col = n->col;
+	return 0;
+}
+
+/* The closest tensor name defined so far, for "did you mean". */
+static const char *closest_tensor(vctx *c, const char *w)
+{
+	const char *best = NULL;
+	int bd = 3;
+
+	for (int i = 0; i < c->g->n_tensors; i++) {
+		const char *cand = c->g->tensors[i].name;
+		int d = enpu_edit_distance(w, cand, 2);
+
+		if (d < bd && d < (int)strlen(cand)) {
+			bd = d;
+			best = cand;
+		}
+	}
+	return best;
+}
+
+static const char *closest_op(const char *w)
+{
+	const char *best = NULL;
+	int bd = 3;
+
+	for (int i = 0; i < ENPU_OP_COUNT; i++) {
+		const char *cand = enpu_op_by_id((enpu_opid)i)->name;
+		int d = enpu_edit_distance(w, cand, 2);
+
+		if (d < bd) {
+			bd = d;
+			best = cand;
+		}
+	}
+	return best;
+}
+
+/* ---- attributes ------------------------------------------------------- */
+
+static int attr_int(const enpu_ynode *v, int *out)
+{
+	int64_t x;
+
+	if (enpu_ynode_int(v, &x) || x < INT_MIN || x > INT_MAX)
+		return -1;
+	*out = (int)x;
+	return 0;
+}
+
+static int attr_value(vctx *c, const enpu_sop *op, const enpu_attrdef *ad,
+		      const enpu_ynode *v, enpu_attrs *a)
+{
+	char *base = (char *)a + ad->offset;
+	const char *nm = op->name.s;
+	double d;
+	int iv;
+
+	switch (ad->type) {
+	case ENPU_ATTR_FLOAT:
+		if (enpu_ynode_float(v, &d) || isnan(d) || (isfinite(d) && fabs(d) > FLT_MAX))
+			return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
+				     "attribute '%s' of op '%.64s' must be a number", ad->name, nm);
+		*(float *)base = (float)d;
+		return 0;
+	case ENPU_ATTR_INT:
+		if (attr_int(v, &iv))
+			return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
+				     "attribute '%s' of op '%.64s' must be an integer", ad->name, nm);
+		*(int *)base = iv;
+		return 0;
+	case ENPU_ATTR_BOOL01:
+		if (enpu_ynode_bool(v, &iv) && (attr_int(v, &iv) || (iv != 0 && iv != 1)))
+			return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
+				     "attribute '%s' of op '%.64s' must be 0 or 1", ad->name, nm);
+		*(int *)base = iv;
+		return 0;
+	case ENPU_ATTR_INTS:
+		if (v->kind != ENPU_YN_SEQ || v->n != (size_t)ad->count)
+			return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
+				     "attribute '%s' of op '%.64s' must be a list of %d integers",
+				     ad->name, nm, ad->count);
+		for (int i = 0; i < ad->count; i++)
+			if (attr_int(v->kids[i], &((int *)base)[i]))
+				return vfail(c, v->kids[i]->line, v->kids[i]->col, ENPU_E_ATTR, NULL,
+					     "attribute '%s' of op '%.64s' must be a list of %d integers",
+					     ad->name, nm, ad->count);
+		return 0;
+	case ENPU_ATTR_DIMS:
+	case ENPU_ATTR_PERM:
+		if (v->kind != ENPU_YN_SEQ || v->n > ENPU_MAX_DIMS)
+			return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
+				     "attribute '%s' of op '%.64s' must be a list of at most %d integers",
+				     ad->name, nm, ENPU_MAX_DIMS);
+		for (size_t i = 0; i < v->n; i++) {
+			int64_t x;
+
+			if (ad->type == ENPU_ATTR_DIMS ? enpu_ynode_int(v->kids[i], &x) != 0
+						       : attr_int(v->kids[i], &a->perm[i]) != 0)
+				return vfail(c, v->kids[i]->line, v->kids[i]->col, ENPU_E_ATTR, NULL,
+					     "attribute '%s' of op '%.64s' must be a list of integers",
+					     ad->name, nm);
+			if (ad->type == ENPU_ATTR_DIMS)
+				a->shape[i] = x;
+		}
+		if (ad->type == ENPU_ATTR_DIMS)
+			a->n_shape = (int)v->n;
+		else
+			a->n_perm = (int)v->n;
+		return 0;
+	case ENPU_ATTR_ENUM:
+		if (v->kind == ENPU_YN_SCALAR)
+			for (int i = 0; ad->choices[i]; i++)
+				if (strcmp(v->text, ad->choices[i]) == 0) {
+					*(int *)base = i;
+					return 0;
+				}
+		{
+			char list[128];
+			size_t off = 0;
+
+			list[0] = 0;
+			for (int i = 0; ad->choices[i] && off < sizeof(list); i++)
+				off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
+							i ? ", " : "", ad->choices[i]);
+			return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
+				     "attribute '%s' of op '%.64s' must be one of: %s", ad->name, nm, list);
+		}
+	}
+	return vfail(c, v->line, v->col, ENPU_E_INTERNAL, NULL, "attribute type %d", (int)ad->type);
+}
+
+static int parse_attrs(vctx *c, const enpu_sop *op, const enpu_opdef *d, enpu_attrs *a)
+{
+	const enpu_ynode *m = op->attrs;
+
+	enpu_attrs_defaults(d, a);
+	if (!m)
+		return 0;
+	for (size_t i = 0; i < m->n; i++) {
+		const enpu_ynode *k = m->kids[2 * i], *v = m->kids[2 * i + 1];
+		int j;
+
+		if (k->kind != ENPU_YN_SCALAR)
+			return vfail(c, k->line, k->col, ENPU_E_SCHEMA, NULL,
+				     "attribute names of op '%.64s' must be strings", op->name.s);
+		for (j = 0; d->attrs[j].name; j++)
+			if (strcmp(d->attrs[j].name, k->text) == 0)
+				break;
+		if (!d->attrs[j].name) {
+			char list[256], near[96] = "";
+			size_t off = 0;
+			int bd = 3;
+
+			list[0] = 0;
+			for (int t = 0; d->attrs[t].name && off < sizeof(list); t++) {
+				int dist = enpu_edit_distance(k->text, d->attrs[t].name, 2);
+
+				off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
+							t ? ", " : "", d->attrs[t].name);
+				if (dist < bd) {
+					bd = dist;
+					snprintf(near, sizeof(near), "; did you mean '%s'?",
+						 d->attrs[t].name);
+				}
+			}
+			if (!d->attrs[0].name)
+				return vfail(c, k->line, k->col, ENPU_E_ATTR, "remove the attribute",
+					     "unknown attribute '%.64s' of op '%.64s': '%s' takes no attributes",
+					     k->text, op->name.s, d->name);
+			return vfail(c, k->line, k->col, ENPU_E_ATTR, NULL,
+				     "unknown attribute '%.64s' of op '%.64s' (%s takes: %s)%s",
+				     k->text, op->name.s, d->name, list, near);
+		}
+		if (j >= (int)(sizeof(a->set) * CHAR_BIT))
+			return vfail(c, k->line, k->col, ENPU_E_INTERNAL, NULL,
+				     "op '%s' has too many attributes", d->name);
+		if (a->set & (1u << j))
+			return vfail(c, k->line, k->col, ENPU_E_SCHEMA, "remove one of the two",
+				     "duplicate key '%s' in attrs of op '%.64s'", k->text, op->name.s);
+		if (attr_value(c, op, &d->attrs[j], v, a))
+			return -1;
+		a->set |= 1u << j;
+	}
+	return 0;
+}
+
+/* ---- ops -------------------------------------------------------------- */
+
+static int resolve_input(vctx *c, int i, const enpu_sstr *in, int *tensor)
+{
+	const enpu_sop *op = &c->s->ops[i];
+	json_object *v;
+
+	if (json_object_object_get_ex(c->names, in->s, &v)) {
+		const namerec *r = &c->recs[json_object_get_int(v)];
+
+		if (r->tensor >= 0) {
+			*tensor = r->tensor;
+			return 0;
+		}
+		return vfail(c, in->line, in->col, ENPU_E_REF, NULL,
+			     "op '%.64s' reads '%.64s', which is %s, not a tensor", op->name.s, in->s,
+			     r->kind == R_OP ? "an op" : "a component");
+	}
+	if (json_object_object_get_ex(c->producers, in->s, &v)) {
+		int p = json_object_get_int(v);
+
+		if (p == i)
+			return vfail(c, in->line, in->col, ENPU_E_CYCLE, NULL,
+				     "op '%.64s' reads '%.64s', which it produces itself", op->name.s, in->s);
+		return vfail(c, in->line, in->col, ENPU_E_CYCLE,
+			     "move the producing op before its readers",
+			     "op '%.64s' reads '%.64s' which is produced later by op '%.64s' (ops run in the order written)",
+			     op->name.s, in->s, c->s->ops[p].name.s);
+	}
+	{
+		const char *near = closest_tensor(c, in->s);
+
+		return vfail(c, in->line, in->col, ENPU_E_REF,
+			     "read a graph input, a weight, or the output of an earlier op",
+			     "op '%.64s' reads unknown tensor '%.64s'%s%s%s", op->name.s, in->s,
+			     near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+	}
+}
+
+static int check_op(vctx *c, int i)
+{
+	const enpu_sop *op = &c->s->ops[i];
+	enpu_graph *g = c->g;
+	enpu_irop *io = &g->ops[i];
+	const enpu_opdef *d;
+	enpu_shape shapes[ENPU_MAX_OP_INPUTS], oshape;
+	char why[512], sbuf[200];
+	uint64_t numel;
+
+	g->n_ops = i + 1;
+	io->line = op->line;
+	io->col = op->col;
+	io->component = op->component;
+	if (!(io->name = strdup(op->name.s)))
+		return nomem(c);
+	if (add_name(c, &op->name, R_OP, i, -1, "op"))
+		return -1;
+	if (!(d = enpu_op_by_name(op->op.s))) {
+		const char *near = closest_op(op->op.s);
+
+		return vfail(c, op->op.line, op->op.col, ENPU_E_OP,
+			     "see SPEC_FORMAT.md for the ops of spec v1",
+			     "unknown op '%.64s'%s%s%s", op->op.s, near ? "; did you mean '" : "",
+			     near ? near : "", near ? "'?" : "");
+	}
+	io->def = d;
+	if (op->n_in < d->min_in || (d->max_in >= 0 && op->n_in > d->max_in)) {
+		if (d->min_in == d->max_in)
+			return vfail(c, op->line, op->col, ENPU_E_SCHEMA, NULL,
+				     "op '%.64s' (%s) takes %d input%s, 'in' names %d", op->name.s,
+				     d->name, d->min_in, d->min_in == 1 ? "" : "s", op->n_in);
+		if (d->max_in < 0)
+			return vfail(c, op->line, op->col, ENPU_E_SCHEMA, NULL,
+				     "op '%.64s' (%s) takes at least %d input%s, 'in' names %d",
+				     op->name.s, d->name, d->min_in, d->min_in == 1 ? "" : "s", op->n_in);
+		return vfail(c, op->line, op->col, ENPU_E_SCHEMA, NULL,
+			     "op '%.64s' (%s) takes %d to %d inputs, 'in' names %d", op->name.s,
+			     d->name, d->min_in, d->max_in, op->n_in);
+	}
+	if (op->n_in > ENPU_MAX_OP_INPUTS)
+		return vfail(c, op->line, op->col, ENPU_E_LIMIT, NULL,
+			     "op '%.64s' has %d inputs (at most %d)", op->name.s, op->n_in,
+			     ENPU_MAX_OP_INPUTS);
+	if (op->n_out != d->n_out || d->n_out != 1)
+		return vfail(c, op->out[0].line, op->out[0].col, ENPU_E_SCHEMA, NULL,
+			     "op '%.64s' (%s) produces %d output, 'out' names %d", op->name.s,
+			     d->name, d->n_out, op->n_out);
+	if (parse_attrs(c, op, d, &io->attrs))
+		return -1;
+	if (op->n_in && !(io->in = calloc((size_t)op->n_in, sizeof(int))))
+		return nomem(c);
+	io->n_in = op->n_in;
+	for (int k = 0; k < op->n_in; k++) {
+		if (resolve_input(c, i, &op->in[k], &io->in[k]))
+			return -1;
+		shapes[k] = g->tensors[io->in[k]].shape;
+	}
+	why[0] = 0;
+	memset(&oshape, 0, sizeof(oshape));
+	if (d->shape(&io->attrs, shapes, op->n_in, &oshape, why, sizeof(why))) {
+		if (strncmp(why, MISSING_ATTR, strlen(MISSING_ATTR)) == 0)
+			return vfail(c, op->line, op->col, ENPU_E_ATTR, NULL,
+				     "op '%.64s' (%s): %s", op->name.s, d->name, why);
+		return vfail(c, op->line, op->col, ENPU_E_SHAPE, NULL, "op '%.64s': %s",
+			     op->name.s, why[0] ? why : "shape inference failed");
+	}
+	if (enpu_shape_numel(&oshape, &numel) || numel > c->s->lim.max_tensor_elems)
+		return vfail(c, op->out[0].line, op->out[0].col, ENPU_E_LIMIT,
+			     "make the tensor smaller or raise max_tensor_elems",
+			     "output '%.64s' of op '%.64s' has shape %s, more than %llu elements",
+			     op->out[0].s, op->name.s, enpu_shape_str(&oshape, sbuf, sizeof(sbuf)),
+			     (unsigned long long)c->s->lim.max_tensor_elems);
+	/* reads are recorded only now that the op is known to be valid */
+	for (int k = 0; k < op->n_in; k++)
+		g->tensors[io->in[k]].last_use = i;
+	io->n_out = 1;
+	io->out[0] = g->n_tensors;
+	if (add_name(c, &op->out[0], R_OUT, i, g->n_tensors, "output") ||
+	    add_tensor(c, &op->out[0], ENPU_DT_F32, &oshape, ENPU_TK_INTERMEDIATE, i))
+		return -1;
+	if (!(d->backends & (1u << c->bk))) {
+		char fix[256], list[128];
+
+		backend_list(list, sizeof(list), d->backends);
+		snprintf(fix, sizeof(fix),
+			 "op type '%s' is lowered by: %s; compile for one of those or replace the op",
+			 d->name, list);
+		return vfail(c, op->line, op->col, ENPU_E_LOWERING, fix,
+			     "backend lowering missing for op '%.64s' (%s) on backend '%s'",
+			     op->name.s, d->name, enpu_backend_name((enpu_backend)c->bk));
+	}
+	return 0;
+}
+
+/* ---- the whole spec --------------------------------------------------- */
+
+static int pick_backend(vctx *c, const char *backend)
+{
+	const enpu_spec *s = c->s;
+	unsigned any = 0, all = (1u << ENPU_BK_COUNT) - 1;
+	char list[128];
+
+	backend_list(list, sizeof(list), all);
+	/* the spec's own backend must be a known name even when overridden */
+	if (s->backend.s && enpu_backend_parse(s->backend.s) < 0)
+		return vfail(c, s->backend.line, s->backend.col, ENPU_E_BACKEND, NULL,
+			     "unknown backend '%.64s' (known: %s)", s->backend.s, list);
+	if (!backend)
+		backend = s->backend.s ? s->backend.s : "cpu_ref";
+	c->bk = enpu_backend_parse(backend);
+	if (c->bk < 0)
+		return enpu_fail(c->e, ENPU_E_BACKEND, s->label, NULL,
+				 "unknown backend '%.64s' (known: %s)", backend, list);
+	for (int i = 0; i < ENPU_OP_COUNT; i++)
+		any |= enpu_op_by_id((enpu_opid)i)->backends;
+	if (!(any & (1u << c->bk))) {
+		char fix[200];
+
+		backend_list(list, sizeof(list), any);
+		snprintf(fix, sizeof(fix), "use a backend this build has: %s", list);
+		if (!s->backend.s || strcmp(s->backend.s, backend) != 0)
+			return enpu_fail(c->e, ENPU_E_BACKEND, s->label, fix,
+					 "backend '%s' is not available in this build", backend);
+		return vfail(c, s->backend.line, s->backend.col, ENPU_E_BACKEND, fix,
+			     "backend '%s' is not available in this build", backend);
+	}
+	return 0;
+}
+
+static int check_outputs(vctx *c)
+{
+	const enpu_spec *s = c->s;
+	enpu_graph *g = c->g;
+	json_object *seen, *v;
+	int r = -1;
+
+	if (!(seen = json_object_new_object()))
+		return nomem(c);
+	for (int i = 0; i < s->n_outputs; i++) {
+		const enpu_sstr *o = &s->outputs[i];
+		const namerec *rec = NULL;
+
+		if (json_object_object_get_ex(seen, o->s, NULL)) {
+			vfail(c, o->line, o->col, ENPU_E_OUTPUT, "list each output once",
+			      "output '%.64s' is listed twice", o->s);
+			goto out;
+		}
+		if (json_object_object_add(seen, o->s, NULL)) {
+			nomem(c);
+			goto out;
+		}
+		if (json_object_object_get_ex(c->names, o->s, &v))
+			rec = &c->recs[json_object_get_int(v)];
+		if (!rec) {
+			const char *near = closest_tensor(c, o->s);
+
+			vfail(c, o->line, o->col, ENPU_E_OUTPUT,
+			      "name an op's output (or a graph input) in 'outputs'",
+			      "output '%.64s' is never produced%s%s%s", o->s,
+			      near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+			goto out;
+		}
+		if (rec->tensor < 0 || rec->kind == R_WEIGHT) {
+			vfail(c, o->line, o->col, ENPU_E_OUTPUT,
+			      "name an op's output (or a graph input) in 'outputs'",
+			      "output '%.64s' is %s, not a tensor that the graph produces", o->s,
+			      rec->kind == R_WEIGHT ? "a weight" : rec->kind == R_OP ? "an op" : "a component");
+			goto out;
+		}
+		g->outputs[i] = rec->tensor;
+		g->tensors[rec->tensor].is_output = 1;
+	}
+	g->n_outputs = s->n_outputs;
+	r = 0;
+out:
+	json_object_put(seen);
+	return r;
+}
+
+int enpu_validate(const enpu_spec *s, const char *backend, enpu_graph **out, enpu_err *e)
+{
+	vctx c;
+	enpu_graph *g;
+	size_t n_names, n_tensors;
+	int r = -1;
+
+	*out = NULL;
+	memset(&c, 0, sizeof(c));
+	c.s = s;
+	c.e = e;
+	if (pick_backend(&c, backend))
+		return -1;
+	n_tensors = (size_t)s->n_inputs + (size_t)s->n_weights + (size_t)s->n_ops;
+	n_names = n_tensors + (size_t)s->n_ops + (size_t)s->n_comps;
+	g = c.g = calloc(1, sizeof(*g));
+	if (!g)
+		return nomem(&c);
+	g->tensors = calloc(n_tensors ? n_tensors : 1, sizeof(*g->tensors));
+	g->ops = calloc(s->n_ops ? (size_t)s->n_ops : 1, sizeof(*g->ops));
+	g->inputs = calloc(s->n_inputs ? (size_t)s->n_inputs : 1, sizeof(int));
+	g->outputs = calloc(s->n_outputs ? (size_t)s->n_outputs : 1, sizeof(int));
+	g->components = calloc(s->n_comps ? (size_t)s->n_comps : 1, sizeof(char *));
+	c.recs = calloc(n_names ? n_names : 1, sizeof(*c.recs));
+	c.names = json_object_new_object();
+	c.producers = json_object_new_object();
+	g->name = strdup(s->name.s);
+	g->backend = strdup(enpu_backend_name((enpu_backend)c.bk));
+	if (!g->tensors || !g->ops || !g->inputs || !g->outputs || !g->components || !c.recs ||
+	    !c.names || !c.producers || !g->name || !g->backend) {
+		nomem(&c);
+		goto out;
+	}
+	for (int i = 0; i < s->n_inputs; i++) {
+		const enpu_stensor *t = &s->inputs[i];
+
+		g->inputs[i] = g->n_tensors;
+		if (add_name(&c, &t->name, R_INPUT, i, g->n_tensors, "input") ||
+		    add_tensor(&c, &t->name, t->dtype, &t->shape, ENPU_TK_INPUT, -1))
+			goto out;
+		g->n_inputs++;
+	}
+	for (int i = 0; i < s->n_weights; i++) {
+		const enpu_stensor *t = &s->weights[i];
+
+		if (add_name(&c, &t->name, R_WEIGHT, i, g->n_tensors, "weight") ||
+		    add_tensor(&c, &t->name, t->dtype, &t->shape, ENPU_TK_WEIGHT, -1))
+			goto out;
+	}
+	/* who produces what, so that reading a later op's output is told apart
+	 * from reading an unknown name */
+	for (int i = s->n_ops - 1; i >= 0; i--) {
+		for (int k = 0; k < s->ops[i].n_out; k++) {
+			json_object *v = json_object_new_int(i);
+
+			if (!v || json_object_object_add(c.producers, s->ops[i].out[k].s, v)) {
+				json_object_put(v);
+				nomem(&c);
+				goto out;
+			}
+		}
+	}
+	for (int ci = 0; ci < s->n_comps; ci++) {
+		const enpu_scomp *cp = &s->comps[ci];
+
+		if (!(g->components[ci] = strdup(cp->name.s))) {
+			nomem(&c);
+			goto out;
+		}
+		g->n_components++;
+		if (add_name(&c, &cp->name, R_COMP, ci, -1, "component"))
+			goto out;
+		for (int k = cp->first_op; k < cp->first_op + cp->n_ops; k++)
+			if (check_op(&c, k))
+				goto out;
+	}
+	if (check_outputs(&c))
+		goto out;
+	*out = g;
+	g = NULL;
+	r = 0;
+out:
+	json_object_put(c.names);
+	json_object_put(c.producers);
+	free(c.recs);
+	enpu_graph_free(g);
+	return r;
+}
