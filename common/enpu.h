@@ -29,7 +29,7 @@ typedef struct enpu_compile_info {
  * in errors), and write the artifact into outdir (created; must be empty or
  * absent): graph.json, plan.json, weights/<backend>.npz, manifest.json.
  * Byte-identical output for identical inputs. spec_digest / weights_digest
- * are recorded in the manifest (hex; NULL = computed from the files). */
+ * are recorded in the manifest (hex; NULL = recorded as null). */
 int enpu_compile(const enpu_spec *spec, const char *backend,
 		 const char *weights_path, const char *weights_label,
 		 const char *spec_digest, const char *outdir,

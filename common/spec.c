@@ -1050,6 +1050,11 @@ const char *enpu_spec_name(const enpu_spec *s)
 	return s->name.s;
 }
 
+const char *enpu_spec_label(const enpu_spec *s)
+{
+	return s->label;
+}
+
 const char *enpu_spec_backend(const enpu_spec *s)
 {
 	return s->backend.s ? s->backend.s : "cpu_ref";

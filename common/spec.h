@@ -25,6 +25,7 @@ int enpu_spec_load(const char *path, const char *label, const enpu_limits *lim,
 void enpu_spec_free(enpu_spec *s);
 
 const char *enpu_spec_name(const enpu_spec *s);
+const char *enpu_spec_label(const enpu_spec *s);      /* the file name used in errors */
 const char *enpu_spec_backend(const enpu_spec *s);       /* default "cpu_ref" */
 int enpu_spec_n_ops(const enpu_spec *s);
 int enpu_spec_n_components(const enpu_spec *s);

@@ -30,7 +30,7 @@ def savez(path, arrays):
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
         for key, arr in arrays.items():
             buf = io.BytesIO()
-            np.lib.format.write_array(buf, np.ascontiguousarray(arr), allow_pickle=False)
+            np.lib.format.write_array(buf, np.require(arr, requirements="C"), allow_pickle=False)
             info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
             info.compress_type = zipfile.ZIP_STORED
             with z.open(info, "w", force_zip64=True) as f:

@@ -1,0 +1,262 @@
+/* compile.c: enpu_compile. Validates the spec for a backend, checks the
+ * weights file against it, plans memory and writes the artifact directory
+ * (graph.json, plan.json, weights/<backend>.npz, then manifest.json last,
+ * so a directory without a manifest is never mistaken for an artifact). */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "enpu.h"
+#include "digest.h"
+#include "npz.h"
+#include "graphjson.h"
+#include "plan.h"
+
+/* The spec's file name in weight errors: enpu_spec does not expose the
+ * label it was parsed with. */
+#define WEIGHTS_FIX "retrain the weights or correct the spec"
+
+static void names_list(const enpu_tlist *l, char *buf, size_t cap)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < l->n && used + 1 < cap; i++) {
+		int n = snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", l->items[i].name);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+	if (used >= cap && cap > 4)
+		strcpy(buf + cap - 4, "...");
+}
+
+static int first_reader(const enpu_graph *g, int t)
+{
+	for (int k = 0; k < g->n_ops; k++)
+		for (int j = 0; j < g->ops[k].n_in; j++)
+			if (g->ops[k].in[j] == t)
+				return k;
+	return -1;
+}
+
+/* Weights against the spec's declarations: present, same dtype and shape,
+ * nothing undeclared. */
+static int check_weights(const enpu_graph *g, const enpu_tlist *w, const char *slabel,
+			 const char *wlabel, enpu_err *e)
+{
+	char have[512], s1[128], s2[128], loc[320];
+
+	for (int i = 0; i < g->n_tensors; i++) {
+		const enpu_irtensor *t = &g->tensors[i];
+		const enpu_tensor *x;
+		int k;
+
+		if (t->kind != ENPU_TK_WEIGHT)
+			continue;
+		if (t->line > 0)
+			snprintf(loc, sizeof(loc), "%.300s:%d", slabel, t->line);
+		else
+			snprintf(loc, sizeof(loc), "%.300s", slabel);
+		if (!(x = enpu_tlist_find(w, t->name))) {
+			names_list(w, have, sizeof(have));
+			return enpu_fail(e, ENPU_E_WEIGHT_MISSING, wlabel, WEIGHTS_FIX,
+					 "weight '%s' declared at %s is not in %s (it holds [%s])",
+					 t->name, loc, wlabel, have);
+		}
+		if (x->dtype != t->dtype)
+			return enpu_fail(e, ENPU_E_WEIGHT_DTYPE, wlabel, WEIGHTS_FIX,
+					 "weight '%s': %s declares %s, %s holds %s", t->name, loc,
+					 enpu_dtype_name(t->dtype), wlabel, enpu_dtype_name(x->dtype));
+		if (!enpu_shape_eq(&x->shape, &t->shape)) {
+			enpu_shape_str(&t->shape, s1, sizeof(s1));
+			enpu_shape_str(&x->shape, s2, sizeof(s2));
+			if ((k = first_reader(g, i)) >= 0)
+				return enpu_fail(e, ENPU_E_WEIGHT_SHAPE, NULL, WEIGHTS_FIX,
+						 "op '%s' reads weight '%s': %s declares %s, %s holds %s",
+						 g->ops[k].name, t->name, loc, s1, wlabel, s2);
+			return enpu_fail(e, ENPU_E_WEIGHT_SHAPE, NULL, WEIGHTS_FIX,
+					 "weight '%s': %s declares %s, %s holds %s",
+					 t->name, loc, s1, wlabel, s2);
+		}
+	}
+	for (size_t i = 0; i < w->n; i++) {
+		int ti = enpu_graph_find(g, w->items[i].name);
+		if (ti < 0 || g->tensors[ti].kind != ENPU_TK_WEIGHT)
+			return enpu_fail(e, ENPU_E_WEIGHT_EXTRA, wlabel,
+					 "remove it from the weights file or declare it in the spec",
+					 "%s holds '%s', which the spec does not declare as a weight",
+					 wlabel, w->items[i].name);
+	}
+	return 0;
+}
+
+/* outdir may exist only as an empty directory. */
+static int check_outdir(const char *dir, enpu_err *e)
+{
+	struct stat st;
+	DIR *d;
+	struct dirent *de;
+	int nonempty = 0;
+
+	if (stat(dir, &st) < 0) {
+		if (errno == ENOENT)
+			return 0;
+		return enpu_fail(e, ENPU_E_IO, dir, NULL, "cannot access '%s': %s", dir, strerror(errno));
+	}
+	if (!S_ISDIR(st.st_mode))
+		return enpu_fail(e, ENPU_E_IO, dir, "choose another output directory",
+				 "output '%s' exists and is not a directory", dir);
+	if (!(d = opendir(dir)))
+		return enpu_fail(e, ENPU_E_IO, dir, NULL, "cannot open '%s': %s", dir, strerror(errno));
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+			nonempty = 1;
+			break;
+		}
+	closedir(d);
+	if (nonempty)
+		return enpu_fail(e, ENPU_E_IO, dir, "choose an empty or new output directory",
+				 "output directory '%s' is not empty", dir);
+	return 0;
+}
+
+static int join(char *out, size_t cap, const char *dir, const char *rel, enpu_err *e)
+{
+	if ((size_t)snprintf(out, cap, "%s/%s", dir, rel) >= cap)
+		return enpu_fail(e, ENPU_E_IO, dir, NULL, "path '%s/%s' is too long", dir, rel);
+	return 0;
+}
+
+static int write_member(const char *dir, const char *rel, const enpu_buf *b,
+			enpu_manifest_file *mf, enpu_err *e)
+{
+	char path[4096];
+
+	if (join(path, sizeof(path), dir, rel, e) < 0 ||
+	    enpu_write_file_atomic(path, b->data, b->len, e) < 0)
+		return -1;
+	mf->path = rel;
+	mf->bytes = b->len;
+	enpu_sha256_hex(b->data, b->len, mf->sha256);
+	return 0;
+}
+
+int enpu_compile(const enpu_spec *spec, const char *backend,
+		 const char *weights_path, const char *weights_label,
+		 const char *spec_digest, const char *outdir,
+		 const enpu_limits *lim, enpu_compile_info *info, enpu_err *e)
+{
+	enpu_graph *g = NULL;
+	enpu_tlist w = ENPU_TLIST_INIT, bw = ENPU_TLIST_INIT;
+	enpu_plan plan = ENPU_PLAN_INIT;
+	enpu_buf gj = ENPU_BUF_INIT, pj = ENPU_BUF_INIT, mj = ENPU_BUF_INIT, wb = ENPU_BUF_INIT;
+	enpu_manifest_file mf[3];
+	json_object *target = NULL;
+	char wrel[64], path[4096], wdigest[65], id[65];
+	const char *paths[3], *digests[3];
+	int *first = NULL, *last = NULL, rc = -1, wrote = 0;
+
+	if (!lim)
+		lim = enpu_limits_default();
+	if (!weights_label)
+		weights_label = "weights.npz";
+	if (enpu_validate(spec, backend, &g, e) < 0)
+		goto out;
+	if (enpu_npz_read(weights_path, weights_label, lim, &w, e) < 0)
+		goto out;
+	if (check_weights(g, &w, enpu_spec_label(spec), weights_label, e) < 0)
+		goto out;
+	if (enpu_sha256_file(weights_path, wdigest, e) < 0)
+		goto out;
+	if (enpu_plan_build(g, &plan, e) < 0)
+		goto out;
+
+	/* the weights the graph reads, in spec order, in the backend's layout
+	 * (every v1 backend keeps the spec's layout); borrowed, not copied */
+	first = malloc(sizeof(int) * (size_t)(g->n_tensors ? g->n_tensors : 1));
+	last = malloc(sizeof(int) * (size_t)(g->n_tensors ? g->n_tensors : 1));
+	bw.items = calloc((size_t)(g->n_tensors ? g->n_tensors : 1), sizeof(*bw.items));
+	if (!first || !last || !bw.items) {
+		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot compile '%s'", g->name);
+		goto out;
+	}
+	bw.alloc = (size_t)g->n_tensors;
+	enpu_plan_lifetimes(g, first, last);
+	for (int i = 0; i < g->n_tensors; i++)
+		if (g->tensors[i].kind == ENPU_TK_WEIGHT && last[i] >= 0)
+			bw.items[bw.n++] = *enpu_tlist_find(&w, g->tensors[i].name);
+
+	snprintf(wrel, sizeof(wrel), "weights/%s.npz", g->backend);
+	if (enpu_graph_to_json(g, wrel, "spec", &gj, e) < 0 ||
+	    enpu_plan_to_json(g, &plan, &pj, e) < 0)
+		goto out;
+
+	if (check_outdir(outdir, e) < 0)
+		goto out;
+	if (join(path, sizeof(path), outdir, "weights", e) < 0 || enpu_mkdirs(path, 0755, e) < 0)
+		goto out;
+	wrote = 1;
+	/* manifest entries sorted by path: graph.json, plan.json, weights/... */
+	if (write_member(outdir, "graph.json", &gj, &mf[0], e) < 0 ||
+	    write_member(outdir, "plan.json", &pj, &mf[1], e) < 0)
+		goto out;
+	if (join(path, sizeof(path), outdir, wrel, e) < 0 || enpu_npz_write(path, &bw, e) < 0)
+		goto out;
+	/* hash what is on disk: the bytes a loader will check */
+	if (enpu_read_file(path, 0, &wb, e) < 0)
+		goto out;
+	mf[2].path = wrel;
+	mf[2].bytes = wb.len;
+	enpu_sha256_hex(wb.data, wb.len, mf[2].sha256);
+	for (int i = 0; i < 3; i++) {
+		paths[i] = mf[i].path;
+		digests[i] = mf[i].sha256;
+	}
+	enpu_artifact_id_of(paths, digests, 3, id);
+
+	target = enpu_json_canonical(enpu_spec_target(spec, g->backend));
+	if (enpu_manifest_to_json(id, g->backend, g->name, spec_digest, wdigest, wrel, "spec",
+				  target, mf, 3, &mj, e) < 0 ||
+	    join(path, sizeof(path), outdir, "manifest.json", e) < 0 ||
+	    enpu_write_file_atomic(path, mj.data, mj.len, e) < 0)
+		goto out;
+
+	if (info) {
+		memset(info, 0, sizeof(*info));
+		memcpy(info->artifact_id, id, sizeof(info->artifact_id));
+		info->n_ops = g->n_ops;
+		info->n_components = g->n_components;
+		snprintf(info->backend, sizeof(info->backend), "%s", g->backend);
+		info->arena_bytes = plan.arena_bytes;
+	}
+	rc = 0;
+out:
+	if (rc < 0 && wrote) {
+		/* leave no half artifact behind (the manifest is never written
+		 * before everything else is) */
+		static const char *const rels[] = {"manifest.json", "graph.json", "plan.json"};
+		for (size_t i = 0; i < sizeof(rels) / sizeof(rels[0]); i++)
+			if (join(path, sizeof(path), outdir, rels[i], NULL) == 0)
+				unlink(path);
+		if (join(path, sizeof(path), outdir, wrel, NULL) == 0)
+			unlink(path);
+		if (join(path, sizeof(path), outdir, "weights", NULL) == 0)
+			rmdir(path);
+	}
+	json_object_put(target);
+	free(bw.items);   /* borrowed tensors: w owns them */
+	free(first);
+	free(last);
+	enpu_tlist_free(&w);
+	enpu_plan_free(&plan);
+	enpu_buf_free(&gj);
+	enpu_buf_free(&pj);
+	enpu_buf_free(&mj);
+	enpu_buf_free(&wb);
+	enpu_graph_free(g);
+	return rc;
+}

@@ -1,0 +1,198 @@
+/* exec.c: enpu_run. Checks input.npz against the graph's inputs, runs each
+ * op's reference kernel in schedule order over views into the inputs, the
+ * weights and one planned arena, and writes the outputs as result.npz. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "enpu.h"
+#include "npz.h"
+#include "plan.h"
+
+static void keys_of(const enpu_tlist *l, char *buf, size_t cap)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < l->n && used + 1 < cap; i++) {
+		int n = snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", l->items[i].name);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+static void inputs_of(const enpu_graph *g, char *buf, size_t cap)
+{
+	size_t used = 0;
+
+	buf[0] = '\0';
+	for (int i = 0; i < g->n_inputs && used + 1 < cap; i++) {
+		int n = snprintf(buf + used, cap - used, "%s%s", i ? ", " : "",
+				 g->tensors[g->inputs[i]].name);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}
+
+static int check_inputs(const enpu_graph *g, const enpu_tlist *in, const char *label,
+			enpu_err *e)
+{
+	char want[256], have[256], s1[96], s2[96];
+
+	for (int i = 0; i < g->n_inputs; i++) {
+		const enpu_irtensor *t = &g->tensors[g->inputs[i]];
+		const enpu_tensor *x = enpu_tlist_find(in, t->name);
+		if (!x) {
+			inputs_of(g, want, sizeof(want));
+			keys_of(in, have, sizeof(have));
+			return enpu_fail(e, ENPU_E_INPUT_MISSING, label,
+					 "name the arrays of the input file after the graph's inputs",
+					 "input '%s' is not in %s (expected [%s], present [%s])",
+					 t->name, label, want, have);
+		}
+		if (x->dtype != t->dtype)
+			return enpu_fail(e, ENPU_E_INPUT_SHAPE, label, NULL,
+					 "input '%s': expected %s, %s holds %s", t->name,
+					 enpu_dtype_name(t->dtype), label, enpu_dtype_name(x->dtype));
+		if (!enpu_shape_eq(&x->shape, &t->shape))
+			return enpu_fail(e, ENPU_E_INPUT_SHAPE, label,
+					 "reshape the input to the declared shape",
+					 "input '%s': expected %s, %s holds %s", t->name,
+					 enpu_shape_pystr(&t->shape, s1, sizeof(s1)), label,
+					 enpu_shape_pystr(&x->shape, s2, sizeof(s2)));
+	}
+	for (size_t i = 0; i < in->n; i++) {
+		int ti = enpu_graph_find(g, in->items[i].name);
+		if (ti < 0 || g->tensors[ti].kind != ENPU_TK_INPUT) {
+			inputs_of(g, want, sizeof(want));
+			return enpu_fail(e, ENPU_E_INPUT_EXTRA, label,
+					 "remove it from the input file",
+					 "%s holds '%s', which is not a graph input (expected [%s])",
+					 label, in->items[i].name, want);
+		}
+	}
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The data of tensor t: input, weight or arena slice. */
+static float *tensor_data(const enpu_artifact *a, const enpu_tlist *in, unsigned char *arena, int t)
+{
+	const enpu_graph *g = enpu_artifact_graph(a);
+	const enpu_plan *p = enpu_artifact_plan(a);
+
+	switch (g->tensors[t].kind) {
+	case ENPU_TK_INPUT:
+		return enpu_tlist_find(in, g->tensors[t].name)->data;
+	case ENPU_TK_WEIGHT:
+		return (float *)enpu_artifact_weight(a, t);   /* kernels never write inputs */
+	case ENPU_TK_INTERMEDIATE:
+		return (float *)(void *)(arena + p->bufs[p->tensor_buf[t]].offset);
+	}
+	return NULL;
+}
+
+int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_label,
+	     const char *result_path, enpu_par *par, const volatile int *cancel,
+	     const enpu_limits *lim, enpu_run_info *info, enpu_err *e)
+{
+	const enpu_graph *g = enpu_artifact_graph(a);
+	const enpu_plan *p = enpu_artifact_plan(a);
+	enpu_tlist in = ENPU_TLIST_INIT, res = ENPU_TLIST_INIT;
+	unsigned char *arena = NULL;
+	enpu_view views[ENPU_MAX_OP_INPUTS], outv[1];
+	double t0, t1;
+	int rc = -1;
+	size_t asz;
+
+	if (!lim)
+		lim = enpu_limits_default();
+	if (!input_label)
+		input_label = "input.npz";
+	if (enpu_npz_read(input_path, input_label, lim, &in, e) < 0)
+		goto out;
+	if (check_inputs(g, &in, input_label, e) < 0)
+		goto out;
+	if (p->arena_bytes > SIZE_MAX - 64) {
+		enpu_fail(e, ENPU_E_LIMIT, NULL, NULL, "the arena of %llu bytes is too large",
+			  (unsigned long long)p->arena_bytes);
+		goto out;
+	}
+	/* aligned_alloc wants a multiple of the alignment, and never 0 */
+	asz = ((size_t)p->arena_bytes + 63) & ~(size_t)63;
+	if (!(arena = aligned_alloc(64, asz ? asz : 64))) {
+		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot allocate the arena of %zu bytes", asz);
+		goto out;
+	}
+
+	t0 = now();
+	for (int k = 0; k < g->n_ops; k++) {
+		const enpu_irop *op = &g->ops[k];
+		if (cancel && *cancel) {
+			enpu_fail(e, ENPU_E_JOB_FAILED, op->name, NULL,
+				  "run cancelled before op '%s'", op->name);
+			goto out;
+		}
+		for (int j = 0; j < op->n_in; j++) {
+			views[j].shape = g->tensors[op->in[j]].shape;
+			views[j].data = tensor_data(a, &in, arena, op->in[j]);
+		}
+		outv[0].shape = g->tensors[op->out[0]].shape;
+		outv[0].data = tensor_data(a, &in, arena, op->out[0]);
+		if (op->def->kernel(&op->attrs, views, op->n_in, outv, 1, par) < 0) {
+			enpu_fail(e, ENPU_E_NOMEM, op->name, NULL,
+				  "op '%s' (%s) could not allocate its scratch memory", op->name,
+				  op->def->name);
+			goto out;
+		}
+	}
+	t1 = now();
+
+	/* outputs by name, in spec order; copies, so the arena can go */
+	for (int i = 0; i < g->n_outputs; i++) {
+		const enpu_irtensor *t = &g->tensors[g->outputs[i]];
+		enpu_tensor r = {0};
+		uint64_t n;
+		const float *src = tensor_data(a, &in, arena, g->outputs[i]);
+
+		r.dtype = ENPU_DT_F32;
+		r.shape = t->shape;
+		if (enpu_tensor_alloc(&r, lim, e) < 0)
+			goto out;
+		if (!(r.name = strdup(t->name))) {
+			enpu_tensor_free(&r);
+			enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot build the result");
+			goto out;
+		}
+		if (enpu_shape_numel(&t->shape, &n) == 0 && n > 0 && src)
+			memcpy(r.data, src, (size_t)n * sizeof(float));
+		if (enpu_tlist_push(&res, &r, e) < 0) {
+			enpu_tensor_free(&r);
+			goto out;
+		}
+	}
+	if (enpu_npz_write(result_path, &res, e) < 0)
+		goto out;
+	if (info) {
+		memset(info, 0, sizeof(*info));
+		info->n_outputs = g->n_outputs;
+		if (g->n_outputs > 0)
+			enpu_shape_pystr(&g->tensors[g->outputs[0]].shape, info->first_shape,
+					 sizeof(info->first_shape));
+		info->seconds = t1 - t0;
+	}
+	rc = 0;
+out:
+	free(arena);
+	enpu_tlist_free(&in);
+	enpu_tlist_free(&res);
+	return rc;
+}

@@ -1,0 +1,729 @@
+/* graphjson.c: enpu_graph <-> graph.json, and the json-c helpers shared by
+ * the artifact's JSON files. Reading trusts nothing: every field is type
+ * checked, every reference resolved, every shape rule re-run, so a tampered
+ * graph.json is ENPU_E_ARTIFACT and never a crash. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "graphjson.h"
+
+#define JSON_FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | \
+		    JSON_C_TO_STRING_NOSLASHESCAPE)
+
+int enpu_json_dump(struct json_object *o, enpu_buf *out, enpu_err *e)
+{
+	size_t n;
+	const char *s = json_object_to_json_string_length(o, JSON_FLAGS, &n);
+
+	if (!s || enpu_buf_add(out, s, n) < 0 || enpu_buf_add(out, "\n", 1) < 0)
+		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot serialize JSON");
+	return 0;
+}
+
+struct json_object *enpu_json_parse(const char *text, size_t len, const char *label,
+				    enpu_err *e)
+{
+	struct json_tokener *tok;
+	json_object *o = NULL;
+
+	if (len > ENPU_ARTIFACT_MAX_JSON || len > INT32_MAX) {
+		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "'%s' is too large", label);
+		return NULL;
+	}
+	if (!(tok = json_tokener_new_ex(64))) {
+		enpu_fail(e, ENPU_E_NOMEM, label, NULL, "cannot parse '%s'", label);
+		return NULL;
+	}
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	o = json_tokener_parse_ex(tok, text, (int)len);
+	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
+	    json_tokener_get_parse_end(tok) != len) {
+		/* Trailing whitespace after the value is fine; anything else is not. */
+		size_t end = json_tokener_get_parse_end(tok);
+		int ok = o && json_tokener_get_error(tok) == json_tokener_success;
+		for (size_t i = end; ok && i < len; i++)
+			if (text[i] != ' ' && text[i] != '\n' && text[i] != '\t' && text[i] != '\r')
+				ok = 0;
+		if (!ok) {
+			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "'%s' is not valid JSON: %s",
+				  label, o ? "trailing data" :
+				  json_tokener_error_desc(json_tokener_get_error(tok)));
+			json_object_put(o);
+			o = NULL;
+		}
+	}
+	json_tokener_free(tok);
+	return o;
+}
+
+static const char *type_name(json_type t)
+{
+	switch (t) {
+	case json_type_null: return "null";
+	case json_type_boolean: return "a boolean";
+	case json_type_double: return "a number";
+	case json_type_int: return "an integer";
+	case json_type_object: return "an object";
+	case json_type_array: return "an array";
+	case json_type_string: return "a string";
+	}
+	return "a value";
+}
+
+struct json_object *enpu_json_field(struct json_object *o, const char *key, json_type t,
+				    const char *label, const char *ctx, enpu_err *e)
+{
+	json_object *v = NULL;
+
+	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v)) {
+		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "%sfield '%s' is missing", ctx, key);
+		return NULL;
+	}
+	if (!json_object_is_type(v, t)) {
+		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "%sfield '%s' must be %s",
+			  ctx, key, type_name(t));
+		return NULL;
+	}
+	return v;
+}
+
+int enpu_json_int(struct json_object *v, int64_t lo, int64_t hi, const char *label,
+		  const char *what, int64_t *out, enpu_err *e)
+{
+	int64_t x;
+
+	if (!json_object_is_type(v, json_type_int))
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "%s must be an integer", what);
+	x = json_object_get_int64(v);
+	if (x < lo || x > hi)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+				 "%s is %lld, outside [%lld, %lld]", what, (long long)x,
+				 (long long)lo, (long long)hi);
+	*out = x;
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+struct json_object *enpu_json_canonical(struct json_object *o)
+{
+	json_object *r;
+
+	if (!o)
+		return NULL;
+	if (json_object_is_type(o, json_type_array)) {
+		size_t n = json_object_array_length(o);
+		if (!(r = json_object_new_array()))
+			return NULL;
+		for (size_t i = 0; i < n; i++) {
+			json_object *c = json_object_array_get_idx(o, i);
+			json_object_array_add(r, c ? enpu_json_canonical(c) : NULL);
+		}
+		return r;
+	}
+	if (json_object_is_type(o, json_type_object)) {
+		int n = json_object_object_length(o), i = 0;
+		const char **keys = malloc(sizeof(char *) * (size_t)(n ? n : 1));
+		if (!keys || !(r = json_object_new_object())) {
+			free(keys);
+			return NULL;
+		}
+		json_object_object_foreach(o, k, v) {
+			(void)v;
+			keys[i++] = k;
+		}
+		qsort(keys, (size_t)n, sizeof(*keys), cmp_str);
+		for (i = 0; i < n; i++) {
+			json_object *c = json_object_object_get(o, keys[i]);
+			json_object_object_add(r, keys[i], c ? enpu_json_canonical(c) : NULL);
+		}
+		free(keys);
+		return r;
+	}
+	return json_object_get(o);
+}
+
+/* ---- writing ------------------------------------------------------------ */
+
+static const char *kind_name(enpu_tkind k)
+{
+	switch (k) {
+	case ENPU_TK_INPUT: return "input";
+	case ENPU_TK_WEIGHT: return "weight";
+	case ENPU_TK_INTERMEDIATE: return "intermediate";
+	}
+	return "?";
+}
+
+/* A float as the shortest decimal that reads back (through strtod then a
+ * cast, which is what json-c and the loader do) to the same bits; non-finite
+ * values as the strings "inf", "-inf", "nan" (JSON has no such numbers). */
+static json_object *float_json(float f)
+{
+	char s[48];
+
+	if (isnan(f))
+		return json_object_new_string("nan");
+	if (isinf(f))
+		return json_object_new_string(f > 0 ? "inf" : "-inf");
+	for (int prec = 6; prec <= 17; prec++) {
+		snprintf(s, sizeof(s), "%.*g", prec, (double)f);
+		float back = (float)strtod(s, NULL);
+		if (memcmp(&back, &f, sizeof(f)) == 0)
+			break;
+	}
+	if (!strpbrk(s, ".e"))
+		strcat(s, ".0");   /* stays a JSON double; keeps the sign of -0.0 */
+	return json_object_new_double_s((double)f, s);
+}
+
+static json_object *ints_json(const int *v, int n)
+{
+	json_object *a = json_object_new_array();
+	for (int i = 0; a && i < n; i++)
+		json_object_array_add(a, json_object_new_int(v[i]));
+	return a;
+}
+
+static json_object *attr_json(const enpu_attrdef *ad, const enpu_attrs *a)
+{
+	const char *base = (const char *)a + ad->offset;
+
+	switch (ad->type) {
+	case ENPU_ATTR_FLOAT:
+		return float_json(*(const float *)base);
+	case ENPU_ATTR_INT:
+	case ENPU_ATTR_BOOL01:
+		return json_object_new_int(*(const int *)base);
+	case ENPU_ATTR_INTS:
+		return ints_json((const int *)base, ad->count);
+	case ENPU_ATTR_DIMS: {
+		json_object *arr = json_object_new_array();
+		for (int i = 0; arr && i < a->n_shape && i < ENPU_MAX_DIMS; i++)
+			json_object_array_add(arr, json_object_new_int64(a->shape[i]));
+		return arr;
+	}
+	case ENPU_ATTR_PERM:
+		return ints_json(a->perm, a->n_perm < ENPU_MAX_DIMS ? a->n_perm : ENPU_MAX_DIMS);
+	case ENPU_ATTR_ENUM: {
+		int v = *(const int *)base, n = 0;
+		while (ad->choices && ad->choices[n])
+			n++;
+		return json_object_new_string(v >= 0 && v < n ? ad->choices[v] : "?");
+	}
+	}
+	return NULL;
+}
+
+static json_object *names_json(const enpu_graph *g, const int *idx, int n)
+{
+	json_object *a = json_object_new_array();
+	for (int i = 0; a && i < n; i++)
+		json_object_array_add(a, json_object_new_string(g->tensors[idx[i]].name));
+	return a;
+}
+
+int enpu_graph_to_json(const enpu_graph *g, const char *weights, const char *layout,
+		       enpu_buf *out, enpu_err *e)
+{
+	json_object *root = json_object_new_object(), *arr;
+	char kname[128];
+	int rc;
+
+	if (!root)
+		goto nomem;
+	json_object_object_add(root, "format", json_object_new_string("eulernpu-graph"));
+	json_object_object_add(root, "version", json_object_new_int(1));
+	json_object_object_add(root, "name", json_object_new_string(g->name));
+	json_object_object_add(root, "backend", json_object_new_string(g->backend));
+	json_object_object_add(root, "weights", json_object_new_string(weights));
+	json_object_object_add(root, "layout", json_object_new_string(layout));
+	json_object_object_add(root, "inputs", names_json(g, g->inputs, g->n_inputs));
+	json_object_object_add(root, "outputs", names_json(g, g->outputs, g->n_outputs));
+	if (!(arr = json_object_new_array()))
+		goto nomem;
+	json_object_object_add(root, "components", arr);
+	for (int i = 0; i < g->n_components; i++)
+		json_object_array_add(arr, json_object_new_string(g->components[i]));
+
+	if (!(arr = json_object_new_array()))
+		goto nomem;
+	json_object_object_add(root, "tensors", arr);
+	for (int i = 0; i < g->n_tensors; i++) {
+		const enpu_irtensor *t = &g->tensors[i];
+		json_object *o = json_object_new_object(), *sh = json_object_new_array();
+		if (!o || !sh) {
+			json_object_put(o);
+			json_object_put(sh);
+			goto nomem;
+		}
+		json_object_object_add(o, "name", json_object_new_string(t->name));
+		json_object_object_add(o, "dtype", json_object_new_string(enpu_dtype_name(t->dtype)));
+		for (int d = 0; d < t->shape.ndim; d++)
+			json_object_array_add(sh, json_object_new_int64(t->shape.dim[d]));
+		json_object_object_add(o, "shape", sh);
+		json_object_object_add(o, "kind", json_object_new_string(kind_name(t->kind)));
+		json_object_object_add(o, "output", json_object_new_boolean(t->is_output));
+		json_object_array_add(arr, o);
+	}
+
+	if (!(arr = json_object_new_array()))
+		goto nomem;
+	json_object_object_add(root, "ops", arr);
+	for (int k = 0; k < g->n_ops; k++) {
+		const enpu_irop *op = &g->ops[k];
+		json_object *o = json_object_new_object(), *at = json_object_new_object();
+		if (!o || !at) {
+			json_object_put(o);
+			json_object_put(at);
+			goto nomem;
+		}
+		json_object_object_add(o, "name", json_object_new_string(op->name));
+		json_object_object_add(o, "op", json_object_new_string(op->def->name));
+		json_object_object_add(o, "component",
+				       json_object_new_string(g->components[op->component]));
+		json_object_object_add(o, "in", names_json(g, op->in, op->n_in));
+		json_object_object_add(o, "out", names_json(g, op->out, op->n_out));
+		for (const enpu_attrdef *ad = op->def->attrs; ad->name; ad++)
+			json_object_object_add(at, ad->name, attr_json(ad, &op->attrs));
+		json_object_object_add(o, "attrs", at);
+		snprintf(kname, sizeof(kname), "cpu_ref.%s", op->def->kernel_name);
+		json_object_object_add(o, "kernel", json_object_new_string(kname));
+		json_object_array_add(arr, o);
+	}
+	rc = enpu_json_dump(root, out, e);
+	json_object_put(root);
+	return rc;
+nomem:
+	json_object_put(root);
+	return enpu_fail(e, ENPU_E_NOMEM, "graph.json", NULL, "cannot build graph.json");
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+#define BAD(...) do { enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, __VA_ARGS__); goto fail; } while (0)
+
+static int parse_float(json_object *v, float *out)
+{
+	if (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)) {
+		*out = (float)json_object_get_double(v);
+		return 0;
+	}
+	if (json_object_is_type(v, json_type_string)) {
+		const char *s = json_object_get_string(v);
+		if (strcmp(s, "inf") == 0) { *out = INFINITY; return 0; }
+		if (strcmp(s, "-inf") == 0) { *out = -INFINITY; return 0; }
+		if (strcmp(s, "nan") == 0) { *out = NAN; return 0; }
+	}
+	return -1;
+}
+
+static int parse_int(json_object *v, int64_t lo, int64_t hi, int64_t *out)
+{
+	int64_t x;
+
+	if (!json_object_is_type(v, json_type_int))
+		return -1;
+	x = json_object_get_int64(v);
+	if (x < lo || x > hi)
+		return -1;
+	*out = x;
+	return 0;
+}
+
+/* One attribute from JSON into a; -1 when the value has the wrong type. */
+static int parse_attr(const enpu_attrdef *ad, json_object *v, enpu_attrs *a)
+{
+	char *base = (char *)a + ad->offset;
+	int64_t x;
+	size_t n;
+
+	switch (ad->type) {
+	case ENPU_ATTR_FLOAT:
+		return parse_float(v, (float *)base);
+	case ENPU_ATTR_INT:
+		if (parse_int(v, INT32_MIN, INT32_MAX, &x) < 0)
+			return -1;
+		*(int *)base = (int)x;
+		return 0;
+	case ENPU_ATTR_BOOL01:
+		if (parse_int(v, 0, 1, &x) < 0)
+			return -1;
+		*(int *)base = (int)x;
+		return 0;
+	case ENPU_ATTR_INTS:
+		if (!json_object_is_type(v, json_type_array) ||
+		    json_object_array_length(v) != (size_t)ad->count)
+			return -1;
+		for (int i = 0; i < ad->count; i++) {
+			if (parse_int(json_object_array_get_idx(v, (size_t)i), INT32_MIN, INT32_MAX, &x) < 0)
+				return -1;
+			((int *)base)[i] = (int)x;
+		}
+		return 0;
+	case ENPU_ATTR_DIMS:
+		if (!json_object_is_type(v, json_type_array) ||
+		    (n = json_object_array_length(v)) > ENPU_MAX_DIMS)
+			return -1;
+		for (size_t i = 0; i < n; i++) {
+			if (parse_int(json_object_array_get_idx(v, i), INT64_MIN, INT64_MAX, &x) < 0)
+				return -1;
+			a->shape[i] = x;
+		}
+		a->n_shape = (int)n;
+		return 0;
+	case ENPU_ATTR_PERM:
+		if (!json_object_is_type(v, json_type_array) ||
+		    (n = json_object_array_length(v)) > ENPU_MAX_DIMS)
+			return -1;
+		for (size_t i = 0; i < n; i++) {
+			if (parse_int(json_object_array_get_idx(v, i), INT32_MIN, INT32_MAX, &x) < 0)
+				return -1;
+			a->perm[i] = (int)x;
+		}
+		a->n_perm = (int)n;
+		return 0;
+	case ENPU_ATTR_ENUM:
+		if (!json_object_is_type(v, json_type_string) || !ad->choices)
+			return -1;
+		for (int i = 0; ad->choices[i]; i++)
+			if (strcmp(ad->choices[i], json_object_get_string(v)) == 0) {
+				*(int *)base = i;
+				return 0;
+			}
+		return -1;
+	}
+	return -1;
+}
+
+static int parse_shape(json_object *arr, const enpu_limits *lim, enpu_shape *s)
+{
+	size_t n = json_object_array_length(arr);
+	uint64_t numel;
+	int64_t x;
+
+	if (n > ENPU_MAX_DIMS)
+		return -1;
+	s->ndim = (int)n;
+	for (size_t i = 0; i < n; i++) {
+		if (parse_int(json_object_array_get_idx(arr, i), 0, INT64_MAX, &x) < 0)
+			return -1;
+		s->dim[i] = x;
+	}
+	if (enpu_shape_numel(s, &numel) < 0 || numel > lim->max_tensor_elems ||
+	    numel > lim->max_tensor_bytes / sizeof(float))
+		return -1;
+	return 0;
+}
+
+/* name -> index maps are json-c objects: a hash table we already link. */
+static int map_get(json_object *map, const char *name)
+{
+	json_object *v;
+	return json_object_object_get_ex(map, name, &v) ? json_object_get_int(v) : -1;
+}
+
+static int parse_names(json_object *arr, json_object *tmap, int **idx, int *n)
+{
+	size_t len = json_object_array_length(arr);
+
+	*idx = malloc(sizeof(int) * (len ? len : 1));
+	if (!*idx)
+		return -1;
+	*n = (int)len;
+	for (size_t i = 0; i < len; i++) {
+		json_object *s = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(s, json_type_string) ||
+		    ((*idx)[i] = map_get(tmap, json_object_get_string(s))) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int enpu_graph_from_json(const char *text, size_t len, const char *label,
+			 const enpu_limits *lim, enpu_graph **out, char **weights,
+			 enpu_err *e)
+{
+	json_object *root = NULL, *tmap = NULL, *cmap = NULL, *omap = NULL, *v, *arr;
+	enpu_graph *g = NULL;
+	int64_t iv;
+	size_t n;
+
+	*out = NULL;
+	*weights = NULL;
+	if (!lim)
+		lim = enpu_limits_default();
+	if (!(root = enpu_json_parse(text, len, label, e)))
+		return -1;
+	tmap = json_object_new_object();
+	cmap = json_object_new_object();
+	omap = json_object_new_object();
+	g = calloc(1, sizeof(*g));
+	if (!tmap || !cmap || !omap || !g) {
+		enpu_fail(e, ENPU_E_NOMEM, label, NULL, "cannot load '%s'", label);
+		goto fail;
+	}
+	if (!(v = enpu_json_field(root, "format", json_type_string, label, "", e)))
+		goto fail;
+	if (strcmp(json_object_get_string(v), "eulernpu-graph") != 0)
+		BAD("field 'format' is not \"eulernpu-graph\"");
+	if (!(v = enpu_json_field(root, "version", json_type_int, label, "", e)) ||
+	    enpu_json_int(v, 1, 1, label, "field 'version'", &iv, e) < 0)
+		goto fail;
+	if (!(v = enpu_json_field(root, "name", json_type_string, label, "", e)))
+		goto fail;
+	if (!(g->name = strdup(json_object_get_string(v))))
+		goto nomem;
+	if (!(v = enpu_json_field(root, "backend", json_type_string, label, "", e)))
+		goto fail;
+	if (enpu_backend_parse(json_object_get_string(v)) < 0)
+		BAD("field 'backend': unknown backend '%s'", json_object_get_string(v));
+	if (!(g->backend = strdup(json_object_get_string(v))))
+		goto nomem;
+	if (!(v = enpu_json_field(root, "weights", json_type_string, label, "", e)))
+		goto fail;
+	if (!(*weights = strdup(json_object_get_string(v))))
+		goto nomem;
+	if (!(v = enpu_json_field(root, "layout", json_type_string, label, "", e)))
+		goto fail;
+	if (strcmp(json_object_get_string(v), "spec") != 0)
+		BAD("field 'layout': unknown weights layout '%s'", json_object_get_string(v));
+
+	/* components */
+	if (!(arr = enpu_json_field(root, "components", json_type_array, label, "", e)))
+		goto fail;
+	n = json_object_array_length(arr);
+	if (n > lim->max_ops + 1)
+		BAD("field 'components' has too many entries");
+	if (!(g->components = calloc(n ? n : 1, sizeof(char *))))
+		goto nomem;
+	for (size_t i = 0; i < n; i++) {
+		json_object *s = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(s, json_type_string))
+			BAD("field 'components' entry %zu must be a string", i);
+		if (map_get(cmap, json_object_get_string(s)) >= 0)
+			BAD("component '%s' is listed twice", json_object_get_string(s));
+		json_object_object_add(cmap, json_object_get_string(s), json_object_new_int((int)i));
+		if (!(g->components[i] = strdup(json_object_get_string(s))))
+			goto nomem;
+		g->n_components = (int)i + 1;
+	}
+
+	/* tensors */
+	if (!(arr = enpu_json_field(root, "tensors", json_type_array, label, "", e)))
+		goto fail;
+	n = json_object_array_length(arr);
+	if (n > (lim->max_ops + 1) * (ENPU_MAX_OP_INPUTS + 1) || n > INT32_MAX / 2)
+		BAD("field 'tensors' has too many entries");
+	if (!(g->tensors = calloc(n ? n : 1, sizeof(*g->tensors))))
+		goto nomem;
+	for (size_t i = 0; i < n; i++) {
+		json_object *o = json_object_array_get_idx(arr, i);
+		enpu_irtensor *t = &g->tensors[i];
+		char ctx[48];
+		const char *kind;
+
+		snprintf(ctx, sizeof(ctx), "tensor %zu: ", i);
+		t->producer = t->last_use = -1;
+		if (!(v = enpu_json_field(o, "name", json_type_string, label, ctx, e)))
+			goto fail;
+		if (map_get(tmap, json_object_get_string(v)) >= 0)
+			BAD("tensor '%s' is listed twice", json_object_get_string(v));
+		if (!(t->name = strdup(json_object_get_string(v))))
+			goto nomem;
+		g->n_tensors = (int)i + 1;
+		json_object_object_add(tmap, t->name, json_object_new_int((int)i));
+		snprintf(ctx, sizeof(ctx), "tensor '%.30s': ", t->name);
+		if (!(v = enpu_json_field(o, "dtype", json_type_string, label, ctx, e)))
+			goto fail;
+		if ((t->dtype = enpu_dtype_parse(json_object_get_string(v))) != ENPU_DT_F32)
+			BAD("%sunsupported dtype '%s'", ctx, json_object_get_string(v));
+		if (!(v = enpu_json_field(o, "shape", json_type_array, label, ctx, e)))
+			goto fail;
+		if (parse_shape(v, lim, &t->shape) < 0)
+			BAD("%sfield 'shape' is not a valid shape within the limits", ctx);
+		if (!(v = enpu_json_field(o, "kind", json_type_string, label, ctx, e)))
+			goto fail;
+		kind = json_object_get_string(v);
+		if (strcmp(kind, "input") == 0)
+			t->kind = ENPU_TK_INPUT;
+		else if (strcmp(kind, "weight") == 0)
+			t->kind = ENPU_TK_WEIGHT;
+		else if (strcmp(kind, "intermediate") == 0)
+			t->kind = ENPU_TK_INTERMEDIATE;
+		else
+			BAD("%sunknown kind '%s'", ctx, kind);
+		if (!(v = enpu_json_field(o, "output", json_type_boolean, label, ctx, e)))
+			goto fail;
+		t->is_output = json_object_get_boolean(v);
+	}
+
+	/* inputs and outputs: each input/output tensor listed exactly once */
+	if (!(arr = enpu_json_field(root, "inputs", json_type_array, label, "", e)))
+		goto fail;
+	if (parse_names(arr, tmap, &g->inputs, &g->n_inputs) < 0)
+		BAD("field 'inputs' names an unknown tensor");
+	if (!(arr = enpu_json_field(root, "outputs", json_type_array, label, "", e)))
+		goto fail;
+	if (parse_names(arr, tmap, &g->outputs, &g->n_outputs) < 0)
+		BAD("field 'outputs' names an unknown tensor");
+	{
+		int n_in = 0, n_outp = 0;
+		for (int i = 0; i < g->n_tensors; i++) {
+			n_in += g->tensors[i].kind == ENPU_TK_INPUT;
+			n_outp += g->tensors[i].is_output != 0;
+		}
+		if (n_in != g->n_inputs)
+			BAD("field 'inputs' does not list every input tensor once");
+		if (n_outp != g->n_outputs)
+			BAD("field 'outputs' does not list every output tensor once");
+		for (int i = 0; i < g->n_inputs; i++) {
+			if (g->tensors[g->inputs[i]].kind != ENPU_TK_INPUT)
+				BAD("input '%s' is not an input tensor", g->tensors[g->inputs[i]].name);
+			for (int j = 0; j < i; j++)
+				if (g->inputs[j] == g->inputs[i])
+					BAD("input '%s' is listed twice", g->tensors[g->inputs[i]].name);
+		}
+		for (int i = 0; i < g->n_outputs; i++) {
+			if (!g->tensors[g->outputs[i]].is_output)
+				BAD("output '%s' is not marked as an output", g->tensors[g->outputs[i]].name);
+			for (int j = 0; j < i; j++)
+				if (g->outputs[j] == g->outputs[i])
+					BAD("output '%s' is listed twice", g->tensors[g->outputs[i]].name);
+		}
+	}
+
+	/* ops: in schedule order; each reads only tensors that exist by then */
+	if (!(arr = enpu_json_field(root, "ops", json_type_array, label, "", e)))
+		goto fail;
+	n = json_object_array_length(arr);
+	if (n > lim->max_ops)
+		BAD("field 'ops' has %zu entries, more than the limit of %llu", n,
+		    (unsigned long long)lim->max_ops);
+	if (!(g->ops = calloc(n ? n : 1, sizeof(*g->ops))))
+		goto nomem;
+	for (size_t k = 0; k < n; k++) {
+		json_object *o = json_object_array_get_idx(arr, k), *ins, *outs, *at;
+		enpu_irop *op = &g->ops[k];
+		enpu_shape in_sh[ENPU_MAX_OP_INPUTS], out_sh[1];
+		char ctx[80], why[256], want[128], got[128];
+		size_t nin;
+		int max_in;
+
+		snprintf(ctx, sizeof(ctx), "op %zu: ", k);
+		if (!(v = enpu_json_field(o, "name", json_type_string, label, ctx, e)))
+			goto fail;
+		if (map_get(omap, json_object_get_string(v)) >= 0)
+			BAD("op '%s' is listed twice", json_object_get_string(v));
+		if (!(op->name = strdup(json_object_get_string(v))))
+			goto nomem;
+		g->n_ops = (int)k + 1;
+		json_object_object_add(omap, op->name, json_object_new_int((int)k));
+		snprintf(ctx, sizeof(ctx), "op '%.60s': ", op->name);
+		if (!(v = enpu_json_field(o, "op", json_type_string, label, ctx, e)))
+			goto fail;
+		if (!(op->def = enpu_op_by_name(json_object_get_string(v))))
+			BAD("%sunknown operator '%s'", ctx, json_object_get_string(v));
+		if (!(v = enpu_json_field(o, "component", json_type_string, label, ctx, e)))
+			goto fail;
+		if ((op->component = map_get(cmap, json_object_get_string(v))) < 0)
+			BAD("%sunknown component '%s'", ctx, json_object_get_string(v));
+		if (!(ins = enpu_json_field(o, "in", json_type_array, label, ctx, e)) ||
+		    !(outs = enpu_json_field(o, "out", json_type_array, label, ctx, e)) ||
+		    !(at = enpu_json_field(o, "attrs", json_type_object, label, ctx, e)) ||
+		    !(v = enpu_json_field(o, "kernel", json_type_string, label, ctx, e)))
+			goto fail;
+		snprintf(why, sizeof(why), "cpu_ref.%s", op->def->kernel_name);
+		if (strcmp(why, json_object_get_string(v)) != 0)
+			BAD("%skernel '%s' is not '%s'", ctx, json_object_get_string(v), why);
+
+		nin = json_object_array_length(ins);
+		max_in = op->def->max_in < 0 ? ENPU_MAX_OP_INPUTS : op->def->max_in;
+		if (nin < (size_t)op->def->min_in || nin > (size_t)max_in || nin > ENPU_MAX_OP_INPUTS)
+			BAD("%shas %zu inputs, %s takes %d to %d", ctx, nin, op->def->name,
+			    op->def->min_in, max_in);
+		if (parse_names(ins, tmap, &op->in, &op->n_in) < 0)
+			BAD("%sfield 'in' names an unknown tensor", ctx);
+		for (int j = 0; j < op->n_in; j++) {
+			enpu_irtensor *t = &g->tensors[op->in[j]];
+			if (t->kind == ENPU_TK_INTERMEDIATE && t->producer < 0)
+				BAD("%sreads tensor '%s' before it is produced", ctx, t->name);
+			in_sh[j] = t->shape;
+		}
+		if (op->def->n_out != 1 || json_object_array_length(outs) != 1)
+			BAD("%sfield 'out' must name exactly one tensor", ctx);
+		{
+			json_object *s = json_object_array_get_idx(outs, 0);
+			if (!json_object_is_type(s, json_type_string) ||
+			    (op->out[0] = map_get(tmap, json_object_get_string(s))) < 0)
+				BAD("%sfield 'out' names an unknown tensor", ctx);
+		}
+		op->n_out = 1;
+		{
+			enpu_irtensor *t = &g->tensors[op->out[0]];
+			if (t->kind != ENPU_TK_INTERMEDIATE)
+				BAD("%swrites '%s', which is not an intermediate", ctx, t->name);
+			if (t->producer >= 0)
+				BAD("%swrites '%s', which op '%s' already produced", ctx, t->name,
+				    g->ops[t->producer].name);
+		}
+
+		/* attributes: exactly the op's table, every one present */
+		enpu_attrs_defaults(op->def, &op->attrs);
+		{
+			int n_def = 0, bit = 0;
+			for (const enpu_attrdef *ad = op->def->attrs; ad->name; ad++, bit++) {
+				json_object *av;
+				n_def++;
+				if (!json_object_object_get_ex(at, ad->name, &av))
+					BAD("%sattribute '%s' is missing", ctx, ad->name);
+				if (parse_attr(ad, av, &op->attrs) < 0)
+					BAD("%sattribute '%s' has an invalid value", ctx, ad->name);
+				if (!((ad->type == ENPU_ATTR_DIMS && op->attrs.n_shape == 0) ||
+				      (ad->type == ENPU_ATTR_PERM && op->attrs.n_perm == 0)))
+					op->attrs.set |= 1u << bit;
+			}
+			if (json_object_object_length(at) != n_def)
+				BAD("%sattrs holds attributes that operator '%s' does not have", ctx,
+				    op->def->name);
+		}
+
+		/* the shape rule must give back exactly the recorded shape */
+		why[0] = '\0';
+		if (op->def->shape(&op->attrs, in_sh, op->n_in, out_sh, why, sizeof(why)) < 0)
+			BAD("%sshape rule of '%s' fails: %s", ctx, op->def->name, why);
+		if (!enpu_shape_eq(&out_sh[0], &g->tensors[op->out[0]].shape))
+			BAD("%soutput '%s' is recorded as %s but the shape rule gives %s", ctx,
+			    g->tensors[op->out[0]].name,
+			    enpu_shape_str(&g->tensors[op->out[0]].shape, got, sizeof(got)),
+			    enpu_shape_str(&out_sh[0], want, sizeof(want)));
+		g->tensors[op->out[0]].producer = (int)k;
+		for (int j = 0; j < op->n_in; j++)
+			g->tensors[op->in[j]].last_use = (int)k;
+	}
+	for (int i = 0; i < g->n_tensors; i++)
+		if (g->tensors[i].kind == ENPU_TK_INTERMEDIATE && g->tensors[i].producer < 0)
+			BAD("tensor '%s' is never produced", g->tensors[i].name);
+
+	json_object_put(root);
+	json_object_put(tmap);
+	json_object_put(cmap);
+	json_object_put(omap);
+	*out = g;
+	return 0;
+nomem:
+	enpu_fail(e, ENPU_E_NOMEM, label, NULL, "cannot load '%s'", label);
+fail:
+	json_object_put(root);
+	json_object_put(tmap);
+	json_object_put(cmap);
+	json_object_put(omap);
+	enpu_graph_free(g);
+	free(*weights);
+	*weights = NULL;
+	return -1;
+}

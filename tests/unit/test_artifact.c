@@ -1,0 +1,543 @@
+/* test_artifact.c: compile tiny_mlp into an artifact, load it back, and
+ * check that compile is deterministic and that loading refuses tampered,
+ * escaping or inconsistent artifacts; weight errors at compile time. */
+#include <criterion/criterion.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "enpu.h"
+#include "npz.h"
+#include "buf.h"
+#include "digest.h"
+#include "graphjson.h"
+
+/* The seed spec of SPEC_FORMAT.md, as examples/tiny_mlp/spec.yaml has it
+ * (fc1.w is declared on line 9). */
+static const char tiny_mlp[] =
+	"# tiny_mlp: the seed model of SPEC_FORMAT.md, 8 -> 16 -> 4.\n"
+	"eulernpu: 1\n"
+	"name: tiny_mlp\n"
+	"backend: cpu_ref\n"
+	"inputs:\n"
+	"  - {name: x, dtype: float32, shape: [1, 8]}\n"
+	"outputs: [logits]\n"
+	"weights:\n"
+	"  - {name: fc1.w, dtype: float32, shape: [8, 16]}\n"
+	"  - {name: fc1.b, dtype: float32, shape: [16]}\n"
+	"  - {name: fc2.w, dtype: float32, shape: [16, 4]}\n"
+	"  - {name: fc2.b, dtype: float32, shape: [4]}\n"
+	"components:\n"
+	"  - name: hidden\n"
+	"    ops:\n"
+	"      - {name: fc1,   op: matmul, in: [x, fc1.w],  out: h1}\n"
+	"      - {name: bias1, op: add,    in: [h1, fc1.b], out: h2}\n"
+	"      - {name: act1,  op: relu,   in: [h2],        out: h}\n"
+	"  - name: head\n"
+	"    ops:\n"
+	"      - {name: fc2,   op: matmul, in: [h, fc2.w],  out: z}\n"
+	"      - {name: bias2, op: add,    in: [z, fc2.b],  out: logits}\n"
+	"targets:\n"
+	"  npu_sim: {array: [16, 16], dataflow: os}\n";
+
+static char dir[64];
+
+static void setup(void)
+{
+	strcpy(dir, "/tmp/enpu_art_XXXXXX");
+	cr_assert(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+TestSuite(artifact, .init = setup, .fini = teardown);
+
+static void add(enpu_tlist *l, const char *name, int ndim, int64_t d0, int64_t d1, float seed)
+{
+	enpu_tensor t = {0};
+	enpu_err e = ENPU_ERR_INIT;
+	uint64_t n;
+
+	t.dtype = ENPU_DT_F32;
+	t.shape.ndim = ndim;
+	t.shape.dim[0] = d0;
+	t.shape.dim[1] = d1;
+	cr_assert_eq(enpu_tensor_alloc(&t, NULL, &e), 0);
+	t.name = strdup(name);
+	enpu_shape_numel(&t.shape, &n);
+	for (uint64_t i = 0; i < n; i++)   /* deterministic, sign-varying */
+		t.data[i] = seed * (float)((int)(i * 7 % 13) - 6) / 8.0f;
+	cr_assert_eq(enpu_tlist_push(&l[0], &t, &e), 0);
+}
+
+/* weights.npz in dir; fc1w_swapped writes fc1.w as [16, 8]; drop omits
+ * fc2.b; extra adds "stray". */
+static const char *weights(const char *name, int fc1w_swapped, int drop, int extra)
+{
+	static char path[128];
+	enpu_tlist l = ENPU_TLIST_INIT;
+	enpu_err e = ENPU_ERR_INIT;
+
+	if (fc1w_swapped)
+		add(&l, "fc1.w", 2, 16, 8, 0.5f);
+	else
+		add(&l, "fc1.w", 2, 8, 16, 0.5f);
+	add(&l, "fc1.b", 1, 16, 0, 0.1f);
+	add(&l, "fc2.w", 2, 16, 4, 0.25f);
+	if (!drop)
+		add(&l, "fc2.b", 1, 4, 0, 0.2f);
+	if (extra)
+		add(&l, "stray", 1, 3, 0, 1.0f);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	cr_assert_eq(enpu_npz_write(path, &l, &e), 0, "%s", e.message);
+	enpu_tlist_free(&l);
+	return path;
+}
+
+static enpu_spec *spec(void)
+{
+	enpu_spec *s = NULL;
+	enpu_err e = ENPU_ERR_INIT;
+	cr_assert_eq(enpu_spec_parse(tiny_mlp, strlen(tiny_mlp), "spec.yaml", NULL, &s, &e), 0,
+		     "%s", e.message);
+	return s;
+}
+
+static int compile_to(const char *sub, const char *w, enpu_compile_info *info, enpu_err *e)
+{
+	char out[128];
+	enpu_spec *s = spec();
+	int rc;
+
+	snprintf(out, sizeof(out), "%s/%s", dir, sub);
+	rc = enpu_compile(s, NULL, w, "weights.npz", "ab12", out, NULL, info, e);
+	enpu_spec_free(s);
+	return rc;
+}
+
+static void slurp(const char *sub, const char *rel, enpu_buf *b)
+{
+	char p[256];
+	enpu_err e = ENPU_ERR_INIT;
+	snprintf(p, sizeof(p), "%s/%s/%s", dir, sub, rel);
+	enpu_buf_reset(b);
+	cr_assert_eq(enpu_read_file(p, 0, b, &e), 0, "%s", e.message);
+}
+
+static void spit(const char *sub, const char *rel, const void *d, size_t n)
+{
+	char p[256];
+	FILE *f;
+	snprintf(p, sizeof(p), "%s/%s/%s", dir, sub, rel);
+	cr_assert((f = fopen(p, "wb")));
+	cr_assert_eq(fwrite(d, 1, n, f), n);
+	fclose(f);
+}
+
+static int load(const char *sub, enpu_artifact **a, enpu_err *e)
+{
+	char p[128];
+	snprintf(p, sizeof(p), "%s/%s", dir, sub);
+	return enpu_artifact_load(p, NULL, a, e);
+}
+
+static const char *files[] = {"graph.json", "plan.json", "weights/cpu_ref.npz", "manifest.json"};
+
+Test(artifact, compile_writes_the_artifact)
+{
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_buf b = ENPU_BUF_INIT;
+
+	cr_assert_eq(compile_to("a", weights("w.npz", 0, 0, 0), &info, &e), 0, "%s", e.message);
+	cr_assert_eq(info.n_ops, 5);
+	cr_assert_eq(info.n_components, 2);
+	cr_assert_str_eq(info.backend, "cpu_ref");
+	cr_assert(enpu_is_sha256_hex(info.artifact_id));
+	/* h1, h2, h, z, logits of 64/64/64/16/16 bytes, aligned: at most 3 live */
+	cr_assert(info.arena_bytes > 0 && info.arena_bytes % 64 == 0);
+	cr_assert(info.arena_bytes <= 3 * 64, "%llu", (unsigned long long)info.arena_bytes);
+	slurp("a", "manifest.json", &b);
+	cr_assert(strstr(b.data, "\"format\": \"eulernpu-artifact\""));
+	cr_assert(strstr(b.data, info.artifact_id));
+	cr_assert(strstr(b.data, "\"weights\": \"weights/cpu_ref.npz\""), "%s", b.data);
+	cr_assert(strstr(b.data, "\"layout\": \"spec\""));
+	cr_assert(strstr(b.data, "\"compiler\": \"" ENPU_COMPILER_ID "\""));
+	cr_assert(strstr(b.data, "\"sha256\": \"ab12\""));
+	slurp("a", "graph.json", &b);
+	cr_assert(strstr(b.data, "\"kernel\": \"cpu_ref.matmul_f32\""), "%s", b.data);
+	cr_assert(strstr(b.data, "\"kind\": \"weight\""));
+	enpu_buf_free(&b);
+}
+
+Test(artifact, compile_is_byte_identical)
+{
+	enpu_compile_info i1, i2;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_buf b1 = ENPU_BUF_INIT, b2 = ENPU_BUF_INIT;
+	const char *w = weights("w.npz", 0, 0, 0);
+
+	cr_assert_eq(compile_to("a", w, &i1, &e), 0, "%s", e.message);
+	cr_assert_eq(compile_to("b", w, &i2, &e), 0, "%s", e.message);
+	cr_assert_str_eq(i1.artifact_id, i2.artifact_id);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		slurp("a", files[i], &b1);
+		slurp("b", files[i], &b2);
+		cr_assert_eq(b1.len, b2.len, "%s", files[i]);
+		cr_assert_eq(memcmp(b1.data, b2.data, b1.len), 0, "%s differs", files[i]);
+	}
+	enpu_buf_free(&b1);
+	enpu_buf_free(&b2);
+}
+
+Test(artifact, load_round_trip)
+{
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_artifact *a = NULL;
+	const enpu_graph *g;
+
+	cr_assert_eq(compile_to("a", weights("w.npz", 0, 0, 0), &info, &e), 0, "%s", e.message);
+	cr_assert_eq(load("a", &a, &e), 0, "%s: %s", e.where, e.message);
+	cr_assert_str_eq(enpu_artifact_id(a), info.artifact_id);
+	cr_assert_str_eq(enpu_artifact_backend(a), "cpu_ref");
+	g = enpu_artifact_graph(a);
+	cr_assert_eq(g->n_ops, 5);
+	cr_assert_eq(g->n_components, 2);
+	cr_assert_str_eq(g->ops[0].name, "fc1");
+	cr_assert_str_eq(g->ops[4].def->name, "add");
+	cr_assert_eq(g->n_outputs, 1);
+	cr_assert_str_eq(g->tensors[g->outputs[0]].name, "logits");
+	enpu_artifact_free(a);
+}
+
+Test(artifact, output_dir_must_be_empty)
+{
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	const char *w = weights("w.npz", 0, 0, 0);
+
+	cr_assert_eq(compile_to("a", w, &info, &e), 0, "%s", e.message);
+	cr_assert_eq(compile_to("a", w, &info, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_IO);
+	cr_assert(strstr(e.message, "not empty"), "%s", e.message);
+}
+
+Test(artifact, tampered_file_is_a_digest_error)
+{
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_buf b = ENPU_BUF_INIT;
+	char sub[16];
+	const char *w = weights("w.npz", 0, 0, 0);
+
+	for (int i = 0; i < 3; i++) {
+		enpu_artifact *a = NULL;
+		snprintf(sub, sizeof(sub), "t%d", i);
+		cr_assert_eq(compile_to(sub, w, &info, &e), 0, "%s", e.message);
+		slurp(sub, files[i], &b);
+		b.data[b.len / 2] ^= 0x01;
+		spit(sub, files[i], b.data, b.len);
+		cr_assert_eq(load(sub, &a, &e), -1, "%s accepted", files[i]);
+		cr_assert_null(a);
+		cr_assert_eq(e.code, ENPU_E_ARTIFACT_DIGEST, "%s: %s", files[i], e.message);
+		cr_assert(strstr(e.message, files[i]), "%s", e.message);
+	}
+	/* a truncated file and a missing one, too */
+	cr_assert_eq(compile_to("t3", w, &info, &e), 0);
+	slurp("t3", "plan.json", &b);
+	spit("t3", "plan.json", b.data, b.len - 1);
+	enpu_artifact *a = NULL;
+	cr_assert_eq(load("t3", &a, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT_DIGEST);
+	cr_assert_eq(compile_to("t4", w, &info, &e), 0);
+	char p[256];
+	snprintf(p, sizeof(p), "%s/t4/weights/cpu_ref.npz", dir);
+	cr_assert_eq(unlink(p), 0);
+	cr_assert_eq(load("t4", &a, &e), -1);
+	cr_assert(e.code == ENPU_E_ARTIFACT_DIGEST || e.code == ENPU_E_ARTIFACT);
+	enpu_buf_free(&b);
+}
+
+/* Replace the first `from` in manifest.json with `to`. */
+static void edit_manifest(const char *sub, const char *from, const char *to)
+{
+	enpu_buf b = ENPU_BUF_INIT, o = ENPU_BUF_INIT;
+	char *hit;
+
+	slurp(sub, "manifest.json", &b);
+	cr_assert((hit = strstr(b.data, from)), "%s", from);
+	enpu_buf_add(&o, b.data, (size_t)(hit - b.data));
+	enpu_buf_adds(&o, to);
+	enpu_buf_adds(&o, hit + strlen(from));
+	spit(sub, "manifest.json", o.data, o.len);
+	enpu_buf_free(&b);
+	enpu_buf_free(&o);
+}
+
+Test(artifact, manifest_paths_cannot_escape)
+{
+	static const char *bad[] = {"../x", "/etc/passwd", "weights/../graph.json", "./graph.json",
+				    "weights//cpu_ref.npz", ""};
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	const char *w = weights("w.npz", 0, 0, 0);
+	char sub[16], to[64];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		enpu_artifact *a = NULL;
+		snprintf(sub, sizeof(sub), "p%zu", i);
+		cr_assert_eq(compile_to(sub, w, &info, &e), 0, "%s", e.message);
+		snprintf(to, sizeof(to), "\"path\": \"%s\"", bad[i]);
+		edit_manifest(sub, "\"path\": \"graph.json\"", to);
+		cr_assert_eq(load(sub, &a, &e), -1, "'%s' accepted", bad[i]);
+		cr_assert_eq(e.code, ENPU_E_ARTIFACT, "'%s': %s", bad[i], e.message);
+	}
+}
+
+Test(artifact, symlinked_file_is_refused)
+{
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_artifact *a = NULL;
+	char p[256], q[256];
+
+	cr_assert_eq(compile_to("s", weights("w.npz", 0, 0, 0), &info, &e), 0);
+	snprintf(p, sizeof(p), "%s/s/plan.json", dir);
+	snprintf(q, sizeof(q), "%s/plan-copy.json", dir);
+	cr_assert_eq(rename(p, q), 0);
+	cr_assert_eq(symlink(q, p), 0);
+	cr_assert_eq(load("s", &a, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT, "%s", e.message);
+}
+
+Test(artifact, malformed_manifest)
+{
+	static const char *edits[][2] = {
+		{"\"format\": \"eulernpu-artifact\"", "\"format\": \"zip\""},
+		{"\"version\": 1", "\"version\": \"1\""},
+		{"\"files\": [", "\"files\": 3, \"x\": ["},
+		{"\"bytes\": ", "\"bytes\": -"},
+		{"{", "{{"},
+	};
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	const char *w = weights("w.npz", 0, 0, 0);
+	char sub[16];
+
+	for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+		enpu_artifact *a = NULL;
+		snprintf(sub, sizeof(sub), "m%zu", i);
+		cr_assert_eq(compile_to(sub, w, &info, &e), 0, "%s", e.message);
+		edit_manifest(sub, edits[i][0], edits[i][1]);
+		cr_assert_eq(load(sub, &a, &e), -1, "edit %zu accepted", i);
+		cr_assert_eq(e.code, ENPU_E_ARTIFACT, "edit %zu: %s", i, e.message);
+	}
+	/* a wrong id (files intact) */
+	enpu_artifact *a = NULL;
+	cr_assert_eq(compile_to("mid", w, &info, &e), 0);
+	char to[80];
+	snprintf(to, sizeof(to), "\"id\": \"%064d\"", 0);
+	char from[80];
+	snprintf(from, sizeof(from), "\"id\": \"%s\"", info.artifact_id);
+	edit_manifest("mid", from, to);
+	cr_assert_eq(load("mid", &a, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT);
+}
+
+/* Rewrite a member with new bytes and fix the manifest (digest, size, id)
+ * so that only the member's own consistency is left to catch. */
+static void rewrite_consistently(const char *sub, const char *rel, const char *text)
+{
+	enpu_buf b = ENPU_BUF_INIT;
+	json_object *m, *fl;
+	const char *paths[8], *digests[8];
+	char id[65], dig[8][65];
+	size_t n;
+
+	spit(sub, rel, text, strlen(text));
+	slurp(sub, "manifest.json", &b);
+	cr_assert((m = json_tokener_parse(b.data)));
+	fl = json_object_object_get(m, "files");
+	n = json_object_array_length(fl);
+	for (size_t i = 0; i < n; i++) {
+		json_object *f = json_object_array_get_idx(fl, i);
+		const char *p = json_object_get_string(json_object_object_get(f, "path"));
+		enpu_buf c = ENPU_BUF_INIT;
+		slurp(sub, p, &c);
+		enpu_sha256_hex(c.data, c.len, dig[i]);
+		json_object_object_add(f, "sha256", json_object_new_string(dig[i]));
+		json_object_object_add(f, "bytes", json_object_new_int64((int64_t)c.len));
+		paths[i] = p;
+		digests[i] = dig[i];
+		enpu_buf_free(&c);
+	}
+	enpu_artifact_id_of(paths, digests, (int)n, id);
+	json_object_object_add(m, "id", json_object_new_string(id));
+	const char *s = json_object_to_json_string_ext(m, JSON_C_TO_STRING_PRETTY);
+	spit(sub, "manifest.json", s, strlen(s));
+	json_object_put(m);
+	enpu_buf_free(&b);
+}
+
+static json_object *tensor_entry(json_object *g, const char *name)
+{
+	json_object *ts = json_object_object_get(g, "tensors");
+	for (size_t i = 0; i < json_object_array_length(ts); i++) {
+		json_object *t = json_object_array_get_idx(ts, i);
+		if (strcmp(json_object_get_string(json_object_object_get(t, "name")), name) == 0)
+			return t;
+	}
+	cr_assert_fail("no tensor %s", name);
+	return NULL;
+}
+
+static json_object *graph_of(const char *sub)
+{
+	enpu_buf b = ENPU_BUF_INIT;
+	json_object *g;
+	slurp(sub, "graph.json", &b);
+	cr_assert((g = json_tokener_parse(b.data)));
+	enpu_buf_free(&b);
+	return g;
+}
+
+Test(artifact, consistent_rewrite_still_loads)
+{
+	/* the rewriting helper itself keeps a valid artifact valid */
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_artifact *a = NULL;
+	json_object *g;
+
+	cr_assert_eq(compile_to("c", weights("w.npz", 0, 0, 0), &info, &e), 0);
+	g = graph_of("c");
+	rewrite_consistently("c", "graph.json", json_object_to_json_string_ext(g, JSON_C_TO_STRING_PLAIN));
+	json_object_put(g);
+	cr_assert_eq(load("c", &a, &e), 0, "%s", e.message);
+	enpu_artifact_free(a);
+}
+
+Test(artifact, graph_with_wrong_shape_is_refused)
+{
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_artifact *a = NULL;
+	json_object *g, *sh;
+
+	cr_assert_eq(compile_to("c", weights("w.npz", 0, 0, 0), &info, &e), 0);
+	g = graph_of("c");
+	sh = json_object_object_get(tensor_entry(g, "h2"), "shape");
+	json_object_array_put_idx(sh, 1, json_object_new_int(15));
+	rewrite_consistently("c", "graph.json", json_object_to_json_string_ext(g, JSON_C_TO_STRING_PLAIN));
+	json_object_put(g);
+	cr_assert_eq(load("c", &a, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT, "%s", e.message);
+	cr_assert_str_eq(e.where, "graph.json");
+	cr_assert(strstr(e.message, "bias1"), "%s", e.message);
+}
+
+Test(artifact, graph_with_bad_fields_is_refused)
+{
+	static const char *muts[] = {"op", "attrs", "kernel", "in", "unknown_op", "read_later"};
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	const char *w = weights("w.npz", 0, 0, 0);
+	char sub[16];
+
+	for (size_t i = 0; i < sizeof(muts) / sizeof(muts[0]); i++) {
+		enpu_artifact *a = NULL;
+		json_object *g, *ops, *op0;
+		snprintf(sub, sizeof(sub), "g%zu", i);
+		cr_assert_eq(compile_to(sub, w, &info, &e), 0);
+		g = graph_of(sub);
+		ops = json_object_object_get(g, "ops");
+		op0 = json_object_array_get_idx(ops, 0);
+		switch (i) {
+		case 0: json_object_object_add(op0, "op", json_object_new_int(3)); break;
+		case 1: json_object_object_add(json_object_object_get(op0, "attrs"), "alpha",
+					       json_object_new_double(2.0)); break;
+		case 2: json_object_object_add(op0, "kernel", json_object_new_string("cpu_ref.evil")); break;
+		case 3: json_object_object_add(op0, "in", json_object_new_string("x")); break;
+		case 4: json_object_object_add(op0, "op", json_object_new_string("launch")); break;
+		case 5: /* fc1 reads h, produced later */
+			json_object_array_put_idx(json_object_object_get(op0, "in"), 0,
+						  json_object_new_string("h"));
+			break;
+		}
+		rewrite_consistently(sub, "graph.json", json_object_to_json_string(g));
+		json_object_put(g);
+		cr_assert_eq(load(sub, &a, &e), -1, "mutation %s accepted", muts[i]);
+		cr_assert_eq(e.code, ENPU_E_ARTIFACT, "%s: %s", muts[i], e.message);
+	}
+}
+
+Test(artifact, plan_with_overlap_is_refused)
+{
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_artifact *a = NULL;
+	enpu_buf b = ENPU_BUF_INIT;
+	json_object *p, *bufs;
+
+	cr_assert_eq(compile_to("c", weights("w.npz", 0, 0, 0), &info, &e), 0);
+	slurp("c", "plan.json", &b);
+	cr_assert((p = json_tokener_parse(b.data)));
+	bufs = json_object_object_get(p, "buffers");
+	for (size_t i = 0; i < json_object_array_length(bufs); i++)
+		json_object_object_add(json_object_array_get_idx(bufs, i), "offset",
+				       json_object_new_int(0));
+	rewrite_consistently("c", "plan.json", json_object_to_json_string(p));
+	json_object_put(p);
+	cr_assert_eq(load("c", &a, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT, "%s", e.message);
+	cr_assert(strstr(e.message, "overlap"), "%s", e.message);
+	enpu_buf_free(&b);
+}
+
+Test(artifact, weight_shape_mismatch_message)
+{
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	struct stat st;
+	char p[128];
+
+	cr_assert_eq(compile_to("a", weights("w.npz", 1, 0, 0), &info, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_WEIGHT_SHAPE);
+	cr_assert_str_eq(e.message, "op 'fc1' reads weight 'fc1.w': spec.yaml:9 declares [8, 16], "
+			 "weights.npz holds [16, 8]");
+	cr_assert_str_eq(e.fix, "retrain the weights or correct the spec");
+	snprintf(p, sizeof(p), "%s/a/manifest.json", dir);
+	cr_assert_neq(stat(p, &st), 0, "no artifact after a failed compile");
+}
+
+Test(artifact, weight_missing_and_extra)
+{
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+
+	cr_assert_eq(compile_to("a", weights("w1.npz", 0, 1, 0), &info, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_WEIGHT_MISSING);
+	cr_assert(strstr(e.message, "'fc2.b'"), "%s", e.message);
+	cr_assert_eq(compile_to("b", weights("w2.npz", 0, 0, 1), &info, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_WEIGHT_EXTRA);
+	cr_assert(strstr(e.message, "'stray'"), "%s", e.message);
+}
+
+Test(artifact, canonical_target_json)
+{
+	json_object *o = json_tokener_parse("{\"b\": 1, \"a\": {\"d\": 2, \"c\": [{\"z\": 1, \"y\": 2}]}}");
+	json_object *c = enpu_json_canonical(o);
+	cr_assert_str_eq(json_object_to_json_string_ext(c, JSON_C_TO_STRING_PLAIN),
+			 "{\"a\":{\"c\":[{\"y\":2,\"z\":1}],\"d\":2},\"b\":1}");
+	cr_assert_null(enpu_json_canonical(NULL));
+	json_object_put(o);
+	json_object_put(c);
+}
