@@ -48,7 +48,7 @@
 #define F_MISSING             "missing"
 
 /* Response fields. */
-#define F_OK                  "ok"
+#define F_OKAY                "ok"
 #define F_ERROR               "error"
 #define F_ID                  "id"
 #define F_STATE               "state"
@@ -66,6 +66,27 @@
 #define F_TENSORS             "tensors"
 #define F_MAX_ABS_DIFF        "max_abs_diff"
 #define F_WORST               "worst"
+
+/* Health, backends, jobs, reports. */
+#define F_ARTIFACT_ID        "artifact"
+#define F_ARENA_BYTES        "arena_bytes"
+#define F_SECONDS            "seconds"
+#define F_CREATED            "created"
+#define F_STARTED            "started"
+#define F_FINISHED           "finished"
+#define F_JOB                "job"
+#define F_STATUS             "status"
+#define F_VERSION            "version"
+#define F_ROLE               "role"
+#define F_WORKERS            "workers"
+#define F_THREADS            "threads"
+#define F_QUEUE_DEPTH        "queue_depth"
+#define F_RUNNING            "running"
+#define F_BACKENDS           "backends"
+#define F_AVAILABLE          "available"
+#define F_OPS                "ops"
+#define F_OP                 "op"
+#define API_METRICS          "/metrics"
 
 /* Job states. */
 #define JOB_QUEUED            "queued"

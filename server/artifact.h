@@ -1,0 +1,71 @@
+/* artifact.h: the artifact index of the cache: artifacts/<id>/ directories
+ * with their manifest.json, ingest of a fresh compile, import of a manifest
+ * built elsewhere, and a small refcounted LRU of loaded enpu_artifact
+ * handles shared by the compile route and the job workers. */
+#ifndef SRV_ARTIFACT_H
+#define SRV_ARTIFACT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "enpu.h"
+#include "buf.h"
+#include "cas.h"
+
+struct json_object;
+
+typedef struct srv_mfile {
+	char *path;
+	char sha256[65];
+	uint64_t bytes;
+	int has_bytes;
+} srv_mfile;
+
+/* A parsed manifest: files sorted by path, id recomputed from them. */
+typedef struct srv_manifest {
+	srv_mfile *files;
+	int n;
+	char id[65];
+} srv_manifest;
+
+/* Parse manifest.json text: "files" is [{path, sha256, bytes}] (or an object
+ * path -> sha256 / {sha256, bytes}). Paths must be relative, without "." or
+ * ".." segments, and not "manifest.json". 0, or -1 with ENPU_E_ARTIFACT. */
+int srv_manifest_parse(const char *text, size_t len, srv_manifest *m, enpu_err *e);
+void srv_manifest_free(srv_manifest *m);
+/* The listed file for path, or NULL. */
+const srv_mfile *srv_manifest_find(const srv_manifest *m, const char *path);
+
+/* artifacts/<id> (whether or not it exists). */
+void srv_artifact_dir(const srv_cas *c, const char *id, char *out, size_t cap);
+/* Read artifacts/<id>/manifest.json (raw bytes into *raw if non-NULL) and
+ * parse it. -1 with ENPU_E_NOT_FOUND when absent. */
+int srv_artifact_manifest(srv_cas *c, const char *id, srv_manifest *m, enpu_buf *raw,
+			  enpu_err *e);
+/* Cheap consistency check: directory present, manifest parses, its files
+ * are present with the listed sizes, and its recomputed id is id. 1 = ok. */
+int srv_artifact_present(srv_cas *c, const char *id);
+
+/* A fresh compile's output dir (under tmp/): store every listed file and
+ * manifest.json in the CAS, then move the dir to artifacts/<id> (an
+ * existing one is kept and dir removed). */
+int srv_artifact_ingest(srv_cas *c, const char *dir, const char *id, enpu_err *e);
+
+/* Import a manifest for artifact id. Blobs the CAS lacks are returned in
+ * *missing (a json array, caller puts) with -1 and ENPU_E_BLOB_MISSING.
+ * *created = 0 when the artifact was already present. */
+int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len,
+			const enpu_limits *lim, struct json_object **missing, int *created,
+			enpu_err *e);
+
+/* [{path, sha256, bytes}...] of the manifest, then manifest.json itself. */
+struct json_object *srv_artifact_files_json(srv_cas *c, const char *id,
+					    const srv_manifest *m, const enpu_buf *raw);
+
+/* Loaded artifacts: get loads (and verifies) on a miss; every get is paired
+ * with a release. The LRU holds a few handles; ones in use are never freed. */
+int srv_artifact_get(srv_cas *c, const char *id, const enpu_limits *lim,
+		     enpu_artifact **out, enpu_err *e);
+void srv_artifact_release(enpu_artifact *a);
+void srv_artifact_cache_clear(void);
+
+#endif

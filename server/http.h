@@ -1,0 +1,85 @@
+/* http.h: libmicrohttpd glue. One srv_req per request (in MHD's *req_cls,
+ * freed in the completion callback); a route table maps method + path
+ * pattern to a handler; request bodies are read before the handler runs:
+ * JSON (capped, depth-limited), multipart forms (file parts streamed into
+ * the CAS, so a handler sees {"spec": "<digest>", "spec_name": "..."} just
+ * as if a client had sent JSON), raw bytes, or a blob streamed to the CAS.
+ * A handler answers exactly once with one of the srv_reply_* calls. */
+#ifndef SRV_HTTP_H
+#define SRV_HTTP_H
+
+#include <stdint.h>
+#include "srv.h"
+#include "buf.h"
+#include "cas.h"
+
+struct json_object;
+struct MHD_Daemon;
+
+typedef struct srv_req srv_req;
+typedef void (*srv_handler)(srv_ctx *ctx, srv_req *r);
+
+typedef enum srv_body {
+	SRV_BODY_NONE,   /* ignored */
+	SRV_BODY_FORM,   /* JSON object, or multipart form -> srv_req_json */
+	SRV_BODY_SPEC,   /* as FORM when JSON/multipart; otherwise raw YAML -> srv_req_raw */
+	SRV_BODY_RAW,    /* raw bytes up to SRV_JSON_MAX -> srv_req_raw */
+	SRV_BODY_BLOB,   /* streamed into the CAS -> srv_req_take_upload */
+} srv_body;
+
+typedef struct srv_route {
+	const char *method;
+	const char *pattern;   /* "/v1/jobs/ * /result": "*" one segment, "**" the rest */
+	srv_body body;
+	srv_handler fn;
+} srv_route;
+
+/* Start serving on a listening socket (bound and listening); NULL on error
+ * (logged). quiesce stops accepting and hands the listening socket back
+ * (the caller closes it; -1 if MHD kept it); stop shuts down completely. */
+struct MHD_Daemon *srv_http_start(srv_ctx *ctx, int listen_fd);
+int srv_http_quiesce(struct MHD_Daemon *d);
+void srv_http_stop(struct MHD_Daemon *d);
+/* Requests in flight, and the CLOCK_MONOTONIC time of the last activity. */
+int srv_http_active(void);
+double srv_http_last_activity(void);
+
+/* ---- request accessors ---------------------------------------------------- */
+const char *srv_req_param(const srv_req *r, int i);        /* "*" captures */
+const char *srv_req_query(const srv_req *r, const char *key);
+const char *srv_req_header(const srv_req *r, const char *name);
+struct json_object *srv_req_json(const srv_req *r);         /* NULL if none */
+const enpu_buf *srv_req_raw(const srv_req *r);               /* NULL if none */
+srv_upload *srv_req_take_upload(srv_req *r);                 /* caller finishes/aborts */
+
+/* Field helpers: each answers 400 ENPU_E_BAD_REQUEST naming the field and
+ * returns -1 when the field is required and absent or has the wrong type. */
+int srv_field_str(srv_req *r, const char *key, int required, const char **out);
+int srv_field_digest(srv_req *r, const char *key, const char **out);  /* required */
+int srv_field_double(srv_req *r, const char *key, double dflt, double *out);
+int srv_field_bool(srv_req *r, const char *key, int dflt, int *out);
+/* ?wait=S (0 when absent, capped at SRV_WAIT_MAX); -1 after a 400 reply. */
+int srv_query_wait(srv_req *r, int *seconds);
+
+/* ---- replies (exactly one per request) ------------------------------------ */
+/* Takes ownership of obj. */
+void srv_reply_json(srv_req *r, unsigned status, struct json_object *obj);
+/* The error body with the catalogue's status; extra (owned, may be NULL) is
+ * merged into the top level ({"error": ..., "missing": [...]}). */
+void srv_reply_error(srv_req *r, const enpu_err *e, struct json_object *extra);
+void srv_reply_fail(srv_req *r, enpu_code code, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* A text body (copied). */
+void srv_reply_text(srv_req *r, unsigned status, const char *text, const char *content_type);
+/* A file streamed from disk; 404 error when it cannot be opened. */
+void srv_reply_file(srv_req *r, const char *path, const char *content_type);
+/* An extra header on the reply already made. */
+void srv_reply_header(srv_req *r, const char *name, const char *value);
+
+/* A JSON number printed with 9 significant digits (null if not finite). */
+struct json_object *srv_json_double(double d);
+
+/* The {"error": {...}} object of an error. */
+struct json_object *srv_error_json(const enpu_err *e);
+
+#endif

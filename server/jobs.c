@@ -1,0 +1,454 @@
+/* jobs.c: the job table, its FIFO queue and the worker pool. Each worker
+ * owns a kernel thread pool (enpu_par) and takes one job at a time: load
+ * the artifact (via the LRU in artifact.c), enpu_run into tmp/, store the
+ * result in the CAS. Results are the same bytes for any worker count. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+#include "srv.h"
+#include "artifact.h"
+#include "http.h"
+#include "jobs.h"
+
+#define MAX_KEEP 10000          /* finished jobs remembered */
+
+enum { S_QUEUED, S_RUNNING, S_SUCCEEDED, S_FAILED };
+static const char *const state_names[] = {JOB_QUEUED, JOB_RUNNING, JOB_SUCCEEDED, JOB_FAILED};
+
+typedef struct job {
+	char id[33];
+	char artifact[65];
+	char backend[32];
+	char input[65];
+	char input_name[256];
+	int state;
+	struct timespec created, started, finished;
+	double seconds;
+	char result[65];
+	json_object *outputs;
+	enpu_err err;
+	volatile int cancel;
+	struct job *qnext;
+} job;
+
+struct srv_jobs {
+	srv_cas *cas;
+	const enpu_limits *lim;
+	pthread_mutex_t mu;
+	pthread_cond_t work, done;
+	job **all;
+	int n_all, cap_all;
+	job *qhead, *qtail;
+	int queued, running, max_queue, stopping;
+	pthread_t *threads;
+	int n_workers, par_threads;
+};
+
+static job *find(srv_jobs *j, const char *id)
+{
+	int i;
+	for (i = j->n_all - 1; i >= 0; i--)
+		if (!strcmp(j->all[i]->id, id))
+			return j->all[i];
+	return NULL;
+}
+
+static void job_free(job *jb)
+{
+	json_object_put(jb->outputs);
+	free(jb);
+}
+
+/* Forget the oldest finished jobs past MAX_KEEP. Under the lock. */
+static void prune(srv_jobs *j)
+{
+	int i, k = 0, drop = j->n_all - MAX_KEEP;
+
+	if (drop <= 0)
+		return;
+	for (i = 0; i < j->n_all; i++) {
+		job *jb = j->all[i];
+		if (drop > 0 && jb->state >= S_SUCCEEDED) {
+			job_free(jb);
+			drop--;
+		} else {
+			j->all[k++] = jb;
+		}
+	}
+	j->n_all = k;
+}
+
+static void finish(srv_jobs *j, job *jb, int state)
+{
+	clock_gettime(CLOCK_REALTIME, &jb->finished);
+	jb->state = state;
+	pthread_cond_broadcast(&j->done);
+}
+
+static json_object *outputs_json(const enpu_artifact *a)
+{
+	const enpu_graph *g = enpu_artifact_graph(a);
+	json_object *arr = json_object_new_array();
+	int i, d;
+
+	for (i = 0; g && i < g->n_outputs; i++) {
+		const enpu_irtensor *t = &g->tensors[g->outputs[i]];
+		json_object *o = json_object_new_object(), *sh = json_object_new_array();
+		for (d = 0; d < t->shape.ndim; d++)
+			json_object_array_add(sh, json_object_new_int64(t->shape.dim[d]));
+		json_object_object_add(o, F_NAME, json_object_new_string(t->name));
+		json_object_object_add(o, F_SHAPE, sh);
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+/* Run one job outside the lock; fills result/outputs/err. 0 or -1. */
+static int run_job(srv_jobs *j, job *jb, enpu_par *par)
+{
+	enpu_artifact *a = NULL;
+	enpu_run_info info;
+	char in[4300], out[4300];
+	int ret = -1;
+
+	memset(&info, 0, sizeof info);
+	srv_cas_blob_path(j->cas, jb->input, in, sizeof in);
+	srv_cas_tmpname(j->cas, ".npz", out, sizeof out);
+	if (srv_artifact_get(j->cas, jb->artifact, j->lim, &a, &jb->err) != 0)
+		goto out;
+	if (enpu_run(a, in, jb->input_name, out, par, &jb->cancel, j->lim, &info, &jb->err) != 0)
+		goto out;
+	if (srv_cas_put_file(j->cas, out, jb->result, &jb->err) != 0)
+		goto out;
+	jb->seconds = info.seconds;
+	jb->outputs = outputs_json(a);
+	ret = 0;
+out:
+	unlink(out);
+	srv_artifact_release(a);
+	return ret;
+}
+
+static void *worker(void *arg)
+{
+	srv_jobs *j = arg;
+	enpu_par *par = enpu_par_create(j->par_threads);
+
+	pthread_mutex_lock(&j->mu);
+	for (;;) {
+		job *jb;
+		while (!j->stopping && !j->qhead)
+			pthread_cond_wait(&j->work, &j->mu);
+		if (j->stopping)
+			break;
+		jb = j->qhead;
+		j->qhead = jb->qnext;
+		if (!j->qhead)
+			j->qtail = NULL;
+		j->queued--;
+		j->running++;
+		jb->state = S_RUNNING;
+		clock_gettime(CLOCK_REALTIME, &jb->started);
+		pthread_mutex_unlock(&j->mu);
+
+		double t0 = srv_now();
+		int rc = run_job(j, jb, par);
+		if (rc == 0)
+			srv_log("info", "job=%s artifact=%.12s succeeded in %.3fs", jb->id,
+				jb->artifact, srv_now() - t0);
+		else
+			srv_log("warn", "job=%s artifact=%.12s failed: %s %s", jb->id, jb->artifact,
+				enpu_code_info_of(jb->err.code)->id, jb->err.message);
+
+		pthread_mutex_lock(&j->mu);
+		j->running--;
+		if (rc != 0)
+			jb->seconds = srv_now() - t0;
+		finish(j, jb, rc == 0 ? S_SUCCEEDED : S_FAILED);
+	}
+	pthread_mutex_unlock(&j->mu);
+	enpu_par_destroy(par);
+	return NULL;
+}
+
+srv_jobs *srv_jobs_start(srv_cas *cas, const enpu_limits *lim, int workers, int threads,
+			 int max_queue, enpu_err *e)
+{
+	srv_jobs *j = calloc(1, sizeof *j);
+	int i;
+
+	if (!j || workers < 1) {
+		free(j);
+		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot create the job table");
+		return NULL;
+	}
+	j->cas = cas;
+	j->lim = lim;
+	j->max_queue = max_queue;
+	j->par_threads = threads;
+	pthread_mutex_init(&j->mu, NULL);
+	pthread_cond_init(&j->work, NULL);
+	pthread_cond_init(&j->done, NULL);
+	j->threads = calloc((size_t)workers, sizeof *j->threads);
+	if (!j->threads) {
+		srv_jobs_free(j);
+		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
+		return NULL;
+	}
+	for (i = 0; i < workers; i++) {
+		if (pthread_create(&j->threads[i], NULL, worker, j) != 0) {
+			srv_jobs_free(j);
+			enpu_fail(e, ENPU_E_INTERNAL, NULL, NULL, "cannot start worker thread %d", i);
+			return NULL;
+		}
+		j->n_workers++;
+	}
+	return j;
+}
+
+void srv_jobs_shutdown(srv_jobs *j)
+{
+	int i;
+
+	if (!j)
+		return;
+	pthread_mutex_lock(&j->mu);
+	j->stopping = 1;
+	while (j->qhead) {
+		job *jb = j->qhead;
+		j->qhead = jb->qnext;
+		enpu_fail(&jb->err, ENPU_E_JOB_FAILED, jb->id, "submit it again",
+			  "the server shut down before job '%s' started", jb->id);
+		finish(j, jb, S_FAILED);
+	}
+	j->qtail = NULL;
+	j->queued = 0;
+	pthread_cond_broadcast(&j->work);
+	pthread_cond_broadcast(&j->done);
+	pthread_mutex_unlock(&j->mu);
+	for (i = 0; i < j->n_workers; i++)
+		pthread_join(j->threads[i], NULL);
+	j->n_workers = 0;
+}
+
+void srv_jobs_free(srv_jobs *j)
+{
+	int i;
+
+	if (!j)
+		return;
+	srv_jobs_shutdown(j);
+	for (i = 0; i < j->n_all; i++)
+		job_free(j->all[i]);
+	free(j->all);
+	free(j->threads);
+	pthread_mutex_destroy(&j->mu);
+	pthread_cond_destroy(&j->work);
+	pthread_cond_destroy(&j->done);
+	free(j);
+}
+
+int srv_jobs_submit(srv_jobs *j, const char *artifact, const char *backend,
+		    const char *input, const char *input_name, char id[33], enpu_err *e)
+{
+	job *jb;
+
+	pthread_mutex_lock(&j->mu);
+	if (j->stopping) {
+		pthread_mutex_unlock(&j->mu);
+		return enpu_fail(e, ENPU_E_STORAGE, NULL, "retry once the server is back",
+				 "the server is shutting down");
+	}
+	if (j->queued >= j->max_queue) {
+		pthread_mutex_unlock(&j->mu);
+		return enpu_fail(e, ENPU_E_QUEUE_FULL, NULL, "retry after a moment",
+				 "%d jobs are already waiting (the --max-queue limit)", j->queued);
+	}
+	if (j->n_all == j->cap_all) {
+		int ncap = j->cap_all ? j->cap_all * 2 : 64;
+		job **na = realloc(j->all, (size_t)ncap * sizeof *na);
+		if (!na) {
+			pthread_mutex_unlock(&j->mu);
+			return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
+		}
+		j->all = na;
+		j->cap_all = ncap;
+	}
+	jb = calloc(1, sizeof *jb);
+	if (!jb) {
+		pthread_mutex_unlock(&j->mu);
+		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
+	}
+	do
+		srv_random_hex(jb->id, 16);
+	while (find(j, jb->id));
+	snprintf(jb->artifact, sizeof jb->artifact, "%s", artifact);
+	snprintf(jb->backend, sizeof jb->backend, "%s", backend);
+	snprintf(jb->input, sizeof jb->input, "%s", input);
+	snprintf(jb->input_name, sizeof jb->input_name, "%s", input_name);
+	clock_gettime(CLOCK_REALTIME, &jb->created);
+	jb->state = S_QUEUED;
+	j->all[j->n_all++] = jb;
+	if (j->qtail)
+		j->qtail->qnext = jb;
+	else
+		j->qhead = jb;
+	j->qtail = jb;
+	j->queued++;
+	memcpy(id, jb->id, 33);
+	prune(j);
+	pthread_cond_signal(&j->work);
+	pthread_mutex_unlock(&j->mu);
+	return 0;
+}
+
+static void add_time(json_object *o, const char *key, const struct timespec *t)
+{
+	char buf[48];
+	if (t->tv_sec == 0) {
+		json_object_object_add(o, key, NULL);
+		return;
+	}
+	srv_time_str(t, buf, sizeof buf);
+	json_object_object_add(o, key, json_object_new_string(buf));
+}
+
+/* Under the lock. */
+static json_object *job_json(const job *jb)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, F_ID, json_object_new_string(jb->id));
+	json_object_object_add(o, F_STATE, json_object_new_string(state_names[jb->state]));
+	json_object_object_add(o, F_ARTIFACT, json_object_new_string(jb->artifact));
+	json_object_object_add(o, F_BACKEND, json_object_new_string(jb->backend));
+	json_object_object_add(o, F_INPUT, json_object_new_string(jb->input));
+	add_time(o, F_CREATED, &jb->created);
+	add_time(o, F_STARTED, &jb->started);
+	add_time(o, F_FINISHED, &jb->finished);
+	json_object_object_add(o, F_SECONDS, jb->state >= S_SUCCEEDED ?
+			       srv_json_double(jb->seconds) : NULL);
+	json_object_object_add(o, F_RESULT, jb->state == S_SUCCEEDED ?
+			       json_object_new_string(jb->result) : NULL);
+	json_object_object_add(o, F_OUTPUTS, jb->outputs ? json_object_get(jb->outputs)
+			       : json_object_new_array());
+	if (jb->state == S_FAILED) {
+		json_object *w = srv_error_json(&jb->err);
+		json_object_object_add(o, F_ERROR, json_object_get(json_object_object_get(w, F_ERROR)));
+		json_object_put(w);
+	}
+	return o;
+}
+
+json_object *srv_jobs_get(srv_jobs *j, const char *id, int wait_s, int *final)
+{
+	struct timespec deadline;
+	json_object *o = NULL;
+	job *jb;
+
+	*final = 0;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += wait_s;
+	pthread_mutex_lock(&j->mu);
+	jb = find(j, id);
+	/* jobs are only freed by prune(), which keeps unfinished ones and runs
+	 * under this lock, so jb stays valid while we wait on it */
+	while (jb && jb->state < S_SUCCEEDED && !j->stopping && wait_s > 0) {
+		if (pthread_cond_timedwait(&j->done, &j->mu, &deadline) == ETIMEDOUT)
+			break;
+		jb = find(j, id);
+	}
+	if (jb) {
+		*final = jb->state >= S_SUCCEEDED;
+		o = job_json(jb);
+	}
+	pthread_mutex_unlock(&j->mu);
+	return o;
+}
+
+int srv_jobs_result(srv_jobs *j, const char *id, char digest[65], const char **state)
+{
+	int ret = -1;
+	job *jb;
+
+	pthread_mutex_lock(&j->mu);
+	jb = find(j, id);
+	if (jb) {
+		*state = state_names[jb->state];
+		ret = jb->state == S_SUCCEEDED;
+		if (ret)
+			memcpy(digest, jb->result, 65);
+	}
+	pthread_mutex_unlock(&j->mu);
+	return ret;
+}
+
+json_object *srv_jobs_report(srv_jobs *j, const char *id)
+{
+	json_object *o = NULL;
+	job *jb;
+
+	pthread_mutex_lock(&j->mu);
+	jb = find(j, id);
+	if (jb) {
+		o = json_object_new_object();
+		json_object_object_add(o, F_JOB, json_object_new_string(jb->id));
+		json_object_object_add(o, F_STATE, json_object_new_string(state_names[jb->state]));
+		json_object_object_add(o, F_BACKEND, json_object_new_string(jb->backend));
+		json_object_object_add(o, F_SECONDS, jb->state >= S_SUCCEEDED ?
+				       srv_json_double(jb->seconds) : NULL);
+		json_object_object_add(o, F_OUTPUTS, jb->outputs ? json_object_get(jb->outputs)
+				       : json_object_new_array());
+	}
+	pthread_mutex_unlock(&j->mu);
+	return o;
+}
+
+int srv_jobs_cancel(srv_jobs *j, const char *id)
+{
+	job *jb, **pp;
+
+	pthread_mutex_lock(&j->mu);
+	jb = find(j, id);
+	if (!jb) {
+		pthread_mutex_unlock(&j->mu);
+		return -1;
+	}
+	jb->cancel = 1;
+	if (jb->state == S_QUEUED) {
+		for (pp = &j->qhead; *pp; pp = &(*pp)->qnext)
+			if (*pp == jb) {
+				*pp = jb->qnext;
+				break;
+			}
+		j->qtail = NULL;
+		for (job *q = j->qhead; q; q = q->qnext)
+			j->qtail = q;
+		j->queued--;
+		enpu_fail(&jb->err, ENPU_E_JOB_FAILED, jb->id, NULL, "job '%s' was cancelled", jb->id);
+		finish(j, jb, S_FAILED);
+	}
+	pthread_mutex_unlock(&j->mu);
+	return 0;
+}
+
+void srv_jobs_stats(srv_jobs *j, int *queued, int *running, int *workers)
+{
+	pthread_mutex_lock(&j->mu);
+	*queued = j->queued;
+	*running = j->running;
+	*workers = j->stopping ? 0 : j->n_workers;
+	pthread_mutex_unlock(&j->mu);
+}
+
+int srv_jobs_idle(srv_jobs *j)
+{
+	int idle;
+	pthread_mutex_lock(&j->mu);
+	idle = j->queued == 0 && j->running == 0;
+	pthread_mutex_unlock(&j->mu);
+	return idle;
+}

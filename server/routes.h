@@ -1,0 +1,38 @@
+/* routes.h: the handlers of the REST API (one file per group) and the
+ * table that http.c dispatches from. */
+#ifndef SRV_ROUTES_H
+#define SRV_ROUTES_H
+
+#include "http.h"
+
+/* Shared by the routes: a required digest field naming a blob the CAS must
+ * hold; its path in path. Answers 400 / 409 (with "missing") and returns -1. */
+int srv_blob_field(srv_ctx *ctx, srv_req *r, const char *key, char *path, size_t cap);
+
+/* routes_misc.c */
+void srv_get_health(srv_ctx *ctx, srv_req *r);
+void srv_get_backends(srv_ctx *ctx, srv_req *r);
+void srv_post_compare(srv_ctx *ctx, srv_req *r);
+void srv_get_metrics(srv_ctx *ctx, srv_req *r);
+/* routes_blobs.c */
+void srv_post_blobs_missing(srv_ctx *ctx, srv_req *r);
+void srv_put_blob(srv_ctx *ctx, srv_req *r);
+void srv_get_blob(srv_ctx *ctx, srv_req *r);
+/* routes_compile.c */
+void srv_post_validate(srv_ctx *ctx, srv_req *r);
+void srv_post_compile(srv_ctx *ctx, srv_req *r);
+/* routes_artifacts.c */
+void srv_get_artifact(srv_ctx *ctx, srv_req *r);
+void srv_get_artifact_file(srv_ctx *ctx, srv_req *r);
+void srv_put_artifact(srv_ctx *ctx, srv_req *r);
+/* routes_jobs.c */
+void srv_post_job(srv_ctx *ctx, srv_req *r);
+void srv_get_job(srv_ctx *ctx, srv_req *r);
+void srv_delete_job(srv_ctx *ctx, srv_req *r);
+void srv_get_job_result(srv_ctx *ctx, srv_req *r);
+void srv_get_job_report(srv_ctx *ctx, srv_req *r);
+
+extern const srv_route srv_routes[];
+extern const int srv_n_routes;
+
+#endif

@@ -1,0 +1,96 @@
+/* routes_blobs.c: the CAS over HTTP. POST /v1/blobs/missing answers which
+ * digests the server lacks; PUT /v1/blobs/{sha256} stores a streamed upload
+ * once its bytes hash to the digest (idempotent); GET/HEAD fetch. */
+#include <stdio.h>
+#include <string.h>
+#include <json-c/json.h>
+#include "srv.h"
+#include "digest.h"
+#include "cas.h"
+#include "routes.h"
+
+#define MAX_DIGESTS 100000
+
+void srv_post_blobs_missing(srv_ctx *ctx, srv_req *r)
+{
+	json_object *arr, *missing, *o;
+	size_t i, n;
+
+	if (!json_object_object_get_ex(srv_req_json(r), F_DIGESTS, &arr) ||
+	    !json_object_is_type(arr, json_type_array)) {
+		srv_reply_fail(r, ENPU_E_BAD_REQUEST, F_DIGESTS,
+			       "field '" F_DIGESTS "' is required: a list of sha256 digests");
+		return;
+	}
+	n = json_object_array_length(arr);
+	if (n > MAX_DIGESTS) {
+		srv_reply_fail(r, ENPU_E_TOO_LARGE, F_DIGESTS, "%zu digests in one request (at most %d)",
+			       n, MAX_DIGESTS);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		json_object *d = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(d, json_type_string) ||
+		    !enpu_is_sha256_hex(json_object_get_string(d))) {
+			srv_reply_fail(r, ENPU_E_BAD_REQUEST, F_DIGESTS,
+				       "'" F_DIGESTS "[%zu]' is not a sha256 digest (64 lowercase hex): '%.80s'",
+				       i, json_object_get_string(d));
+			return;
+		}
+	}
+	missing = json_object_new_array();
+	for (i = 0; i < n; i++) {
+		const char *d = json_object_get_string(json_object_array_get_idx(arr, i));
+		if (!srv_cas_has(ctx->cas, d, NULL))
+			json_object_array_add(missing, json_object_new_string(d));
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, F_MISSING, missing);
+	srv_reply_json(r, 200, o);
+}
+
+void srv_put_blob(srv_ctx *ctx, srv_req *r)
+{
+	srv_upload *u = srv_req_take_upload(r);
+	const char *want = srv_req_param(r, 0);
+	enpu_err e = ENPU_ERR_INIT;
+	char dig[65];
+	int existed = 0;
+	uint64_t n;
+	json_object *o;
+	(void)ctx;
+
+	if (!u) {
+		srv_reply_fail(r, ENPU_E_INTERNAL, NULL, "no upload in progress");
+		return;
+	}
+	n = srv_upload_bytes(u);
+	if (srv_upload_finish(u, want, dig, &existed, &e) != 0) {
+		snprintf(e.where, sizeof e.where, API_BLOBS "%s", want);
+		srv_reply_error(r, &e, NULL);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, F_SHA256, json_object_new_string(dig));
+	json_object_object_add(o, F_BYTES, json_object_new_int64((int64_t)n));
+	json_object_object_add(o, "created", json_object_new_boolean(!existed));
+	srv_reply_json(r, existed ? 200 : 201, o);
+}
+
+void srv_get_blob(srv_ctx *ctx, srv_req *r)
+{
+	const char *d = srv_req_param(r, 0);
+	char path[4300];
+
+	if (!enpu_is_sha256_hex(d)) {
+		srv_reply_fail(r, ENPU_E_BAD_REQUEST, d,
+			       "'%.80s' is not a sha256 digest (64 lowercase hex)", d);
+		return;
+	}
+	if (!srv_cas_has(ctx->cas, d, NULL)) {
+		srv_reply_fail(r, ENPU_E_NOT_FOUND, d, "blob %s is not on the server", d);
+		return;
+	}
+	srv_cas_blob_path(ctx->cas, d, path, sizeof path);
+	srv_reply_file(r, path, "application/octet-stream");
+}

@@ -1,0 +1,176 @@
+/* routes_compile.c: POST /v1/validate and POST /v1/compile. Compile first
+ * asks the action cache (key: compiler id, backend, the spec's target
+ * options, spec and weights digests); a miss compiles into tmp/, stores
+ * every file in the CAS, installs artifacts/<id>/ and writes the entry. */
+#include <stdio.h>
+#include <string.h>
+#include <json-c/json.h>
+#include "srv.h"
+#include "digest.h"
+#include "plan.h"
+#include "cas.h"
+#include "artifact.h"
+#include "routes.h"
+
+#define DEFAULT_SPEC_NAME    "spec.yaml"
+#define DEFAULT_WEIGHTS_NAME "weights.npz"
+
+static int backend_ok(srv_req *r, const char *b)
+{
+	if (b && (strlen(b) == 0 || strlen(b) >= 32)) {
+		srv_reply_fail(r, ENPU_E_BAD_REQUEST, F_BACKEND, "field 'backend' is not a backend name");
+		return -1;
+	}
+	return 0;
+}
+
+void srv_post_validate(srv_ctx *ctx, srv_req *r)
+{
+	const enpu_buf *raw = srv_req_raw(r);
+	const char *label = NULL, *backend = NULL;
+	char path[4300];
+	enpu_spec *spec = NULL;
+	enpu_graph *g = NULL;
+	enpu_err e = ENPU_ERR_INIT;
+	json_object *o;
+
+	if (raw) {
+		label = srv_req_query(r, "name");
+		backend = srv_req_query(r, F_BACKEND);
+	} else if (srv_field_str(r, F_SPEC_NAME, 0, &label) ||
+		   srv_field_str(r, F_BACKEND, 0, &backend) ||
+		   srv_blob_field(ctx, r, F_SPEC, path, sizeof path)) {
+		return;
+	}
+	if (backend_ok(r, backend))
+		return;
+	if (!label || !*label)
+		label = DEFAULT_SPEC_NAME;
+	if ((raw ? enpu_spec_parse(raw->data ? raw->data : "", raw->len, label, ctx->lim, &spec, &e)
+		 : enpu_spec_load(path, label, ctx->lim, &spec, &e)) != 0 ||
+	    enpu_validate(spec, backend, &g, &e) != 0) {
+		srv_reply_error(r, &e, NULL);
+		goto out;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, F_OKAY, json_object_new_boolean(1));
+	json_object_object_add(o, F_NAME, json_object_new_string(g->name ? g->name : enpu_spec_name(spec)));
+	json_object_object_add(o, F_OPERATORS, json_object_new_int(g->n_ops));
+	json_object_object_add(o, F_COMPONENTS, json_object_new_int(g->n_components));
+	json_object_object_add(o, F_BACKEND, json_object_new_string(
+		g->backend ? g->backend : backend ? backend : enpu_spec_backend(spec)));
+	srv_reply_json(r, 200, o);
+out:
+	enpu_graph_free(g);
+	enpu_spec_free(spec);
+}
+
+/* The action-cache key of a compile (see ARCHITECTURE.md, "Action cache"). */
+static void ac_key(const enpu_spec *spec, const char *backend, const char *spec_d,
+		   const char *weights_d, char key[65])
+{
+	enpu_buf b = ENPU_BUF_INIT;
+	json_object *t = enpu_spec_target(spec, backend);
+	const char *tj = t ? json_object_to_json_string_ext(t, JSON_C_TO_STRING_PLAIN) : "null";
+
+	enpu_buf_addf(&b, "eulernpu-ac-v1\n%s\n%s\n%s\n%s\n%s\n", ENPU_COMPILER_ID, backend, tj,
+		      spec_d, weights_d);
+	enpu_sha256_hex(b.data, b.len, key);
+	enpu_buf_free(&b);
+}
+
+/* Summary of a cached artifact: 0 when it is present, loads and verifies. */
+static int cached_summary(srv_ctx *ctx, const char *id, json_object *o)
+{
+	enpu_artifact *a = NULL;
+	enpu_err e = ENPU_ERR_INIT;
+	const enpu_graph *g;
+	const enpu_plan *p;
+
+	if (!srv_artifact_present(ctx->cas, id) ||
+	    srv_artifact_get(ctx->cas, id, ctx->lim, &a, &e) != 0)
+		return -1;
+	g = enpu_artifact_graph(a);
+	p = enpu_artifact_plan(a);
+	json_object_object_add(o, F_BACKEND, json_object_new_string(enpu_artifact_backend(a)));
+	json_object_object_add(o, F_OPERATORS, json_object_new_int(g ? g->n_ops : 0));
+	json_object_object_add(o, F_COMPONENTS, json_object_new_int(g ? g->n_components : 0));
+	json_object_object_add(o, F_ARENA_BYTES, json_object_new_int64(p ? (int64_t)p->arena_bytes : 0));
+	srv_artifact_release(a);
+	return 0;
+}
+
+void srv_post_compile(srv_ctx *ctx, srv_req *r)
+{
+	const char *spec_d, *weights_d, *backend, *spec_name, *weights_name;
+	char spec_p[4300], weights_p[4300], key[65], id[65], tmp[4300];
+	enpu_spec *spec = NULL;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_compile_info info;
+	enpu_buf raw = ENPU_BUF_INIT;
+	srv_manifest m;
+	json_object *o = NULL;
+	int cached = 0;
+
+	if (srv_blob_field(ctx, r, F_SPEC, spec_p, sizeof spec_p) ||
+	    srv_blob_field(ctx, r, F_WEIGHTS, weights_p, sizeof weights_p) ||
+	    srv_field_str(r, F_BACKEND, 0, &backend) || backend_ok(r, backend) ||
+	    srv_field_str(r, F_SPEC_NAME, 0, &spec_name) ||
+	    srv_field_str(r, F_WEIGHTS_NAME, 0, &weights_name))
+		return;
+	srv_field_str(r, F_SPEC, 1, &spec_d);
+	srv_field_str(r, F_WEIGHTS, 1, &weights_d);
+	if (!spec_name || !*spec_name)
+		spec_name = DEFAULT_SPEC_NAME;
+	if (!weights_name || !*weights_name)
+		weights_name = DEFAULT_WEIGHTS_NAME;
+	if (enpu_spec_load(spec_p, spec_name, ctx->lim, &spec, &e) != 0)
+		goto fail;
+	if (!backend)
+		backend = enpu_spec_backend(spec);
+	ac_key(spec, backend, spec_d, weights_d, key);
+
+	o = json_object_new_object();
+	if (srv_ac_get(ctx->cas, key, id) && cached_summary(ctx, id, o) == 0) {
+		cached = 1;
+	} else {
+		json_object_put(o);
+		o = json_object_new_object();
+		memset(&info, 0, sizeof info);
+		if (srv_cas_tmpdir(ctx->cas, tmp, sizeof tmp, &e) != 0)
+			goto fail;
+		if (enpu_compile(spec, backend, weights_p, weights_name, spec_d, tmp, ctx->lim,
+				 &info, &e) != 0 ||
+		    srv_artifact_ingest(ctx->cas, tmp, info.artifact_id, &e) != 0) {
+			srv_rmtree(tmp);
+			goto fail;
+		}
+		memcpy(id, info.artifact_id, 65);
+		if (srv_ac_put(ctx->cas, key, id, &e) != 0)
+			goto fail;
+		json_object_object_add(o, F_BACKEND, json_object_new_string(info.backend));
+		json_object_object_add(o, F_OPERATORS, json_object_new_int(info.n_ops));
+		json_object_object_add(o, F_COMPONENTS, json_object_new_int(info.n_components));
+		json_object_object_add(o, F_ARENA_BYTES, json_object_new_int64((int64_t)info.arena_bytes));
+		srv_log("info", "compiled artifact=%.12s backend=%s spec=%.12s", id, info.backend, spec_d);
+	}
+	if (srv_artifact_manifest(ctx->cas, id, &m, &raw, &e) != 0)
+		goto fail;
+	{
+		json_object *res = json_object_new_object();
+		json_object_object_add(res, F_ARTIFACT_ID, json_object_new_string(id));
+		json_object_object_add(res, F_CACHED, json_object_new_boolean(cached));
+		json_object_object_foreach(o, k, v)
+			json_object_object_add(res, k, json_object_get(v));
+		json_object_object_add(res, F_FILES, srv_artifact_files_json(ctx->cas, id, &m, &raw));
+		srv_manifest_free(&m);
+		srv_reply_json(r, 200, res);
+	}
+	goto out;
+fail:
+	srv_reply_error(r, &e, NULL);
+out:
+	json_object_put(o);
+	enpu_buf_free(&raw);
+	enpu_spec_free(spec);
+}

@@ -1,0 +1,158 @@
+/* routes_misc.c: GET /v1/health, GET /v1/backends (the op x backend
+ * capability matrix from the op table), POST /v1/compare, GET /metrics. */
+#include <stdio.h>
+#include <string.h>
+#include <json-c/json.h>
+#include "srv.h"
+#include "ops.h"
+#include "cas.h"
+#include "jobs.h"
+#include "routes.h"
+
+/* A backend is available when at least one op lowers to it. */
+static unsigned available_mask(void)
+{
+	unsigned m = 0;
+	int i;
+	for (i = 0; i < ENPU_OP_COUNT; i++) {
+		const enpu_opdef *d = enpu_op_by_id((enpu_opid)i);
+		if (d)
+			m |= d->backends;
+	}
+	return m;
+}
+
+static json_object *available_json(void)
+{
+	json_object *a = json_object_new_array();
+	unsigned m = available_mask();
+	int b;
+	for (b = 0; b < ENPU_BK_COUNT; b++)
+		if (m & (1u << b))
+			json_object_array_add(a, json_object_new_string(enpu_backend_name((enpu_backend)b)));
+	return a;
+}
+
+void srv_get_health(srv_ctx *ctx, srv_req *r)
+{
+	json_object *o = json_object_new_object();
+	int q, run, w;
+
+	srv_jobs_stats(ctx->jobs, &q, &run, &w);
+	json_object_object_add(o, F_STATUS, json_object_new_string("ok"));
+	json_object_object_add(o, F_VERSION, json_object_new_string(ENPU_VERSION));
+	json_object_object_add(o, F_ROLE, json_object_new_string("local"));
+	json_object_object_add(o, F_WORKERS, json_object_new_int(w));
+	json_object_object_add(o, F_THREADS, json_object_new_int(ctx->cfg.threads));
+	json_object_object_add(o, F_QUEUE_DEPTH, json_object_new_int(q));
+	json_object_object_add(o, F_RUNNING, json_object_new_int(run));
+	json_object_object_add(o, F_BACKENDS, available_json());
+	srv_reply_json(r, 200, o);
+}
+
+void srv_get_backends(srv_ctx *ctx, srv_req *r)
+{
+	json_object *o = json_object_new_object(), *all = json_object_new_array();
+	json_object *ops = json_object_new_array();
+	int b, i;
+	(void)ctx;
+
+	for (b = 0; b < ENPU_BK_COUNT; b++)
+		json_object_array_add(all, json_object_new_string(enpu_backend_name((enpu_backend)b)));
+	for (i = 0; i < ENPU_OP_COUNT; i++) {
+		const enpu_opdef *d = enpu_op_by_id((enpu_opid)i);
+		json_object *row, *bk;
+		if (!d)
+			continue;
+		row = json_object_new_object();
+		bk = json_object_new_object();
+		for (b = 0; b < ENPU_BK_COUNT; b++)
+			json_object_object_add(bk, enpu_backend_name((enpu_backend)b),
+					       json_object_new_boolean((d->backends >> b) & 1u));
+		json_object_object_add(row, F_OP, json_object_new_string(d->name));
+		json_object_object_add(row, F_BACKENDS, bk);
+		json_object_array_add(ops, row);
+	}
+	json_object_object_add(o, F_BACKENDS, all);
+	json_object_object_add(o, F_AVAILABLE, available_json());
+	json_object_object_add(o, F_OPS, ops);
+	srv_reply_json(r, 200, o);
+}
+
+int srv_blob_field(srv_ctx *ctx, srv_req *r, const char *key, char *path, size_t cap)
+{
+	const char *d;
+	if (srv_field_digest(r, key, &d) != 0)
+		return -1;
+	if (!srv_cas_has(ctx->cas, d, NULL)) {
+		json_object *extra = json_object_new_object(), *m = json_object_new_array();
+		enpu_err e = ENPU_ERR_INIT;
+		json_object_array_add(m, json_object_new_string(d));
+		json_object_object_add(extra, F_MISSING, m);
+		enpu_fail(&e, ENPU_E_BLOB_MISSING, key, "upload it with PUT " API_BLOBS "{sha256}",
+			  "blob %s ('%s') is not on the server", d, key);
+		srv_reply_error(r, &e, extra);
+		return -1;
+	}
+	srv_cas_blob_path(ctx->cas, d, path, cap);
+	return 0;
+}
+
+void srv_post_compare(srv_ctx *ctx, srv_req *r)
+{
+	char got[4300], exp[4300];
+	const char *got_name, *exp_name;
+	enpu_cmp_opts o = {1e-5, 0, 0};
+	enpu_cmp_result res;
+	enpu_err e = ENPU_ERR_INIT;
+	json_object *out;
+
+	if (srv_blob_field(ctx, r, F_GOT, got, sizeof got) ||
+	    srv_blob_field(ctx, r, F_EXPECTED, exp, sizeof exp) ||
+	    srv_field_str(r, F_GOT_NAME, 0, &got_name) ||
+	    srv_field_str(r, F_EXPECTED_NAME, 0, &exp_name) ||
+	    srv_field_double(r, F_TOL, 1e-5, &o.atol) || srv_field_double(r, F_RTOL, 0, &o.rtol) ||
+	    srv_field_bool(r, F_EXACT, 0, &o.exact))
+		return;
+	memset(&res, 0, sizeof res);
+	if (enpu_compare(got, got_name ? got_name : "got.npz", exp,
+			 exp_name ? exp_name : "expected.npz", &o, ctx->lim, &res, &e) != 0) {
+		srv_reply_error(r, &e, NULL);
+		return;
+	}
+	out = json_object_new_object();
+	json_object_object_add(out, F_OKAY, json_object_new_boolean(res.ok));
+	json_object_object_add(out, F_TENSORS, json_object_new_int(res.n_tensors));
+	json_object_object_add(out, F_MAX_ABS_DIFF, srv_json_double(res.max_abs_diff));
+	json_object_object_add(out, F_TOL, srv_json_double(o.atol));
+	json_object_object_add(out, F_RTOL, srv_json_double(o.rtol));
+	json_object_object_add(out, F_EXACT, json_object_new_boolean(o.exact));
+	if (!res.ok) {
+		json_object *w = json_object_new_object(), *ej = srv_error_json(&e);
+		json_object_object_add(w, "tensor", json_object_new_string(res.tensor));
+		json_object_object_add(w, "index", json_object_new_string(res.index));
+		json_object_object_add(w, "got", srv_json_double(res.got));
+		json_object_object_add(w, "expected", srv_json_double(res.expected));
+		json_object_object_add(w, "diff", srv_json_double(res.diff));
+		json_object_object_add(out, F_WORST, w);
+		json_object_object_add(out, F_ERROR, json_object_get(json_object_object_get(ej, F_ERROR)));
+		json_object_put(ej);
+	}
+	srv_reply_json(r, 200, out);
+}
+
+void srv_get_metrics(srv_ctx *ctx, srv_req *r)
+{
+	int q, run, w;
+	char body[512];
+
+	srv_jobs_stats(ctx->jobs, &q, &run, &w);
+	snprintf(body, sizeof body,
+		 "# TYPE eulernpud_queue_depth gauge\neulernpud_queue_depth %d\n"
+		 "# TYPE eulernpud_jobs_running gauge\neulernpud_jobs_running %d\n"
+		 "# TYPE eulernpud_workers gauge\neulernpud_workers %d\n"
+		 "# TYPE eulernpud_http_active gauge\neulernpud_http_active %d\n"
+		 "# TYPE eulernpud_action_cache_entries gauge\neulernpud_action_cache_entries %d\n",
+		 q, run, w, srv_http_active(), srv_ac_count(ctx->cas));
+	srv_reply_text(r, 200, body, "text/plain; version=0.0.4");
+}

@@ -1,0 +1,320 @@
+/* test_srv_cas.c: the daemon's cache on disk (server/cas.c, artifact.c):
+ * blob put/get/verify, streamed uploads, atomic writes, the action cache,
+ * manifests, ingest/import of a real compiled artifact, and a restart (a new
+ * handle over the same directory) that sees everything. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <json-c/json.h>
+#include "srv.h"
+#include "buf.h"
+#include "digest.h"
+#include "cas.h"
+#include "artifact.h"
+
+#define HELLO_SHA "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
+
+static char root[256];
+
+static void setup(void)
+{
+	snprintf(root, sizeof root, "/tmp/enpu-test-cas.XXXXXX");
+	cr_assert_not_null(mkdtemp(root));
+}
+
+static void teardown(void)
+{
+	srv_artifact_cache_clear();
+	srv_rmtree(root);
+}
+
+static int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+	if (!d)
+		return -1;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+static srv_cas *open_cache(const char *sub)
+{
+	char p[512];
+	enpu_err e = ENPU_ERR_INIT;
+	snprintf(p, sizeof p, "%s/%s", root, sub);
+	srv_cas *c = srv_cas_open(p, &e);
+	cr_assert_not_null(c, "open: %s", e.message);
+	return c;
+}
+
+static void read_all(const char *path, enpu_buf *b)
+{
+	enpu_err e = ENPU_ERR_INIT;
+	cr_assert_eq(enpu_read_file(path, 0, b, &e), 0, "%s: %s", path, e.message);
+}
+
+TestSuite(srv_cas, .init = setup, .fini = teardown);
+
+Test(srv_cas, put_mem_and_get)
+{
+	srv_cas *c = open_cache("c");
+	char dig[65], p[4300];
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_buf b = ENPU_BUF_INIT;
+	uint64_t size = 0;
+
+	cr_assert_eq(srv_cas_has(c, HELLO_SHA, NULL), 0);
+	cr_assert_eq(srv_cas_put_mem(c, "hello", 5, dig, &e), 0, "%s", e.message);
+	cr_assert_str_eq(dig, HELLO_SHA);
+	cr_assert_eq(srv_cas_has(c, HELLO_SHA, &size), 1);
+	cr_assert_eq(size, 5);
+	srv_cas_blob_path(c, dig, p, sizeof p);
+	cr_assert(strstr(p, "/cas/2c/" HELLO_SHA) != NULL, "layout: %s", p);
+	read_all(p, &b);
+	cr_assert_eq(b.len, 5);
+	cr_assert_eq(memcmp(b.data, "hello", 5), 0);
+	cr_assert_eq(srv_cas_has(c, "not-a-digest", NULL), 0);
+	enpu_buf_free(&b);
+	srv_cas_close(c);
+}
+
+Test(srv_cas, streamed_upload_verified_and_idempotent)
+{
+	srv_cas *c = open_cache("c");
+	enpu_err e = ENPU_ERR_INIT;
+	char dig[65], tmp[512];
+	int existed = -1;
+	srv_upload *u = srv_upload_begin(c, &e);
+
+	cr_assert_not_null(u);
+	cr_assert_eq(srv_upload_write(u, "he", 2, &e), 0);
+	cr_assert_eq(srv_upload_write(u, "llo", 3, &e), 0);
+	cr_assert_eq(srv_upload_bytes(u), 5);
+	cr_assert_eq(srv_upload_finish(u, HELLO_SHA, dig, &existed, &e), 0, "%s", e.message);
+	cr_assert_eq(existed, 0);
+
+	u = srv_upload_begin(c, &e);
+	srv_upload_write(u, "hello", 5, &e);
+	cr_assert_eq(srv_upload_finish(u, HELLO_SHA, dig, &existed, &e), 0);
+	cr_assert_eq(existed, 1, "second upload of the same bytes is a no-op");
+
+	snprintf(tmp, sizeof tmp, "%s/c/tmp", root);
+	cr_assert_eq(count_entries(tmp), 0, "no temp files left behind");
+	srv_cas_close(c);
+}
+
+Test(srv_cas, upload_with_wrong_digest_is_rejected)
+{
+	srv_cas *c = open_cache("c");
+	enpu_err e = ENPU_ERR_INIT;
+	char dig[65], tmp[512];
+	const char *other = "0000000000000000000000000000000000000000000000000000000000000000";
+	srv_upload *u = srv_upload_begin(c, &e);
+
+	srv_upload_write(u, "hello", 5, &e);
+	cr_assert_eq(srv_upload_finish(u, other, dig, NULL, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_BLOB_DIGEST);
+	cr_assert_eq(srv_cas_has(c, other, NULL), 0);
+	cr_assert_eq(srv_cas_has(c, HELLO_SHA, NULL), 0, "bad upload stores nothing");
+	snprintf(tmp, sizeof tmp, "%s/c/tmp", root);
+	cr_assert_eq(count_entries(tmp), 0);
+	srv_cas_close(c);
+}
+
+Test(srv_cas, put_file_keeps_source)
+{
+	srv_cas *c = open_cache("c");
+	enpu_err e = ENPU_ERR_INIT;
+	char src[512], dig[65];
+
+	snprintf(src, sizeof src, "%s/src.txt", root);
+	cr_assert_eq(enpu_write_file_atomic(src, "hello", 5, &e), 0);
+	cr_assert_eq(srv_cas_put_file(c, src, dig, &e), 0, "%s", e.message);
+	cr_assert_str_eq(dig, HELLO_SHA);
+	cr_assert_eq(srv_cas_has(c, HELLO_SHA, NULL), 1);
+	struct stat st;
+	cr_assert_eq(stat(src, &st), 0, "source still there");
+	srv_cas_close(c);
+}
+
+Test(srv_cas, atomic_write_replaces_whole_file)
+{
+	srv_cas *c = open_cache("c");
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_buf b = ENPU_BUF_INIT;
+	char p[512], tmp[512];
+
+	snprintf(p, sizeof p, "%s/c/file.txt", root);
+	cr_assert_eq(srv_cas_write_atomic(c, p, "first version", 13, &e), 0);
+	cr_assert_eq(srv_cas_write_atomic(c, p, "second", 6, &e), 0);
+	read_all(p, &b);
+	cr_assert_eq(b.len, 6);
+	cr_assert_eq(memcmp(b.data, "second", 6), 0);
+	snprintf(tmp, sizeof tmp, "%s/c/tmp", root);
+	cr_assert_eq(count_entries(tmp), 0);
+	snprintf(p, sizeof p, "%s/no/such/dir/file.txt", root);
+	cr_assert_eq(srv_cas_write_atomic(c, p, "x", 1, &e), -1, "unwritable path fails");
+	cr_assert_eq(count_entries(tmp), 0, "and leaves no temp file");
+	enpu_buf_free(&b);
+	srv_cas_close(c);
+}
+
+Test(srv_cas, action_cache)
+{
+	srv_cas *c = open_cache("c");
+	enpu_err e = ENPU_ERR_INIT;
+	char id[65], key[65];
+	const char *id1 = "1111111111111111111111111111111111111111111111111111111111111111";
+	const char *id2 = "2222222222222222222222222222222222222222222222222222222222222222";
+
+	enpu_sha256_hex("key", 3, key);
+	cr_assert_eq(srv_ac_get(c, key, id), 0);
+	cr_assert_eq(srv_ac_put(c, key, id1, &e), 0, "%s", e.message);
+	cr_assert_eq(srv_ac_get(c, key, id), 1);
+	cr_assert_str_eq(id, id1);
+	cr_assert_eq(srv_ac_put(c, key, id2, &e), 0);
+	cr_assert_eq(srv_ac_get(c, key, id), 1);
+	cr_assert_str_eq(id, id2);
+	cr_assert_eq(srv_ac_count(c), 1);
+	cr_assert_eq(srv_ac_get(c, "../etc/passwd", id), 0, "keys are digests only");
+	srv_cas_close(c);
+}
+
+Test(srv_cas, restart_sees_everything_and_cleans_tmp)
+{
+	srv_cas *c = open_cache("c");
+	enpu_err e = ENPU_ERR_INIT;
+	char dig[65], key[65], id[65], stray[512], tmp[512];
+	const char *id1 = "1111111111111111111111111111111111111111111111111111111111111111";
+
+	enpu_sha256_hex("k", 1, key);
+	cr_assert_eq(srv_cas_put_mem(c, "hello", 5, dig, &e), 0);
+	cr_assert_eq(srv_ac_put(c, key, id1, &e), 0);
+	snprintf(stray, sizeof stray, "%s/c/tmp/half-written.up", root);
+	cr_assert_eq(enpu_write_file_atomic(stray, "xx", 2, &e), 0);
+	srv_cas_close(c);
+
+	c = open_cache("c");
+	cr_assert_eq(srv_cas_has(c, HELLO_SHA, NULL), 1);
+	cr_assert_eq(srv_ac_get(c, key, id), 1);
+	cr_assert_str_eq(id, id1);
+	snprintf(tmp, sizeof tmp, "%s/c/tmp", root);
+	cr_assert_eq(count_entries(tmp), 0, "tmp/ emptied at open");
+	srv_cas_close(c);
+}
+
+Test(srv_cas, manifest_parse)
+{
+	srv_manifest m;
+	enpu_err e = ENPU_ERR_INIT;
+	const char *ok =
+		"{\"files\":[{\"path\":\"plan.json\",\"sha256\":\"" HELLO_SHA "\",\"bytes\":5},"
+		"{\"path\":\"graph.json\",\"sha256\":\"" HELLO_SHA "\",\"bytes\":5}]}";
+	const char *paths[] = {"graph.json", "plan.json"};
+	const char *digs[] = {HELLO_SHA, HELLO_SHA};
+	char want[65];
+
+	cr_assert_eq(srv_manifest_parse(ok, strlen(ok), &m, &e), 0, "%s", e.message);
+	cr_assert_eq(m.n, 2);
+	cr_assert_str_eq(m.files[0].path, "graph.json", "sorted by path");
+	enpu_artifact_id_of(paths, digs, 2, want);
+	cr_assert_str_eq(m.id, want);
+	cr_assert_not_null(srv_manifest_find(&m, "plan.json"));
+	cr_assert_null(srv_manifest_find(&m, "weights.npz"));
+	srv_manifest_free(&m);
+
+	const char *bad[] = {
+		"{\"files\":[{\"path\":\"../x\",\"sha256\":\"" HELLO_SHA "\"}]}",
+		"{\"files\":[{\"path\":\"/etc/passwd\",\"sha256\":\"" HELLO_SHA "\"}]}",
+		"{\"files\":[{\"path\":\"a/./b\",\"sha256\":\"" HELLO_SHA "\"}]}",
+		"{\"files\":[{\"path\":\"a\",\"sha256\":\"xyz\"}]}",
+		"{\"files\":[{\"path\":\"a\",\"sha256\":\"" HELLO_SHA "\"},{\"path\":\"a\",\"sha256\":\"" HELLO_SHA "\"}]}",
+		"{\"files\":[{\"path\":\"manifest.json\",\"sha256\":\"" HELLO_SHA "\"}]}",
+		"{\"nofiles\":1}",
+		"[1,2",
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		cr_assert_eq(srv_manifest_parse(bad[i], strlen(bad[i]), &m, &e), -1, "accepted: %s", bad[i]);
+		cr_assert_eq(e.code, ENPU_E_ARTIFACT);
+	}
+}
+
+/* Compile examples/tiny_mlp into cache A, import it into cache B from
+ * blobs only: B gets the same artifact and no action-cache entry. */
+Test(srv_cas, ingest_and_import_round_trip)
+{
+	const char *spec_p = "examples/tiny_mlp/spec.yaml", *w_p = "examples/tiny_mlp/weights.npz";
+	struct stat st;
+	if (stat(spec_p, &st) != 0 || stat(w_p, &st) != 0)
+		cr_skip_test("examples/tiny_mlp not present (run from the repository root)");
+
+	srv_cas *a = open_cache("a"), *b = open_cache("b");
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_spec *spec = NULL;
+	enpu_compile_info info;
+	char tmp[4300], dir[4300], mp[4400], bp[4300], dig[65];
+	enpu_buf raw = ENPU_BUF_INIT;
+	srv_manifest m;
+	json_object *missing = NULL;
+	int created = 0;
+
+	cr_assert_eq(enpu_spec_load(spec_p, "spec.yaml", NULL, &spec, &e), 0, "%s", e.message);
+	cr_assert_eq(srv_cas_tmpdir(a, tmp, sizeof tmp, &e), 0);
+	cr_assert_eq(enpu_compile(spec, NULL, w_p, "weights.npz", NULL, tmp, NULL, &info, &e), 0,
+		     "%s", e.message);
+	cr_assert_eq(srv_artifact_ingest(a, tmp, info.artifact_id, &e), 0, "%s", e.message);
+	cr_assert_eq(stat(tmp, &st), -1, "the build dir moved into artifacts/");
+	cr_assert_eq(srv_artifact_present(a, info.artifact_id), 1);
+	srv_artifact_dir(a, info.artifact_id, dir, sizeof dir);
+	snprintf(mp, sizeof mp, "%s/manifest.json", dir);
+	read_all(mp, &raw);
+	cr_assert_eq(srv_manifest_parse(raw.data, raw.len, &m, &e), 0);
+	cr_assert_str_eq(m.id, info.artifact_id);
+
+	/* B lacks the blobs: 409 material */
+	cr_assert_eq(srv_artifact_import(b, info.artifact_id, raw.data, raw.len, NULL, &missing,
+					 &created, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_BLOB_MISSING);
+	cr_assert_not_null(missing);
+	cr_assert_eq((int)json_object_array_length(missing), m.n);
+	json_object_put(missing);
+
+	for (int i = 0; i < m.n; i++) {
+		srv_cas_blob_path(a, m.files[i].sha256, bp, sizeof bp);
+		cr_assert_eq(srv_cas_put_file(b, bp, dig, &e), 0);
+		cr_assert_str_eq(dig, m.files[i].sha256);
+	}
+	/* a wrong id is refused */
+	cr_assert_eq(srv_artifact_import(b, HELLO_SHA, raw.data, raw.len, NULL, &missing,
+					 &created, &e), -1);
+	json_object_put(missing);
+	cr_assert_eq(srv_artifact_import(b, info.artifact_id, raw.data, raw.len, NULL, &missing,
+					 &created, &e), 0, "%s", e.message);
+	json_object_put(missing);
+	cr_assert_eq(created, 1);
+	cr_assert_eq(srv_artifact_present(b, info.artifact_id), 1);
+	cr_assert_eq(srv_ac_count(b), 0, "an import never writes the action cache");
+	cr_assert_eq(srv_artifact_import(b, info.artifact_id, raw.data, raw.len, NULL, &missing,
+					 &created, &e), 0);
+	json_object_put(missing);
+	cr_assert_eq(created, 0, "second import: already present");
+
+	enpu_artifact *h = NULL;
+	cr_assert_eq(srv_artifact_get(b, info.artifact_id, NULL, &h, &e), 0, "%s", e.message);
+	cr_assert_str_eq(enpu_artifact_id(h), info.artifact_id);
+	srv_artifact_release(h);
+
+	srv_manifest_free(&m);
+	enpu_buf_free(&raw);
+	enpu_spec_free(spec);
+	srv_cas_close(a);
+	srv_cas_close(b);
+}
