@@ -1,0 +1,99 @@
+/* cli.h: what the client's verb files share: the verb table entry, the
+ * context (which server, the open connection), the option parser, error
+ * reporting, and the pure formatting helpers (Python float repr, NumPy
+ * tuples, safe artifact paths) that the unit tests exercise. */
+#ifndef CLI_H
+#define CLI_H
+
+#include <stddef.h>
+#include "err.h"
+
+struct json_object;
+typedef struct cli_conn cli_conn;   /* rest.h */
+
+#define CLI_VERSION "0.1.0"
+
+/* One run of the tool. server is --server, else $EULERNPU_SERVER, else NULL
+ * (a private daemon is found or started on first use). conn is opened by
+ * cli_connect and closed by main. */
+typedef struct cli_ctx {
+	const char *server;
+	cli_conn *conn;
+} cli_ctx;
+
+#define CLI_CTX_INIT {NULL, NULL}
+
+/* A verb: cmd_x(ctx, argc, argv) with argv[0] the verb's name; the return
+ * value is the process's exit status. */
+typedef int (*cli_cmd_fn)(cli_ctx *ctx, int argc, char **argv);
+
+typedef struct cli_verb {
+	const char *name;
+	cli_cmd_fn fn;
+	const char *summary;      /* one line for `eulernpu --help` */
+} cli_verb;
+
+int cmd_validate(cli_ctx *ctx, int argc, char **argv);
+int cmd_compile(cli_ctx *ctx, int argc, char **argv);
+int cmd_run(cli_ctx *ctx, int argc, char **argv);
+int cmd_compare(cli_ctx *ctx, int argc, char **argv);
+int cmd_backends(cli_ctx *ctx, int argc, char **argv);
+int cmd_explain(cli_ctx *ctx, int argc, char **argv);
+int cmd_version(cli_ctx *ctx, int argc, char **argv);
+
+/* ---- options (opts.c) ------------------------------------------------ */
+
+typedef enum cli_opt_type {
+	CLI_OPT_STR,      /* dst: const char ** (points into argv) */
+	CLI_OPT_FLAG,     /* dst: int *, set to 1 */
+	CLI_OPT_DOUBLE,   /* dst: double *, finite and >= 0 */
+} cli_opt_type;
+
+typedef struct cli_opt {
+	const char *name;     /* "--spec"; the table ends with {NULL} */
+	cli_opt_type type;
+	void *dst;
+} cli_opt;
+
+/* Parse argv[1..argc) for verb: "--x V", "--x=V", flags, and positionals
+ * (up to max_pos into pos[], counted in *n_pos); "--" ends the options.
+ * Returns 0, 1 when -h/--help was given (nothing else is checked), or -1
+ * with *e (ENPU_E_USAGE, fix naming `eulernpu VERB --help`). */
+int cli_parse_opts(const char *verb, int argc, char **argv, const cli_opt *opts,
+		   const char **pos, int max_pos, int *n_pos, enpu_err *e);
+
+/* Fill *e with a usage error for verb and return -1. */
+int cli_usage(enpu_err *e, const char *verb, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Print the three lines on stderr; returns the exit status of e's code. */
+int cli_report(const enpu_err *e);
+
+/* Fill *e from a server's error object {"code","message","where","fix"}.
+ * An unknown or absent code becomes ENPU_E_SERVER. */
+void cli_err_from_json(struct json_object *err, enpu_err *e);
+
+/* Open ctx->conn if not yet open (starting a private daemon when no server
+ * is configured). 0 or -1 with *e. */
+int cli_connect(cli_ctx *ctx, enpu_err *e);
+
+/* ---- formatting (fmt.c) ---------------------------------------------- */
+
+/* Python's repr() of a float: the shortest digits that round-trip, fixed
+ * notation for exponents in [-4, 16), else "1e-05" style; "0.0", "inf",
+ * "-inf", "nan". Returns out. */
+char *cli_float_repr(double x, char *out, size_t cap);
+
+/* NumPy's shape tuple: "(1, 4)", "(8,)", "()". Returns out. */
+char *cli_tuple_str(const long long *dims, int n, char *out, size_t cap);
+
+/* A path from a manifest is safe to join under a directory: relative, no
+ * "." or ".." or empty component, no backslash or control characters,
+ * shorter than 1024 bytes. 1 = safe. */
+int cli_path_is_safe(const char *path);
+
+/* Small json-c accessors: NULL / -1 / 0 when absent or of another type. */
+const char *cli_json_str(struct json_object *o, const char *key);
+int cli_json_int(struct json_object *o, const char *key, long long *out);
+
+#endif

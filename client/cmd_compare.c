@@ -1,0 +1,109 @@
+/* cmd_compare.c: `eulernpu compare --got F --expected F`: compare a result
+ * with golden tensors on the server; a difference beyond the tolerance is
+ * the worst offender on stderr and exit status 1. */
+#include <stdio.h>
+#include <string.h>
+#include <json-c/json.h>
+#include "api.h"
+#include "cli.h"
+#include "digest.h"
+#include "rest.h"
+
+static const char usage[] =
+	"usage: eulernpu compare --got F --expected F [--tol X] [--rtol X] [--exact]\n"
+	"\n"
+	"Compare every tensor of a result with the golden file: it passes when\n"
+	"|got - expected| <= tol + rtol * |expected| for every element.\n"
+	"\n"
+	"  --got F        the result (result.npz)\n"
+	"  --expected F   the golden tensors (golden.npz)\n"
+	"  --tol X        absolute tolerance (default 1e-05)\n"
+	"  --rtol X       relative tolerance (default 0)\n"
+	"  --exact        the bytes must be equal\n"
+	"\n"
+	"exit status: 0 equal within tolerance, 1 different, 2 not comparable.\n";
+
+int cmd_compare(cli_ctx *ctx, int argc, char **argv)
+{
+	enpu_err e = ENPU_ERR_INIT;
+	const char *got = NULL, *exp = NULL, *pos[1];
+	double tol = 1e-5, rtol = 0;
+	int exact = 0;
+	const cli_opt opts[] = {
+		{"--exact", CLI_OPT_FLAG, &exact},
+		{"--expected", CLI_OPT_STR, &exp},
+		{"--got", CLI_OPT_STR, &got},
+		{"--rtol", CLI_OPT_DOUBLE, &rtol},
+		{"--tol", CLI_OPT_DOUBLE, &tol},
+		{NULL, 0, NULL},
+	};
+	struct json_object *req = NULL, *res = NULL, *ok, *err, *mad;
+	char dg[65], de[65], a[64], b[64], c[64];
+	const char *paths[2], *digests[2] = {dg, de};
+	long long nt = 0;
+	int n_pos, r;
+
+	r = cli_parse_opts("compare", argc, argv, opts, pos, 0, &n_pos, &e);
+	if (r == 1) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (r < 0)
+		return cli_report(&e);
+	if (!got || !exp)
+		return cli_report((cli_usage(&e, "compare", "missing required option '%s'",
+					     !got ? "--got" : "--expected"), &e));
+
+	paths[0] = got;
+	paths[1] = exp;
+	if (enpu_sha256_file(got, dg, &e) < 0 || enpu_sha256_file(exp, de, &e) < 0)
+		goto fail;
+	if (cli_connect(ctx, &e) < 0 || cli_blobs_ensure(ctx->conn, 2, paths, digests, NULL, &e) < 0)
+		goto fail;
+	req = json_object_new_object();
+	json_object_object_add(req, F_GOT, json_object_new_string(dg));
+	json_object_object_add(req, F_EXPECTED, json_object_new_string(de));
+	json_object_object_add(req, F_GOT_NAME, json_object_new_string(got));
+	json_object_object_add(req, F_EXPECTED_NAME, json_object_new_string(exp));
+	json_object_object_add(req, F_TOL, json_object_new_double(tol));
+	json_object_object_add(req, F_RTOL, json_object_new_double(rtol));
+	json_object_object_add(req, F_EXACT, json_object_new_boolean(exact));
+	if (cli_http_json(ctx->conn, "POST", API_COMPARE, req, 0, &res, NULL, NULL, &e) < 0)
+		goto fail;
+	if (!json_object_object_get_ex(res, F_OKAY, &ok) || !json_object_is_type(ok, json_type_boolean)) {
+		enpu_fail(&e, ENPU_E_SERVER, API_COMPARE, NULL, "the answer has no '%s'", F_OKAY);
+		goto fail;
+	}
+	if (!json_object_get_boolean(ok)) {
+		if (json_object_object_get_ex(res, F_ERROR, &err) &&
+		    json_object_is_type(err, json_type_object))
+			cli_err_from_json(err, &e);
+		else
+			enpu_fail(&e, ENPU_E_CMP_DIFF, got, NULL, "the tensors differ beyond the tolerance");
+		goto fail;
+	}
+	if (cli_json_int(res, F_TENSORS, &nt) < 0 ||
+	    !json_object_object_get_ex(res, F_MAX_ABS_DIFF, &mad) ||
+	    !(json_object_is_type(mad, json_type_double) || json_object_is_type(mad, json_type_int))) {
+		enpu_fail(&e, ENPU_E_SERVER, API_COMPARE, NULL, "the answer lacks '%s' or '%s'",
+			  F_TENSORS, F_MAX_ABS_DIFF);
+		goto fail;
+	}
+	printf("Compare  OK: %lld tensor%s \xc2\xb7 ", nt, nt == 1 ? "" : "s");
+	if (exact) {
+		printf("bytes equal\n");
+	} else {
+		printf("max abs diff %s < tol %s", cli_float_repr(json_object_get_double(mad), a, sizeof a),
+		       cli_float_repr(tol, b, sizeof b));
+		if (rtol != 0)
+			printf(" + rtol %s", cli_float_repr(rtol, c, sizeof c));
+		printf("\n");
+	}
+	json_object_put(req);
+	json_object_put(res);
+	return 0;
+fail:
+	json_object_put(req);
+	json_object_put(res);
+	return cli_report(&e);
+}

@@ -1,0 +1,158 @@
+/* cmd_compile.c: `eulernpu compile --spec F --weights F --out DIR`: upload
+ * what the server lacks, compile there (or hit its cache), and download the
+ * artifact's files into DIR, each verified against its digest. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <curl/curl.h>
+#include <json-c/json.h>
+#include "api.h"
+#include "buf.h"
+#include "cli.h"
+#include "digest.h"
+#include "rest.h"
+
+static const char usage[] =
+	"usage: eulernpu compile --spec F --weights F [--backend B] --out DIR\n"
+	"\n"
+	"Compile a spec and its weights into an artifact for one backend, and\n"
+	"write the artifact's files (manifest.json, graph.json, plan.json,\n"
+	"weights/) into DIR. The server keeps compiled artifacts: compiling the\n"
+	"same inputs again is a cache hit, and files it holds are not uploaded.\n"
+	"\n"
+	"  --spec F      the spec (spec.yaml)\n"
+	"  --weights F   the weights (weights.npz)\n"
+	"  --backend B   cpu_ref, npu_sim, zynq_ps, fpga_board (default: the spec's)\n"
+	"  --out DIR     where to write the artifact (created)\n";
+
+/* "/v1/artifacts/ID/files/a%20b/c": each path segment escaped. */
+static int file_url(const char *id, const char *path, enpu_buf *b)
+{
+	const char *seg = path;
+
+	if (enpu_buf_addf(b, "%s%s%s", API_ARTIFACTS, id, API_ARTIFACT_FILES) < 0)
+		return -1;
+	for (;;) {
+		const char *end = strchr(seg, '/');
+		size_t n = end ? (size_t)(end - seg) : strlen(seg);
+		char *esc = curl_easy_escape(NULL, seg, (int)n);
+		int r;
+
+		if (!esc)
+			return -1;
+		r = enpu_buf_adds(b, esc);
+		curl_free(esc);
+		if (r < 0 || (end && enpu_buf_adds(b, "/") < 0))
+			return -1;
+		if (!end)
+			return 0;
+		seg = end + 1;
+	}
+}
+
+/* Download every file the server listed into dir, refusing paths that
+ * would leave it. */
+static int download_files(cli_conn *c, const char *id, struct json_object *files,
+			  const char *dir, enpu_err *e)
+{
+	size_t n = json_object_array_length(files);
+
+	if (enpu_mkdirs(dir, 0755, e) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *f = json_object_array_get_idx(files, i);
+		const char *path = cli_json_str(f, F_PATH), *sha = cli_json_str(f, F_SHA256);
+		char dest[PATH_MAX], parent[PATH_MAX];
+		enpu_buf url = ENPU_BUF_INIT;
+		char *slash;
+		int r;
+
+		if (!path || !cli_path_is_safe(path) || !sha || !enpu_is_sha256_hex(sha))
+			return enpu_fail(e, ENPU_E_SERVER, API_COMPILE, NULL,
+					 "the server listed an unsafe or malformed artifact file '%s'",
+					 path ? path : "(none)");
+		if ((size_t)snprintf(dest, sizeof dest, "%s/%s", dir, path) >= sizeof dest)
+			return enpu_fail(e, ENPU_E_IO, dir, NULL, "path too long for '%s'", path);
+		snprintf(parent, sizeof parent, "%s", dest);
+		slash = strrchr(parent, '/');
+		if (slash) {
+			*slash = '\0';
+			if (enpu_mkdirs(parent, 0755, e) < 0)
+				return -1;
+		}
+		if (file_url(id, path, &url) < 0) {
+			enpu_buf_free(&url);
+			return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
+		}
+		r = cli_http_download(c, url.data, dest, sha, 0, e);
+		enpu_buf_free(&url);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int cmd_compile(cli_ctx *ctx, int argc, char **argv)
+{
+	enpu_err e = ENPU_ERR_INIT;
+	const char *spec = NULL, *weights = NULL, *backend = NULL, *out = NULL, *pos[1];
+	const cli_opt opts[] = {
+		{"--backend", CLI_OPT_STR, &backend},
+		{"--out", CLI_OPT_STR, &out},
+		{"--spec", CLI_OPT_STR, &spec},
+		{"--weights", CLI_OPT_STR, &weights},
+		{NULL, 0, NULL},
+	};
+	struct json_object *req = NULL, *res = NULL, *files;
+	char ds[65], dw[65];
+	const char *paths[2], *digests[2] = {ds, dw}, *id;
+	long long nops = 0;
+	int n_pos, r;
+
+	r = cli_parse_opts("compile", argc, argv, opts, pos, 0, &n_pos, &e);
+	if (r == 1) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (r < 0)
+		return cli_report(&e);
+	if (!spec || !weights || !out)
+		return cli_report((cli_usage(&e, "compile", "missing required option '%s'",
+					     !spec ? "--spec" : !weights ? "--weights" : "--out"), &e));
+
+	paths[0] = spec;
+	paths[1] = weights;
+	if (enpu_sha256_file(spec, ds, &e) < 0 || enpu_sha256_file(weights, dw, &e) < 0)
+		goto fail;
+	if (cli_connect(ctx, &e) < 0 || cli_blobs_ensure(ctx->conn, 2, paths, digests, NULL, &e) < 0)
+		goto fail;
+	req = json_object_new_object();
+	json_object_object_add(req, F_SPEC, json_object_new_string(ds));
+	json_object_object_add(req, F_WEIGHTS, json_object_new_string(dw));
+	json_object_object_add(req, F_SPEC_NAME, json_object_new_string(spec));
+	json_object_object_add(req, F_WEIGHTS_NAME, json_object_new_string(weights));
+	if (backend)
+		json_object_object_add(req, F_BACKEND, json_object_new_string(backend));
+	if (cli_http_json(ctx->conn, "POST", API_COMPILE, req, 0, &res, NULL, NULL, &e) < 0)
+		goto fail;
+	id = cli_json_str(res, F_ARTIFACT);
+	if (!id || !enpu_is_sha256_hex(id) || cli_json_int(res, F_OPERATORS, &nops) < 0 ||
+	    !json_object_object_get_ex(res, F_FILES, &files) ||
+	    !json_object_is_type(files, json_type_array)) {
+		enpu_fail(&e, ENPU_E_SERVER, API_COMPILE, NULL,
+			  "the answer lacks a valid '%s', '%s' or '%s'", F_ARTIFACT, F_OPERATORS, F_FILES);
+		goto fail;
+	}
+	if (download_files(ctx->conn, id, files, out, &e) < 0)
+		goto fail;
+	printf("Compile  OK: %lld op%s lowered \xc2\xb7 plan written\n", nops, nops == 1 ? "" : "s");
+	json_object_put(req);
+	json_object_put(res);
+	return 0;
+fail:
+	json_object_put(req);
+	json_object_put(res);
+	return cli_report(&e);
+}

@@ -1,0 +1,71 @@
+/* cmd_validate.c: `eulernpu validate SPEC [--backend B]`: upload the spec
+ * (unless the server has it) and print the validator's one-line summary. */
+#include <stdio.h>
+#include <json-c/json.h>
+#include "api.h"
+#include "cli.h"
+#include "digest.h"
+#include "rest.h"
+
+static const char usage[] =
+	"usage: eulernpu validate SPEC [--backend B]\n"
+	"\n"
+	"Check a spec (spec.yaml) without compiling it: the YAML, the schema,\n"
+	"names and references, shapes, and that the backend lowers every op.\n"
+	"\n"
+	"  --backend B   validate for backend B (default: the spec's own;\n"
+	"                see `eulernpu backends`)\n";
+
+int cmd_validate(cli_ctx *ctx, int argc, char **argv)
+{
+	enpu_err e = ENPU_ERR_INIT;
+	const char *backend = NULL, *pos[1];
+	const cli_opt opts[] = {
+		{"--backend", CLI_OPT_STR, &backend},
+		{NULL, 0, NULL},
+	};
+	struct json_object *req = NULL, *res = NULL;
+	char digest[65];
+	const char *paths[1], *digests[1] = {digest};
+	long long nops = 0, ncomp = 0;
+	const char *bk;
+	int n_pos, r;
+
+	r = cli_parse_opts("validate", argc, argv, opts, pos, 1, &n_pos, &e);
+	if (r == 1) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (r < 0)
+		return cli_report(&e);
+	if (n_pos != 1)
+		return cli_report((cli_usage(&e, "validate", "give the spec file: validate SPEC"), &e));
+
+	paths[0] = pos[0];
+	/* Local mistakes first: a missing file should not start a daemon. */
+	if (enpu_sha256_file(pos[0], digest, &e) < 0 || cli_connect(ctx, &e) < 0 ||
+	    cli_blobs_ensure(ctx->conn, 1, paths, digests, NULL, &e) < 0)
+		goto fail;
+	req = json_object_new_object();
+	json_object_object_add(req, F_SPEC, json_object_new_string(digest));
+	json_object_object_add(req, F_SPEC_NAME, json_object_new_string(pos[0]));
+	if (backend)
+		json_object_object_add(req, F_BACKEND, json_object_new_string(backend));
+	if (cli_http_json(ctx->conn, "POST", API_VALIDATE, req, 0, &res, NULL, NULL, &e) < 0)
+		goto fail;
+	bk = cli_json_str(res, F_BACKEND);
+	if (cli_json_int(res, F_OPERATORS, &nops) < 0 || cli_json_int(res, F_COMPONENTS, &ncomp) < 0 || !bk) {
+		enpu_fail(&e, ENPU_E_SERVER, API_VALIDATE, NULL,
+			  "the answer lacks '%s', '%s' or '%s'", F_OPERATORS, F_COMPONENTS, F_BACKEND);
+		goto fail;
+	}
+	printf("Validation OK: %lld operator%s \xc2\xb7 %lld component%s \xc2\xb7 backend=%s\n",
+	       nops, nops == 1 ? "" : "s", ncomp, ncomp == 1 ? "" : "s", bk);
+	json_object_put(req);
+	json_object_put(res);
+	return 0;
+fail:
+	json_object_put(req);
+	json_object_put(res);
+	return cli_report(&e);
+}

@@ -1,0 +1,154 @@
+/* fmt.c: the client's pure formatting helpers. Numbers print as Python's
+ * repr() would (the seed's output came from Python, and users compare it
+ * by eye), shapes as NumPy tuples; manifest paths are checked before they
+ * are joined under a directory. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+#include "cli.h"
+
+char *cli_float_repr(double x, char *out, size_t cap)
+{
+	char tmp[64], digits[32];
+	int prec, exp10, nd = 0, neg;
+	char *p, *q;
+	size_t o = 0;
+
+	if (cap == 0)
+		return out;
+	if (isnan(x)) {
+		snprintf(out, cap, "nan");
+		return out;
+	}
+	if (isinf(x)) {
+		snprintf(out, cap, "%s", x < 0 ? "-inf" : "inf");
+		return out;
+	}
+	/* Shortest %.Ne that reads back as the same double (17 always does). */
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(tmp, sizeof tmp, "%.*e", prec - 1, x);
+		if (strtod(tmp, NULL) == x)
+			break;
+	}
+	/* tmp is "[-]d[.ddd]e[+-]XX": split into digits and exponent. */
+	p = tmp;
+	neg = (*p == '-');
+	if (neg)
+		p++;
+	for (q = p; *q && *q != 'e'; q++)
+		if (*q >= '0' && *q <= '9' && nd < (int)sizeof digits - 1)
+			digits[nd++] = *q;
+	digits[nd] = '\0';
+	exp10 = (*q == 'e') ? atoi(q + 1) : 0;
+	while (nd > 1 && digits[nd - 1] == '0')
+		digits[--nd] = '\0';
+	if (nd == 1 && digits[0] == '0')
+		exp10 = 0;
+
+	char res[64];
+#define PUT(ch) do { if (o + 1 < sizeof res) res[o++] = (ch); } while (0)
+	if (neg)
+		PUT('-');
+	if (exp10 < -4 || exp10 >= 16) {
+		PUT(digits[0]);
+		if (nd > 1) {
+			PUT('.');
+			for (int i = 1; i < nd; i++)
+				PUT(digits[i]);
+		}
+		res[o] = '\0';
+		snprintf(res + o, sizeof res - o, "e%c%02d", exp10 < 0 ? '-' : '+',
+			 exp10 < 0 ? -exp10 : exp10);
+		o = strlen(res);
+	} else if (exp10 >= 0) {
+		for (int i = 0; i <= exp10; i++)
+			PUT(i < nd ? digits[i] : '0');
+		PUT('.');
+		if (nd > exp10 + 1)
+			for (int i = exp10 + 1; i < nd; i++)
+				PUT(digits[i]);
+		else
+			PUT('0');
+	} else {
+		PUT('0');
+		PUT('.');
+		for (int i = 0; i < -exp10 - 1; i++)
+			PUT('0');
+		for (int i = 0; i < nd; i++)
+			PUT(digits[i]);
+	}
+#undef PUT
+	res[o] = '\0';
+	snprintf(out, cap, "%s", res);
+	return out;
+}
+
+char *cli_tuple_str(const long long *dims, int n, char *out, size_t cap)
+{
+	size_t o = 0;
+	int r;
+
+	if (cap == 0)
+		return out;
+	out[0] = '\0';
+	r = snprintf(out, cap, "(");
+	o = r > 0 ? (size_t)r : 0;
+	for (int i = 0; i < n && o < cap; i++) {
+		r = snprintf(out + o, cap - o, "%s%lld", i ? ", " : "", dims[i]);
+		if (r < 0)
+			break;
+		o += (size_t)r;
+	}
+	if (o < cap)
+		snprintf(out + o, cap - o, n == 1 ? ",)" : ")");
+	return out;
+}
+
+int cli_path_is_safe(const char *path)
+{
+	const char *seg = path;
+	size_t len;
+
+	if (!path || !*path || path[0] == '/')
+		return 0;
+	len = strlen(path);
+	if (len >= 1024)
+		return 0;
+	for (const char *p = path; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '\\')
+			return 0;
+	/* Every component non-empty and neither "." nor "..". */
+	for (;;) {
+		const char *end = strchr(seg, '/');
+		size_t n = end ? (size_t)(end - seg) : strlen(seg);
+
+		if (n == 0 || (n == 1 && seg[0] == '.') ||
+		    (n == 2 && seg[0] == '.' && seg[1] == '.'))
+			return 0;
+		if (!end)
+			break;
+		seg = end + 1;
+	}
+	return 1;
+}
+
+const char *cli_json_str(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	return json_object_get_string(v);
+}
+
+int cli_json_int(struct json_object *o, const char *key, long long *out)
+{
+	struct json_object *v;
+
+	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+		return -1;
+	*out = (long long)json_object_get_int64(v);
+	return 0;
+}

@@ -1,0 +1,77 @@
+/* rest.h: the client's side of the REST API over libcurl: one connection
+ * (a Unix socket or http://host:port), JSON requests, streamed uploads and
+ * verified downloads, and the translation of failures into enpu_err. */
+#ifndef CLI_REST_H
+#define CLI_REST_H
+
+#include <stddef.h>
+#include "err.h"
+#include "buf.h"
+
+struct json_object;
+typedef struct cli_conn cli_conn;
+
+/* url: "unix:/path/to.sock" or "http://host:port" (https too). Returns NULL
+ * with *e (ENPU_E_USAGE for a URL of another form, ENPU_E_NOMEM). */
+cli_conn *cli_conn_new(const char *url, enpu_err *e);
+void cli_conn_free(cli_conn *c);
+const char *cli_conn_url(const cli_conn *c);    /* as given */
+
+typedef struct cli_req {
+	const char *method;       /* "GET", "POST", "PUT", "DELETE" */
+	const char *path;         /* "/v1/...", with any query */
+	const char *body;         /* request body (POST/PUT) or NULL */
+	size_t body_len;
+	const char *content_type; /* of body; NULL = application/json */
+	const char *upload_file;  /* PUT: stream this file (body unused) */
+	int out_fd;               /* > 0: a 2xx body is written here, not to resp */
+	long timeout;             /* whole request, seconds; 0 = none */
+} cli_req;
+
+/* Perform r. Returns 0 when the server answered (any status: *status, the
+ * body in resp unless it went to out_fd), -1 with *e when it could not be
+ * reached (ENPU_E_UNREACHABLE, where = the URL) or the transfer broke
+ * (ENPU_E_SERVER / ENPU_E_IO). */
+int cli_http_do(cli_conn *c, const cli_req *r, long *status, enpu_buf *resp, enpu_err *e);
+
+/* Turn a non-2xx answer into *e: the JSON error object when there is one,
+ * else ENPU_E_SERVER naming the status. Returns -1. */
+int cli_http_fail(cli_conn *c, long status, const enpu_buf *resp, enpu_err *e);
+
+/* A JSON call: body (may be NULL; not consumed) is serialized and sent;
+ * a 2xx answer is parsed into *out (caller puts it). A non-2xx answer
+ * fills *e and returns -1; if out_status is non-NULL it gets the status,
+ * and *err_body (if non-NULL) the parsed error body for callers that read
+ * more from it (409's missing digests). */
+int cli_http_json(cli_conn *c, const char *method, const char *path,
+		  struct json_object *body, long timeout, struct json_object **out,
+		  long *out_status, struct json_object **err_body, enpu_err *e);
+
+/* GET path into dest atomically (temporary name in dest's directory,
+ * fsync, rename). If sha256 is non-NULL the bytes must hash to it
+ * (ENPU_E_ARTIFACT_DIGEST otherwise, dest untouched). */
+int cli_http_download(cli_conn *c, const char *path, const char *dest,
+		      const char *sha256, long timeout, enpu_err *e);
+
+/* GET /v1/health with a short timeout: 0 when a daemon answers 200. */
+int cli_http_health(cli_conn *c, enpu_err *e);
+
+/* ---- blobs (blobs.c) ------------------------------------------------- */
+
+/* Make sure the server holds the n files whose sha256 digests are given:
+ * POST /v1/blobs/missing, then PUT each missing one, streamed from its
+ * file (once per digest). *n_put (may be NULL) counts uploads. */
+int cli_blobs_ensure(cli_conn *c, int n, const char *const *paths,
+		     const char *const *digests, int *n_put, enpu_err *e);
+
+/* ---- private daemon (autostart.c) ------------------------------------ */
+
+/* The private daemon's directory: $XDG_RUNTIME_DIR/eulernpu, else
+ * /tmp/eulernpu-$UID. Pure (does not touch the file system). */
+int cli_private_dir(char *out, size_t cap);
+
+/* Find the private daemon (started on demand) and put its URL,
+ * "unix:<dir>/eulernpud.sock", into url. 0 or -1 with *e. */
+int cli_autostart(char *url, size_t cap, enpu_err *e);
+
+#endif
