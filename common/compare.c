@@ -7,19 +7,6 @@
 #include "enpu.h"
 #include "npz.h"
 
-static void keys_of(const enpu_tlist *l, char *buf, size_t cap)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < l->n && used + 1 < cap; i++) {
-		int n = snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", l->items[i].name);
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
-}
-
 /* The NumPy index tuple of flat index i in shape s: "(0, 3)", "(3,)", "()". */
 static void index_str(const enpu_shape *s, uint64_t i, char *buf, size_t cap)
 {
@@ -71,8 +58,8 @@ int enpu_compare(const char *got_path, const char *got_label,
 		for (size_t i = 0; i < a->n; i++) {
 			if (enpu_tlist_find(b, a->items[i].name))
 				continue;
-			keys_of(&got, gk, sizeof(gk));
-			keys_of(&exp, ek, sizeof(ek));
+			enpu_tlist_names(&got, gk, sizeof(gk));
+			enpu_tlist_names(&exp, ek, sizeof(ek));
 			enpu_fail(e, ENPU_E_CMP_KEY, side ? exp_label : got_label,
 				  "compare results of the same model: the keys must match",
 				  "golden tensor key not found: '%s' (got has [%s], expected has [%s])",

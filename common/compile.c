@@ -19,21 +19,6 @@
  * label it was parsed with. */
 #define WEIGHTS_FIX "retrain the weights or correct the spec"
 
-static void names_list(const enpu_tlist *l, char *buf, size_t cap)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < l->n && used + 1 < cap; i++) {
-		int n = snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", l->items[i].name);
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
-	if (used >= cap && cap > 4)
-		strcpy(buf + cap - 4, "...");
-}
-
 static int first_reader(const enpu_graph *g, int t)
 {
 	for (int k = 0; k < g->n_ops; k++)
@@ -62,7 +47,7 @@ static int check_weights(const enpu_graph *g, const enpu_tlist *w, const char *s
 		else
 			snprintf(loc, sizeof(loc), "%.300s", slabel);
 		if (!(x = enpu_tlist_find(w, t->name))) {
-			names_list(w, have, sizeof(have));
+			enpu_tlist_names(w, have, sizeof(have));
 			return enpu_fail(e, ENPU_E_WEIGHT_MISSING, wlabel, WEIGHTS_FIX,
 					 "weight '%s' declared at %s is not in %s (it holds [%s])",
 					 t->name, loc, wlabel, have);

@@ -9,19 +9,6 @@
 #include "npz.h"
 #include "plan.h"
 
-static void keys_of(const enpu_tlist *l, char *buf, size_t cap)
-{
-	size_t used = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < l->n && used + 1 < cap; i++) {
-		int n = snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", l->items[i].name);
-		if (n < 0)
-			break;
-		used += (size_t)n;
-	}
-}
-
 static void inputs_of(const enpu_graph *g, char *buf, size_t cap)
 {
 	size_t used = 0;
@@ -46,7 +33,7 @@ static int check_inputs(const enpu_graph *g, const enpu_tlist *in, const char *l
 		const enpu_tensor *x = enpu_tlist_find(in, t->name);
 		if (!x) {
 			inputs_of(g, want, sizeof(want));
-			keys_of(in, have, sizeof(have));
+			enpu_tlist_names(in, have, sizeof(have));
 			return enpu_fail(e, ENPU_E_INPUT_MISSING, label,
 					 "name the arrays of the input file after the graph's inputs",
 					 "input '%s' is not in %s (expected [%s], present [%s])",

@@ -154,3 +154,18 @@ void enpu_tlist_free(enpu_tlist *l)
 	l->items = NULL;
 	l->n = l->alloc = 0;
 }
+
+void enpu_tlist_names(const enpu_tlist *l, char *buf, size_t cap)
+{
+	size_t used = 0;
+
+	if (!cap)
+		return;
+	buf[0] = '\0';
+	for (size_t i = 0; i < l->n && used + 1 < cap; i++) {
+		int n = snprintf(buf + used, cap - used, "%s%s", i ? ", " : "", l->items[i].name);
+		if (n < 0)
+			break;
+		used += (size_t)n;
+	}
+}

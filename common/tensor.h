@@ -68,5 +68,7 @@ void enpu_tensor_free(enpu_tensor *t);
 int enpu_tlist_push(enpu_tlist *l, enpu_tensor *t, enpu_err *e);
 enpu_tensor *enpu_tlist_find(const enpu_tlist *l, const char *name);
 void enpu_tlist_free(enpu_tlist *l);
+/* "a, b, c": the names in list order, truncated to fit cap. */
+void enpu_tlist_names(const enpu_tlist *l, char *buf, size_t cap);
 
 #endif
