@@ -1,7 +1,9 @@
 /* artifact.c: manifest.json, and loading a compiled artifact. Loading
  * trusts nothing in the directory: every file's path, size and sha256 is
  * checked against the manifest, the id against the files, then graph.json,
- * plan.json and the weights against each other. */
+ * plan.json and the weights against each other. An npu_sim artifact also
+ * carries its target (manifest "target", and plan.json's "npu" section):
+ * both must parse and agree, and the run keeps it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +25,8 @@ struct enpu_artifact {
 	enpu_plan plan;
 	enpu_tlist weights;
 	const float **wdata;   /* per tensor index */
+	int has_npu;
+	enpu_npu_target npu;   /* npu_sim: the target from the manifest */
 };
 
 void enpu_artifact_id_of(const char *const *paths, const char *const *digests,
@@ -223,6 +227,19 @@ static int bind_weights(enpu_artifact *a, const char *label, enpu_err *e)
 	return 0;
 }
 
+/* Two targets agree when their canonical JSON is the same text. */
+static int same_target(const enpu_npu_target *x, const enpu_npu_target *y)
+{
+	json_object *jx = enpu_npu_target_json(x), *jy = enpu_npu_target_json(y);
+	int same = jx && jy &&
+		   strcmp(json_object_to_json_string_ext(jx, JSON_C_TO_STRING_PLAIN),
+			  json_object_to_json_string_ext(jy, JSON_C_TO_STRING_PLAIN)) == 0;
+
+	json_object_put(jx);
+	json_object_put(jy);
+	return same;
+}
+
 int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 		       enpu_artifact **out, enpu_err *e)
 {
@@ -235,6 +252,7 @@ int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 	char id[65], *gweights = NULL;
 	const char *wpath, *label = "manifest.json";
 	loaded_file *gf, *pf, *wf;
+	enpu_npu_target pnpu;
 	int64_t iv;
 
 	*out = NULL;
@@ -275,6 +293,17 @@ int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 		goto fail;
 	}
 	snprintf(a->backend, sizeof(a->backend), "%s", json_object_get_string(v));
+	if (strcmp(a->backend, "cpu_ref") != 0 && strcmp(a->backend, "npu_sim") != 0) {
+		enpu_fail(e, ENPU_E_ARTIFACT, label, "compile for cpu_ref or npu_sim",
+			  "field 'backend': backend '%s' cannot run artifacts in this build", a->backend);
+		goto fail;
+	}
+	if (strcmp(a->backend, "npu_sim") == 0) {
+		if (!(v = enpu_json_field(m, "target", json_type_object, label, "", e)) ||
+		    enpu_npu_target_from_json(v, label, &a->npu, e) < 0)
+			goto fail;
+		a->has_npu = 1;
+	}
 	if (!enpu_json_field(m, "compiler", json_type_string, label, "", e) ||
 	    !(spec = enpu_json_field(m, "spec", json_type_object, label, "", e)) ||
 	    !enpu_json_field(spec, "name", json_type_string, label, "spec: ", e))
@@ -371,8 +400,14 @@ int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 			  "graph.json and manifest.json disagree on the backend or the weights file");
 		goto fail;
 	}
-	if (enpu_plan_from_json(a->g, pf->data.data, pf->data.len, "plan.json", &a->plan, e) < 0)
+	if (enpu_plan_from_json_npu(a->g, pf->data.data, pf->data.len, "plan.json", &a->plan,
+				    &pnpu, e) < 0)
 		goto fail;
+	if (a->has_npu && !same_target(&a->npu, &pnpu)) {
+		enpu_fail(e, ENPU_E_ARTIFACT, "plan.json", "recompile the artifact",
+			  "the npu target in plan.json differs from the one in manifest.json");
+		goto fail;
+	}
 	if (enpu_npz_read_mem(wf->data.data, wf->data.len, wpath, lim, &a->weights, e) < 0) {
 		if (e)
 			e->code = ENPU_E_ARTIFACT;
@@ -425,6 +460,11 @@ const enpu_graph *enpu_artifact_graph(const enpu_artifact *a)
 const enpu_plan *enpu_artifact_plan(const struct enpu_artifact *a)
 {
 	return &a->plan;
+}
+
+const enpu_npu_target *enpu_artifact_npu(const struct enpu_artifact *a)
+{
+	return a->has_npu ? &a->npu : NULL;
 }
 
 const float *enpu_artifact_weight(const struct enpu_artifact *a, int tensor)

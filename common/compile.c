@@ -1,7 +1,9 @@
-/* compile.c: enpu_compile. Validates the spec for a backend, checks the
+/* compile.c: enpu_compile. Validates the spec for a target, checks the
  * weights file against it, plans memory and writes the artifact directory
  * (graph.json, plan.json, weights/<backend>.npz, then manifest.json last,
- * so a directory without a manifest is never mistaken for an artifact). */
+ * so a directory without a manifest is never mistaken for an artifact).
+ * The target's backend decides each op's lowering; for npu_sim the cycle
+ * and memory model runs here and its tiling goes into plan.json. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -130,7 +132,7 @@ static int write_member(const char *dir, const char *rel, const enpu_buf *b,
 	return 0;
 }
 
-int enpu_compile(const enpu_spec *spec, const char *backend,
+int enpu_compile(const enpu_spec *spec, const enpu_target *tgt,
 		 const char *weights_path, const char *weights_label,
 		 const char *spec_digest, const char *outdir,
 		 const enpu_limits *lim, enpu_compile_info *info, enpu_err *e)
@@ -140,16 +142,19 @@ int enpu_compile(const enpu_spec *spec, const char *backend,
 	enpu_plan plan = ENPU_PLAN_INIT;
 	enpu_buf gj = ENPU_BUF_INIT, pj = ENPU_BUF_INIT, mj = ENPU_BUF_INIT, wb = ENPU_BUF_INIT;
 	enpu_manifest_file mf[3];
-	json_object *target = NULL;
+	enpu_npu_report nr;
+	const enpu_npu_target *npu = enpu_target_npu(tgt);
+	json_object *target = NULL, *npuj = NULL;
 	char wrel[64], path[4096], wdigest[65], id[65];
 	const char *paths[3], *digests[3];
 	int *first = NULL, *last = NULL, rc = -1, wrote = 0;
 
+	memset(&nr, 0, sizeof(nr));
 	if (!lim)
 		lim = enpu_limits_default();
 	if (!weights_label)
 		weights_label = "weights.npz";
-	if (enpu_validate(spec, backend, &g, e) < 0)
+	if (enpu_validate_for(spec, tgt, &g, e) < 0)
 		goto out;
 	if (enpu_npz_read(weights_path, weights_label, lim, &w, e) < 0)
 		goto out;
@@ -159,6 +164,14 @@ int enpu_compile(const enpu_spec *spec, const char *backend,
 		goto out;
 	if (enpu_plan_build(g, &plan, e) < 0)
 		goto out;
+	if (npu) {
+		if (enpu_npu_model(g, npu, plan.arena_bytes, &nr, e) < 0)
+			goto out;
+		if (!(npuj = enpu_npu_plan_json(g, &nr))) {
+			enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot build the npu plan of '%s'", g->name);
+			goto out;
+		}
+	}
 
 	/* the weights the graph reads, in spec order, in the backend's layout
 	 * (every v1 backend keeps the spec's layout); borrowed, not copied */
@@ -177,7 +190,7 @@ int enpu_compile(const enpu_spec *spec, const char *backend,
 
 	snprintf(wrel, sizeof(wrel), "weights/%s.npz", g->backend);
 	if (enpu_graph_to_json(g, wrel, "spec", &gj, e) < 0 ||
-	    enpu_plan_to_json(g, &plan, &pj, e) < 0)
+	    enpu_plan_to_json_npu(g, &plan, npuj, &pj, e) < 0)
 		goto out;
 
 	if (check_outdir(outdir, e) < 0)
@@ -203,7 +216,7 @@ int enpu_compile(const enpu_spec *spec, const char *backend,
 	}
 	enpu_artifact_id_of(paths, digests, 3, id);
 
-	target = enpu_json_canonical(enpu_spec_target(spec, g->backend));
+	target = enpu_json_canonical(enpu_target_json(tgt));
 	if (enpu_manifest_to_json(id, g->backend, g->name, spec_digest, wdigest, wrel, "spec",
 				  target, mf, 3, &mj, e) < 0 ||
 	    join(path, sizeof(path), outdir, "manifest.json", e) < 0 ||
@@ -233,6 +246,8 @@ out:
 			rmdir(path);
 	}
 	json_object_put(target);
+	json_object_put(npuj);
+	enpu_npu_report_free(&nr);
 	free(bw.items);   /* borrowed tensors: w owns them */
 	free(first);
 	free(last);

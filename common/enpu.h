@@ -10,6 +10,7 @@
 #include "spec.h"
 #include "ir.h"
 #include "par.h"
+#include "target.h"
 
 #define ENPU_VERSION "0.1.0"
 #define ENPU_COMPILER_ID "eulernpu-compiler " ENPU_VERSION
@@ -24,13 +25,15 @@ typedef struct enpu_compile_info {
 	uint64_t arena_bytes;   /* memory plan size */
 } enpu_compile_info;
 
-/* Validate spec for backend (NULL = spec's), check weights.npz against the
- * spec (names, shapes, dtypes: ENPU_E_WEIGHT_*; weights_label names the file
- * in errors), and write the artifact into outdir (created; must be empty or
- * absent): graph.json, plan.json, weights/<backend>.npz, manifest.json.
- * Byte-identical output for identical inputs. spec_digest / weights_digest
- * are recorded in the manifest (hex; NULL = recorded as null). */
-int enpu_compile(const enpu_spec *spec, const char *backend,
+/* Validate spec for the target (which names the backend; NULL = the spec's
+ * backend and targets), check weights.npz against the spec (names, shapes,
+ * dtypes: ENPU_E_WEIGHT_*; weights_label names the file in errors), and
+ * write the artifact into outdir (created; must be empty or absent):
+ * graph.json (with each op's lowering), plan.json (schedule, memory plan,
+ * and for npu_sim the tiling), weights/<backend>.npz, manifest.json (with
+ * the canonical target options). Byte-identical output for identical
+ * inputs. spec_digest is recorded in the manifest (hex; NULL = null). */
+int enpu_compile(const enpu_spec *spec, const enpu_target *target,
 		 const char *weights_path, const char *weights_label,
 		 const char *spec_digest, const char *outdir,
 		 const enpu_limits *lim, enpu_compile_info *info, enpu_err *e);
@@ -61,16 +64,26 @@ typedef struct enpu_run_info {
 	int n_outputs;
 	char first_shape[64];   /* "(1, 4)" of the first output */
 	double seconds;         /* wall time of execution only */
+	/* npu_sim only (0 otherwise): the model's totals, as in report.json */
+	uint64_t npu_cycles;
+	double npu_time_us;
+	uint64_t npu_dram_bytes;
+	double npu_utilisation;
 } enpu_run_info;
 
 /* Check input.npz (keys, shapes, dtypes: ENPU_E_INPUT_*; input_label names
- * the file in errors), execute every op with the reference kernels into
- * the planned arena, and write result.npz with the spec's outputs by name,
- * in order. par may be NULL. The same bytes for any thread count.
- * cancel, if non-NULL, is polled between ops: non-zero aborts (-1, E0807). */
+ * the file in errors), execute every op into the planned arena (cpu_ref:
+ * the reference kernels; npu_sim: GEMMs tiled fold by fold as the array
+ * computes them, the rest on the reference kernels, the same bits), and
+ * write result.npz with the spec's outputs by name, in order. par may be
+ * NULL. The same bytes for any thread count. cancel, if non-NULL, is polled
+ * between ops: non-zero aborts (-1, E0807). report_path, if non-NULL, gets
+ * report.json: {"backend", "artifact", "seconds", "outputs": [...], and for
+ * npu_sim "npu": enpu_npu_report_json}. */
 int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_label,
-	     const char *result_path, enpu_par *par, const volatile int *cancel,
-	     const enpu_limits *lim, enpu_run_info *info, enpu_err *e);
+	     const char *result_path, const char *report_path, enpu_par *par,
+	     const volatile int *cancel, const enpu_limits *lim, enpu_run_info *info,
+	     enpu_err *e);
 
 /* ---- compare ---------------------------------------------------------- */
 

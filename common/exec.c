@@ -1,11 +1,17 @@
 /* exec.c: enpu_run. Checks input.npz against the graph's inputs, runs each
- * op's reference kernel in schedule order over views into the inputs, the
- * weights and one planned arena, and writes the outputs as result.npz. */
+ * op in schedule order over views into the inputs, the weights and one
+ * planned arena, and writes the outputs as result.npz. cpu_ref runs the
+ * reference kernels; npu_sim runs GEMM-class ops tiled on its array
+ * (npuexec.c) and the rest on the reference kernels, the same bits, then
+ * its cycle and memory model for info and report.json. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <json-c/json.h>
 #include "enpu.h"
+#include "graphjson.h"
+#include "npuexec.h"
 #include "npz.h"
 #include "plan.h"
 
@@ -87,19 +93,77 @@ static float *tensor_data(const enpu_artifact *a, const enpu_tlist *in, unsigned
 	return NULL;
 }
 
+/* report.json: {"format", "version", "backend", "artifact", "seconds",
+ * "outputs": [{"name", "shape"}], and for npu_sim "npu"}, written
+ * atomically. */
+static int write_report(const enpu_artifact *a, const char *path, double seconds,
+			const enpu_npu_report *nr, enpu_err *e)
+{
+	const enpu_graph *g = enpu_artifact_graph(a);
+	json_object *root = json_object_new_object(), *outs = json_object_new_array(), *npu;
+	enpu_buf b = ENPU_BUF_INIT;
+	int rc = -1;
+
+	if (!root || !outs) {
+		json_object_put(outs);
+		goto nomem;
+	}
+	json_object_object_add(root, "format", json_object_new_string("eulernpu-report"));
+	json_object_object_add(root, "version", json_object_new_int(1));
+	json_object_object_add(root, "backend", json_object_new_string(enpu_artifact_backend(a)));
+	json_object_object_add(root, "artifact", json_object_new_string(enpu_artifact_id(a)));
+	json_object_object_add(root, "seconds", json_object_new_double(seconds));
+	json_object_object_add(root, "outputs", outs);
+	for (int i = 0; i < g->n_outputs; i++) {
+		const enpu_irtensor *t = &g->tensors[g->outputs[i]];
+		json_object *o = json_object_new_object(), *sh = json_object_new_array();
+
+		if (!o || !sh) {
+			json_object_put(o);
+			json_object_put(sh);
+			goto nomem;
+		}
+		for (int d = 0; d < t->shape.ndim; d++)
+			json_object_array_add(sh, json_object_new_int64(t->shape.dim[d]));
+		json_object_object_add(o, "name", json_object_new_string(t->name));
+		json_object_object_add(o, "shape", sh);
+		json_object_array_add(outs, o);
+	}
+	if (nr) {
+		if (!(npu = enpu_npu_report_json(g, nr)))
+			goto nomem;
+		json_object_object_add(root, "npu", npu);
+	}
+	if (enpu_json_dump(root, &b, e) < 0 ||
+	    enpu_write_file_atomic(path, b.data, b.len, e) < 0)
+		goto out;
+	rc = 0;
+	goto out;
+nomem:
+	enpu_fail(e, ENPU_E_NOMEM, path, NULL, "cannot build report.json");
+out:
+	json_object_put(root);
+	enpu_buf_free(&b);
+	return rc;
+}
+
 int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_label,
-	     const char *result_path, enpu_par *par, const volatile int *cancel,
-	     const enpu_limits *lim, enpu_run_info *info, enpu_err *e)
+	     const char *result_path, const char *report_path, enpu_par *par,
+	     const volatile int *cancel, const enpu_limits *lim, enpu_run_info *info,
+	     enpu_err *e)
 {
 	const enpu_graph *g = enpu_artifact_graph(a);
 	const enpu_plan *p = enpu_artifact_plan(a);
+	const enpu_npu_target *npu = enpu_artifact_npu(a);
 	enpu_tlist in = ENPU_TLIST_INIT, res = ENPU_TLIST_INIT;
 	unsigned char *arena = NULL;
 	enpu_view views[ENPU_MAX_OP_INPUTS], outv[1];
+	enpu_npu_report nr;
 	double t0, t1;
-	int rc = -1;
+	int rc = -1, kr;
 	size_t asz;
 
+	memset(&nr, 0, sizeof(nr));
 	if (!lim)
 		lim = enpu_limits_default();
 	if (!input_label)
@@ -134,7 +198,11 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 		}
 		outv[0].shape = g->tensors[op->out[0]].shape;
 		outv[0].data = tensor_data(a, &in, arena, op->out[0]);
-		if (op->def->kernel(&op->attrs, views, op->n_in, outv, 1, par) < 0) {
+		if (npu && op->def->npu == ENPU_NPU_GEMM)
+			kr = enpu_npu_exec_gemm(npu, op, views, op->n_in, outv, par);
+		else
+			kr = op->def->kernel(&op->attrs, views, op->n_in, outv, 1, par);
+		if (kr < 0) {
 			enpu_fail(e, ENPU_E_NOMEM, op->name, NULL,
 				  "op '%s' (%s) could not allocate its scratch memory", op->name,
 				  op->def->name);
@@ -166,7 +234,13 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 			goto out;
 		}
 	}
+	/* the model is a pure function of the graph and the target: the same
+	 * numbers compile recorded in plan.json */
+	if (npu && enpu_npu_model(g, npu, p->arena_bytes, &nr, e) < 0)
+		goto out;
 	if (enpu_npz_write(result_path, &res, e) < 0)
+		goto out;
+	if (report_path && write_report(a, report_path, t1 - t0, npu ? &nr : NULL, e) < 0)
 		goto out;
 	if (info) {
 		memset(info, 0, sizeof(*info));
@@ -175,9 +249,16 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 			enpu_shape_pystr(&g->tensors[g->outputs[0]].shape, info->first_shape,
 					 sizeof(info->first_shape));
 		info->seconds = t1 - t0;
+		if (npu) {
+			info->npu_cycles = nr.total_cycles;
+			info->npu_time_us = nr.time_us;
+			info->npu_dram_bytes = nr.dram_read_bytes + nr.dram_write_bytes;
+			info->npu_utilisation = nr.utilisation;
+		}
 	}
 	rc = 0;
 out:
+	enpu_npu_report_free(&nr);
 	free(arena);
 	enpu_tlist_free(&in);
 	enpu_tlist_free(&res);

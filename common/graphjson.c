@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "graphjson.h"
+#include "npusim.h"
 
 #define JSON_FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | \
 		    JSON_C_TO_STRING_NOSLASHESCAPE)
@@ -149,6 +150,23 @@ struct json_object *enpu_json_canonical(struct json_object *o)
 
 /* ---- writing ------------------------------------------------------------ */
 
+const char *enpu_op_lowering(const char *backend, const enpu_opdef *d, char *kernel,
+			     size_t cap)
+{
+	const char *cls;
+
+	if (strcmp(backend, "npu_sim") != 0) {
+		snprintf(kernel, cap, "%s.%s", backend, d->kernel_name);
+		return "reference";
+	}
+	cls = enpu_npu_class_name((enpu_npu_class)d->npu);
+	if (d->npu == ENPU_NPU_GEMM)
+		snprintf(kernel, cap, "npu_sim.gemm");
+	else
+		snprintf(kernel, cap, "npu_sim.%s.%s", cls, d->name);
+	return cls;
+}
+
 static const char *kind_name(enpu_tkind k)
 {
 	switch (k) {
@@ -232,6 +250,7 @@ int enpu_graph_to_json(const enpu_graph *g, const char *weights, const char *lay
 {
 	json_object *root = json_object_new_object(), *arr;
 	char kname[128];
+	const char *lowering;
 	int rc;
 
 	if (!root)
@@ -291,8 +310,9 @@ int enpu_graph_to_json(const enpu_graph *g, const char *weights, const char *lay
 		for (const enpu_attrdef *ad = op->def->attrs; ad->name; ad++)
 			json_object_object_add(at, ad->name, attr_json(ad, &op->attrs));
 		json_object_object_add(o, "attrs", at);
-		snprintf(kname, sizeof(kname), "cpu_ref.%s", op->def->kernel_name);
+		lowering = enpu_op_lowering(g->backend, op->def, kname, sizeof(kname));
 		json_object_object_add(o, "kernel", json_object_new_string(kname));
+		json_object_object_add(o, "lowering", json_object_new_string(lowering));
 		json_object_array_add(arr, o);
 	}
 	rc = enpu_json_dump(root, out, e);
@@ -607,8 +627,9 @@ int enpu_graph_from_json(const char *text, size_t len, const char *label,
 	if (!(g->ops = calloc(n ? n : 1, sizeof(*g->ops))))
 		goto nomem;
 	for (size_t k = 0; k < n; k++) {
-		json_object *o = json_object_array_get_idx(arr, k), *ins, *outs, *at;
+		json_object *o = json_object_array_get_idx(arr, k), *ins, *outs, *at, *low;
 		enpu_irop *op = &g->ops[k];
+		const char *lowering;
 		enpu_shape in_sh[ENPU_MAX_OP_INPUTS], out_sh[1];
 		char ctx[80], why[256], want[128], got[128];
 		size_t nin;
@@ -635,11 +656,14 @@ int enpu_graph_from_json(const char *text, size_t len, const char *label,
 		if (!(ins = enpu_json_field(o, "in", json_type_array, label, ctx, e)) ||
 		    !(outs = enpu_json_field(o, "out", json_type_array, label, ctx, e)) ||
 		    !(at = enpu_json_field(o, "attrs", json_type_object, label, ctx, e)) ||
-		    !(v = enpu_json_field(o, "kernel", json_type_string, label, ctx, e)))
+		    !(v = enpu_json_field(o, "kernel", json_type_string, label, ctx, e)) ||
+		    !(low = enpu_json_field(o, "lowering", json_type_string, label, ctx, e)))
 			goto fail;
-		snprintf(why, sizeof(why), "cpu_ref.%s", op->def->kernel_name);
+		lowering = enpu_op_lowering(g->backend, op->def, why, sizeof(why));
 		if (strcmp(why, json_object_get_string(v)) != 0)
 			BAD("%skernel '%s' is not '%s'", ctx, json_object_get_string(v), why);
+		if (strcmp(lowering, json_object_get_string(low)) != 0)
+			BAD("%slowering '%s' is not '%s'", ctx, json_object_get_string(low), lowering);
 
 		nin = json_object_array_length(ins);
 		max_in = op->def->max_in < 0 ? ENPU_MAX_OP_INPUTS : op->def->max_in;

@@ -16,7 +16,7 @@
 /* Register tile: MR rows x NR columns of C held in accumulators. NR = 16
  * floats is two AVX vectors; B is packed into panels NR columns wide. */
 #define MR 4
-#define NR 16
+#define NR ENPU_PACK_NR
 
 /* On x86-64 the micro-kernel has an AVX2+FMA version (vfmadd231ps: each
  * lane is one correctly rounded fused multiply-add, i.e. exactly fmaf),
@@ -213,7 +213,7 @@ static void gemm_range(void *vctx, size_t t0, size_t t1)
 
 /* Floats of packed B for K x N: ceil(N/NR)*NR*K, 0 on overflow. At least 1
  * so that malloc never sees 0. */
-static size_t packed_floats(size_t K, size_t N)
+size_t enpu_packed_floats(size_t K, size_t N)
 {
 	size_t panels = N / NR + (N % NR != 0), f;
 	if (__builtin_mul_overflow(panels, (size_t)NR * (K ? K : 1), &f) ||
@@ -287,7 +287,7 @@ ENPU_KERNEL(matmul)
 		s *= (size_t)sb->dim[d];
 	}
 
-	size_t pf = packed_floats(K, N);
+	size_t pf = enpu_packed_floats(K, N);
 	if (!pf)
 		return -1;
 	float *bp = malloc(pf * sizeof(float));
@@ -332,7 +332,7 @@ ENPU_KERNEL(gemm)
 	if (M == 0 || N == 0)
 		return 0;
 
-	size_t pf = packed_floats(K, N);
+	size_t pf = enpu_packed_floats(K, N);
 	if (!pf)
 		return -1;
 	float *bp = malloc(pf * sizeof(float));
@@ -418,11 +418,31 @@ static void im2col_range(void *vctx, size_t p0, size_t p1)
  * exactly ONNX's zero padding (this differs from skipping only when w is
  * inf/NaN or acc is -0.0). The GEMM per (image, group): A = w of the group
  * (Mg x K, K = Cg*kH*kW), B = im2col (K x OH*OW). */
+void enpu_im2col_pack(const enpu_attrs *a, const enpu_view *x, const enpu_shape *w_shape,
+		      const enpu_shape *o_shape, size_t n, size_t g, float *bp, enpu_par *par)
+{
+	const enpu_shape *sx = &x->shape;
+	size_t C = (size_t)sx->dim[1], H = (size_t)sx->dim[2], W = (size_t)sx->dim[3];
+	size_t Cg = (size_t)w_shape->dim[1], kH = (size_t)w_shape->dim[2];
+	size_t kW = (size_t)w_shape->dim[3];
+	size_t OH = (size_t)o_shape->dim[2], OW = (size_t)o_shape->dim[3];
+	size_t K = Cg * kH * kW, P = OH * OW;
+	size_t panels = P / NR + (P % NR != 0), per = K * NR;
+	im2col_ctx ic = {
+		.x = x->data + (n * C + g * Cg) * H * W,
+		.H = H, .W = W, .OH = OH, .OW = OW, .kH = kH, .kW = kW,
+		.Cg = Cg, .K = K, .P = P,
+		.sh = a->strides[0], .sw = a->strides[1],
+		.dh = a->dilations[0], .dw = a->dilations[1],
+		.pt = a->pads[0], .pl = a->pads[1], .bp = bp};
+
+	enpu_par_for(par, panels, per >= 32768 ? 1 : 32768 / (per ? per : 1), im2col_range, &ic);
+}
+
 ENPU_KERNEL(conv2d)
 {
 	const enpu_shape *sx = &in[0].shape, *sw = &in[1].shape, *so = &out[0].shape;
-	size_t N = (size_t)sx->dim[0], C = (size_t)sx->dim[1];
-	size_t H = (size_t)sx->dim[2], W = (size_t)sx->dim[3];
+	size_t N = (size_t)sx->dim[0];
 	size_t M = (size_t)sw->dim[0], Cg = (size_t)sw->dim[1];
 	size_t kH = (size_t)sw->dim[2], kW = (size_t)sw->dim[3];
 	size_t OH = (size_t)so->dim[2], OW = (size_t)so->dim[3];
@@ -432,26 +452,16 @@ ENPU_KERNEL(conv2d)
 	if (N == 0 || M == 0 || P == 0)
 		return 0;
 
-	size_t pf = packed_floats(K, P);
+	size_t pf = enpu_packed_floats(K, P);
 	if (!pf)
 		return -1;
 	float *bp = malloc(pf * sizeof(float));
 	if (!bp)
 		return -1;
-	size_t panels = P / NR + (P % NR != 0);
-	size_t per = K * NR;
 
 	for (size_t n = 0; n < N; n++) {
 		for (size_t g = 0; g < G; g++) {
-			im2col_ctx ic = {
-				.x = in[0].data + (n * C + g * Cg) * H * W,
-				.H = H, .W = W, .OH = OH, .OW = OW, .kH = kH, .kW = kW,
-				.Cg = Cg, .K = K, .P = P,
-				.sh = a->strides[0], .sw = a->strides[1],
-				.dh = a->dilations[0], .dw = a->dilations[1],
-				.pt = a->pads[0], .pl = a->pads[1], .bp = bp};
-			enpu_par_for(par, panels, per >= 32768 ? 1 : 32768 / (per ? per : 1),
-				     im2col_range, &ic);
+			enpu_im2col_pack(a, &in[0], sw, so, n, g, bp, par);
 			gemm_ctx gc = {.M = Mg, .N = P, .K = K,
 				       .a = in[1].data + g * Mg * K, .a_rs = K, .a_cs = 1,
 				       .bp = bp, .c = out[0].data + (n * M + g * Mg) * P,

@@ -35,4 +35,22 @@ ENPU_KERNEL(copy);        /* reshape, flatten: same bytes, new shape */
 ENPU_KERNEL(transpose);
 ENPU_KERNEL(concat);
 
+/* ---- shared with the npu_sim executor (npuexec.c) ---------------------- */
+
+/* The packed-B layout of the GEMM core: panels ENPU_PACK_NR columns wide;
+ * element (k, j) of a K x N matrix is at ENPU_PACK_AT(K, k, j). */
+#define ENPU_PACK_NR 16
+#define ENPU_PACK_AT(K, k, j) \
+	(((j) / ENPU_PACK_NR) * (K) * ENPU_PACK_NR + (k) * ENPU_PACK_NR + (j) % ENPU_PACK_NR)
+
+/* Floats of a packed K x N matrix (at least 1); 0 on overflow. */
+size_t enpu_packed_floats(size_t K, size_t N);
+
+/* conv2d's im2col (the very one its kernel uses) of image n, group g into
+ * bp (enpu_packed_floats(K, OH*OW) floats): row k = (ci, kh, kw), ci
+ * outermost, column j = (oh, ow); 0.0f in the padding. x is the conv's
+ * input (NCHW), w_shape its weights' shape, o_shape its output's. */
+void enpu_im2col_pack(const enpu_attrs *a, const enpu_view *x, const enpu_shape *w_shape,
+		      const enpu_shape *o_shape, size_t n, size_t g, float *bp, enpu_par *par);
+
 #endif

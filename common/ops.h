@@ -99,6 +99,8 @@ typedef struct enpu_opdef {
 	enpu_kernel_fn kernel;        /* cpu_ref reference kernel */
 	const char *kernel_name;      /* "matmul_f32": recorded in graph.json */
 	unsigned backends;            /* bit (1u << enpu_backend) = lowering exists */
+	int npu;                      /* npu_sim lowering: an enpu_npu_class (npusim.h) */
+	int npu_passes;               /* vector passes over its elements (pools: per window tap) */
 } enpu_opdef;
 
 const enpu_opdef *enpu_op_by_name(const char *name);  /* NULL if unknown */

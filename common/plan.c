@@ -257,6 +257,12 @@ out:
 int enpu_plan_to_json(const enpu_graph *g, const enpu_plan *p, enpu_buf *out,
 		      enpu_err *e)
 {
+	return enpu_plan_to_json_npu(g, p, NULL, out, e);
+}
+
+int enpu_plan_to_json_npu(const enpu_graph *g, const enpu_plan *p, struct json_object *npu,
+			  enpu_buf *out, enpu_err *e)
+{
 	json_object *root = json_object_new_object(), *sched = json_object_new_array();
 	json_object *bufs = json_object_new_array();
 	int rc = -1;
@@ -288,6 +294,8 @@ int enpu_plan_to_json(const enpu_graph *g, const enpu_plan *p, enpu_buf *out,
 		json_object_array_add(bufs, o);
 	}
 	json_object_object_add(root, "buffers", bufs);
+	if (npu)
+		json_object_object_add(root, "npu", json_object_get(npu));
 	rc = enpu_json_dump(root, out, e);
 	json_object_put(root);
 	return rc;
@@ -304,8 +312,44 @@ static int op_index(const enpu_graph *g, const char *name)
 	return -1;
 }
 
+/* The "npu" section: present exactly for npu_sim graphs; its target parses
+ * and it has one op entry per op. */
+static int read_npu(const enpu_graph *g, json_object *root, const char *label,
+		    enpu_npu_target *out, enpu_err *e)
+{
+	json_object *npu, *t, *ops;
+	enpu_npu_target tmp;
+	int want = g->backend && strcmp(g->backend, "npu_sim") == 0;
+
+	if (!json_object_object_get_ex(root, "npu", &npu))
+		npu = NULL;
+	if (!want) {
+		if (npu)
+			return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+					 "field 'npu' is only for npu_sim plans, the graph is for '%s'",
+					 g->backend ? g->backend : "?");
+		return 0;
+	}
+	if (!(npu = enpu_json_field(root, "npu", json_type_object, label, "", e)) ||
+	    !(t = enpu_json_field(npu, "target", json_type_object, label, "npu: ", e)) ||
+	    !(ops = enpu_json_field(npu, "ops", json_type_array, label, "npu: ", e)))
+		return -1;
+	if (json_object_array_length(ops) != (size_t)g->n_ops)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+				 "npu: field 'ops' has %zu entries, the graph has %d ops",
+				 json_object_array_length(ops), g->n_ops);
+	return enpu_npu_target_from_json(t, label, out ? out : &tmp, e);
+}
+
 int enpu_plan_from_json(const enpu_graph *g, const char *text, size_t len,
 			const char *label, enpu_plan *p, enpu_err *e)
+{
+	return enpu_plan_from_json_npu(g, text, len, label, p, NULL, e);
+}
+
+int enpu_plan_from_json_npu(const enpu_graph *g, const char *text, size_t len,
+			    const char *label, enpu_plan *p, enpu_npu_target *npu,
+			    enpu_err *e)
 {
 	json_object *root, *v, *sched, *bufs;
 	int64_t iv;
@@ -411,6 +455,8 @@ int enpu_plan_from_json(const enpu_graph *g, const char *text, size_t len,
 		}
 	}
 	p->n_bufs = (int)nb;
+	if (read_npu(g, root, label, npu, e) < 0)
+		goto fail;
 	json_object_put(root);
 	if (enpu_plan_verify(g, p, label, e) < 0) {
 		enpu_plan_free(p);

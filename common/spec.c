@@ -31,6 +31,7 @@ typedef struct pctx {
 	int depth, max_depth;
 	enpu_ynode *root;
 	int docs;
+	const char *what;         /* "spec" or "target file", in limit errors */
 	char wbuf[600];
 } pctx;
 
@@ -259,9 +260,9 @@ static enpu_ynode *new_node(pctx *c, int kind, const yaml_mark_t *m)
 
 	if (++c->count > c->lim->max_yaml_nodes) {
 		enpu_spec_where(s, (int)m->line + 1, (int)m->column + 1, c->wbuf, sizeof(c->wbuf));
-		enpu_fail(c->e, ENPU_E_LIMIT, c->wbuf, "simplify the spec or raise max_yaml_nodes",
-			  "spec has more than %llu YAML nodes (after expanding aliases)",
-			  (unsigned long long)c->lim->max_yaml_nodes);
+		enpu_fail(c->e, ENPU_E_LIMIT, c->wbuf, "simplify the file or raise max_yaml_nodes",
+			  "%s has more than %llu YAML nodes (after expanding aliases)",
+			  c->what, (unsigned long long)c->lim->max_yaml_nodes);
 		return NULL;
 	}
 	if (s->n_nodes == s->alloc_nodes) {
@@ -362,7 +363,8 @@ static int on_event(pctx *c, yaml_event_t *ev)
 			enpu_spec_where(c->s, (int)m->line + 1, (int)m->column + 1, c->wbuf,
 					sizeof(c->wbuf));
 			return enpu_fail(c->e, ENPU_E_SCHEMA, c->wbuf,
-					 "keep one spec per file", "spec holds more than one YAML document");
+					 "keep one document per file", "%s holds more than one YAML document",
+					 c->what);
 		}
 		return 0;
 	case YAML_SCALAR_EVENT:
@@ -388,8 +390,8 @@ static int on_event(pctx *c, yaml_event_t *ev)
 		if (c->depth >= c->max_depth) {
 			enpu_spec_where(c->s, (int)m->line + 1, (int)m->column + 1, c->wbuf,
 					sizeof(c->wbuf));
-			return enpu_fail(c->e, ENPU_E_LIMIT, c->wbuf, "flatten the spec or raise max_yaml_depth",
-					 "spec nests deeper than %d levels", c->max_depth);
+			return enpu_fail(c->e, ENPU_E_LIMIT, c->wbuf, "flatten the file or raise max_yaml_depth",
+					 "%s nests deeper than %d levels", c->what, c->max_depth);
 		}
 		n = new_node(c, ev->type == YAML_SEQUENCE_START_EVENT ? ENPU_YN_SEQ : ENPU_YN_MAP, m);
 		if (!n)
@@ -435,9 +437,9 @@ static int on_event(pctx *c, yaml_event_t *ev)
 		if (c->depth + n->height > c->max_depth) {
 			enpu_spec_where(c->s, (int)m->line + 1, (int)m->column + 1, c->wbuf,
 					sizeof(c->wbuf));
-			return enpu_fail(c->e, ENPU_E_LIMIT, c->wbuf, "flatten the spec or raise max_yaml_depth",
-					 "spec nests deeper than %d levels (after expanding alias '*%s')",
-					 c->max_depth, name);
+			return enpu_fail(c->e, ENPU_E_LIMIT, c->wbuf, "flatten the file or raise max_yaml_depth",
+					 "%s nests deeper than %d levels (after expanding alias '*%s')",
+					 c->what, c->max_depth, name);
 		}
 		/* count what the alias stands for: c->count stays <= the limit,
 		 * and n->size <= the limit, so the sum cannot wrap */
@@ -446,8 +448,8 @@ static int on_event(pctx *c, yaml_event_t *ev)
 			enpu_spec_where(c->s, (int)m->line + 1, (int)m->column + 1, c->wbuf,
 					sizeof(c->wbuf));
 			return enpu_fail(c->e, ENPU_E_LIMIT, c->wbuf, "do not use aliases to build large structures",
-					 "spec has more than %llu YAML nodes after expanding alias '*%s'",
-					 (unsigned long long)c->lim->max_yaml_nodes, name);
+					 "%s has more than %llu YAML nodes after expanding alias '*%s'",
+					 c->what, (unsigned long long)c->lim->max_yaml_nodes, name);
 		}
 		return attach(c, n);
 	}
@@ -956,6 +958,8 @@ static int parse_root(pctx *c)
 		return -1;
 	if (v[K_TARGETS] && parse_targets(c, v[K_TARGETS]))
 		return -1;
+	if (v[K_TARGETS] && !enpu_ynode_null(v[K_TARGETS]))
+		s->targets_node = v[K_TARGETS];
 	return 0;
 }
 
@@ -982,6 +986,7 @@ int enpu_spec_parse(const char *yaml, size_t len, const char *label,
 	c.yaml = yaml;
 	c.len = len;
 	c.max_depth = lim->max_yaml_depth > 0 ? lim->max_yaml_depth : 1;
+	c.what = "spec";
 	if (len > lim->max_spec_bytes) {
 		enpu_fail(e, ENPU_E_LIMIT, s->label, "make the spec smaller or raise max_spec_bytes",
 			  "spec is %zu bytes (limit %llu)", len, (unsigned long long)lim->max_spec_bytes);
@@ -1003,6 +1008,82 @@ out:
 	free(c.stack);
 	enpu_spec_free(s);
 	return r;
+}
+
+/* ---- standalone documents (target files) ------------------------------ */
+
+/* The spec struct serves as the node arena and the label holder; its
+ * schema fields stay empty. */
+struct enpu_ydoc {
+	enpu_spec *s;
+	const enpu_ynode *root;   /* NULL for an empty document */
+};
+
+int enpu_yaml_parse(const char *text, size_t len, const char *label, const enpu_limits *lim,
+		    enpu_ydoc **doc, enpu_err *e)
+{
+	pctx c;
+	enpu_ydoc *d;
+	int r = -1;
+
+	*doc = NULL;
+	if (!lim)
+		lim = enpu_limits_default();
+	if (!label)
+		label = "target.yaml";
+	memset(&c, 0, sizeof(c));
+	d = calloc(1, sizeof(*d));
+	if (!d || !(d->s = calloc(1, sizeof(*d->s))) || !(d->s->label = strdup(label))) {
+		if (d)
+			free(d->s);
+		free(d);
+		return enpu_fail(e, ENPU_E_NOMEM, label, NULL, "out of memory parsing '%s'", label);
+	}
+	d->s->lim = *lim;
+	c.s = d->s;
+	c.lim = lim;
+	c.e = e;
+	c.yaml = text ? text : "";
+	c.len = text ? len : 0;
+	c.max_depth = lim->max_yaml_depth > 0 ? lim->max_yaml_depth : 1;
+	c.what = "target file";
+	if (c.len > lim->max_spec_bytes) {
+		enpu_fail(e, ENPU_E_LIMIT, label, "make the file smaller or raise max_spec_bytes",
+			  "'%s' is %zu bytes (limit %llu)", label, c.len,
+			  (unsigned long long)lim->max_spec_bytes);
+		goto out;
+	}
+	c.anchors = json_object_new_object();
+	c.stack = calloc((size_t)c.max_depth, sizeof(*c.stack));
+	if (!c.anchors || !c.stack) {
+		nomem(&c);
+		goto out;
+	}
+	if (build_tree(&c))
+		goto out;
+	/* a document holding only `~` or nothing is empty */
+	d->root = c.root && !enpu_ynode_null(c.root) ? c.root : NULL;
+	*doc = d;
+	d = NULL;
+	r = 0;
+out:
+	json_object_put(c.anchors);
+	free(c.stack);
+	enpu_ydoc_free(d);
+	return r;
+}
+
+const enpu_ynode *enpu_ydoc_root(const enpu_ydoc *d)
+{
+	return d ? d->root : NULL;
+}
+
+void enpu_ydoc_free(enpu_ydoc *d)
+{
+	if (!d)
+		return;
+	enpu_spec_free(d->s);
+	free(d);
 }
 
 int enpu_spec_load(const char *path, const char *label, const enpu_limits *lim,

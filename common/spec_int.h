@@ -61,9 +61,19 @@ struct enpu_spec {
 	enpu_scomp *comps; int n_comps;
 	enpu_sop *ops; int n_ops;
 	struct json_object *targets;  /* object: backend -> object, or NULL */
+	const enpu_ynode *targets_node; /* the `targets` mapping, for positions; NULL when absent */
 	enpu_limits lim;
 	enpu_ynode **nodes; size_t n_nodes, alloc_nodes;  /* arena */
 };
+
+/* A standalone YAML document (a target file) parsed by the spec's loader,
+ * with the same alias, node-count and depth limits and node positions.
+ * An empty document has a NULL root. Errors name label:line:col. */
+typedef struct enpu_ydoc enpu_ydoc;
+int enpu_yaml_parse(const char *text, size_t len, const char *label, const enpu_limits *lim,
+		    enpu_ydoc **doc, enpu_err *e);
+const enpu_ynode *enpu_ydoc_root(const enpu_ydoc *d);
+void enpu_ydoc_free(enpu_ydoc *d);
 
 /* "label:line:col" into buf; returns buf. */
 const char *enpu_spec_where(const enpu_spec *s, int line, int col, char *buf, size_t cap);

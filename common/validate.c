@@ -11,6 +11,7 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "spec_int.h"
+#include "target.h"
 
 /* What a name in the one namespace (tensors, ops, components) belongs to. */
 enum { R_INPUT, R_WEIGHT, R_COMP, R_OP, R_OUT };
@@ -26,6 +27,7 @@ typedef struct vctx {
 	const enpu_spec *s;
 	enpu_err *e;
 	enpu_graph *g;
+	const enpu_target *t;
 	int bk;
 	json_object *names;      /* name -> index into recs */
 	namerec *recs;
@@ -379,6 +381,36 @@ static int resolve_input(vctx *c, int i, const enpu_sstr *in, int *tensor)
 	}
 }
 
+/* The capability matrix in the fix: which backends lower the op type and,
+ * when the target's `ops:` list is what excludes it, that list. */
+static int lowering_missing(vctx *c, const enpu_sop *op, const enpu_opdef *d)
+{
+	const char *bk = enpu_backend_name((enpu_backend)c->bk);
+	const enpu_npu_target *npu = enpu_target_npu(c->t);
+	char fix[sizeof(c->e->fix)], list[128], ops[256];
+	size_t off = 0;
+
+	backend_list(list, sizeof(list), d->backends);
+	if ((d->backends & (1u << c->bk)) && npu) {
+		ops[0] = 0;
+		for (int i = 0; i < ENPU_OP_COUNT && off < sizeof(ops); i++)
+			if (npu->ops & (1u << i))
+				off += (size_t)snprintf(ops + off, sizeof(ops) - off, "%s%s",
+							off ? ", " : "", enpu_op_by_id((enpu_opid)i)->name);
+		snprintf(fix, sizeof(fix),
+			 "op type '%s' is lowered by: %s, but targets.%s.ops lists: %s; "
+			 "add '%s' to the target's ops or replace the op",
+			 d->name, list, bk, ops[0] ? ops : "nothing", d->name);
+	} else {
+		snprintf(fix, sizeof(fix),
+			 "op type '%s' is lowered by: %s; compile for one of those or replace the op",
+			 d->name, list);
+	}
+	return vfail(c, op->line, op->col, ENPU_E_LOWERING, fix,
+		     "backend lowering missing for op '%.64s' (%s) on backend '%s'",
+		     op->name.s, d->name, bk);
+}
+
 static int check_op(vctx *c, int i)
 {
 	const enpu_sop *op = &c->s->ops[i];
@@ -460,24 +492,16 @@ static int check_op(vctx *c, int i)
 	if (add_name(c, &op->out[0], R_OUT, i, g->n_tensors, "output") ||
 	    add_tensor(c, &op->out[0], ENPU_DT_F32, &oshape, ENPU_TK_INTERMEDIATE, i))
 		return -1;
-	if (!(d->backends & (1u << c->bk))) {
-		char fix[256], list[128];
-
-		backend_list(list, sizeof(list), d->backends);
-		snprintf(fix, sizeof(fix),
-			 "op type '%s' is lowered by: %s; compile for one of those or replace the op",
-			 d->name, list);
-		return vfail(c, op->line, op->col, ENPU_E_LOWERING, fix,
-			     "backend lowering missing for op '%.64s' (%s) on backend '%s'",
-			     op->name.s, d->name, enpu_backend_name((enpu_backend)c->bk));
-	}
+	if (!enpu_target_lowers(c->t, d))
+		return lowering_missing(c, op, d);
 	return 0;
 }
 
 /* ---- the whole spec --------------------------------------------------- */
 
-static int pick_backend(vctx *c, const char *backend)
+static int pick_backend(vctx *c)
 {
+	const char *backend = enpu_target_backend(c->t);
 	const enpu_spec *s = c->s;
 	unsigned any = 0, all = (1u << ENPU_BK_COUNT) - 1;
 	char list[128];
@@ -487,8 +511,6 @@ static int pick_backend(vctx *c, const char *backend)
 	if (s->backend.s && enpu_backend_parse(s->backend.s) < 0)
 		return vfail(c, s->backend.line, s->backend.col, ENPU_E_BACKEND, NULL,
 			     "unknown backend '%.64s' (known: %s)", s->backend.s, list);
-	if (!backend)
-		backend = s->backend.s ? s->backend.s : "cpu_ref";
 	c->bk = enpu_backend_parse(backend);
 	if (c->bk < 0)
 		return enpu_fail(c->e, ENPU_E_BACKEND, s->label, NULL,
@@ -559,7 +581,41 @@ out:
 	return r;
 }
 
+/* The spec's settings of the other backends are checked too, so that a
+ * bad targets.npu_sim is found by validating for cpu_ref as well. */
+static int check_other_targets(vctx *c)
+{
+	const enpu_ynode *m = c->s->targets_node;
+
+	if (!m || m->kind != ENPU_YN_MAP)
+		return 0;
+	for (size_t i = 0; i < m->n; i++) {
+		const enpu_ynode *k = m->kids[2 * i];
+		enpu_target *t = NULL;
+
+		if (k->kind != ENPU_YN_SCALAR || strcmp(k->text, enpu_target_backend(c->t)) == 0)
+			continue;
+		if (enpu_target_resolve(c->s, k->text, NULL, NULL, &c->s->lim, &t, c->e) < 0)
+			return -1;
+		enpu_target_free(t);
+	}
+	return 0;
+}
+
 int enpu_validate(const enpu_spec *s, const char *backend, enpu_graph **out, enpu_err *e)
+{
+	enpu_target *t = NULL;
+	int r;
+
+	*out = NULL;
+	if (enpu_target_resolve(s, backend, NULL, NULL, &s->lim, &t, e) < 0)
+		return -1;
+	r = enpu_validate_for(s, t, out, e);
+	enpu_target_free(t);
+	return r;
+}
+
+int enpu_validate_for(const enpu_spec *s, const enpu_target *tgt, enpu_graph **out, enpu_err *e)
 {
 	vctx c;
 	enpu_graph *g;
@@ -570,7 +626,8 @@ int enpu_validate(const enpu_spec *s, const char *backend, enpu_graph **out, enp
 	memset(&c, 0, sizeof(c));
 	c.s = s;
 	c.e = e;
-	if (pick_backend(&c, backend))
+	c.t = tgt;
+	if (pick_backend(&c) || check_other_targets(&c))
 		return -1;
 	n_tensors = (size_t)s->n_inputs + (size_t)s->n_weights + (size_t)s->n_ops;
 	n_names = n_tensors + (size_t)s->n_ops + (size_t)s->n_comps;

@@ -1,7 +1,8 @@
 /* jobs.c: the job table, its FIFO queue and the worker pool. Each worker
  * owns a kernel thread pool (enpu_par) and takes one job at a time: load
  * the artifact (via the LRU in artifact.c), enpu_run into tmp/, store the
- * result in the CAS. Results are the same bytes for any worker count. */
+ * result and the report.json in the CAS. Results are the same bytes for any
+ * worker count. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -28,6 +29,10 @@ typedef struct job {
 	struct timespec created, started, finished;
 	double seconds;
 	char result[65];
+	char report[65];          /* report.json in the CAS, once succeeded */
+	int has_npu;              /* npu_sim: the model's totals below */
+	uint64_t npu_cycles, npu_dram_bytes;
+	double npu_time_us, npu_utilisation, npu_clock_mhz;
 	json_object *outputs;
 	enpu_err err;
 	volatile int cancel;
@@ -106,28 +111,58 @@ static json_object *outputs_json(const enpu_artifact *a)
 	return arr;
 }
 
-/* Run one job outside the lock; fills result/outputs/err. 0 or -1. */
+/* The clock of an npu_sim report's totals (the run info has cycles and
+ * time, not the clock it was timed at); 0 when it cannot be read. */
+static double report_clock(const char *path)
+{
+	json_object *o = json_object_from_file(path), *npu, *tot, *clk;
+	double mhz = 0;
+
+	if (o && json_object_object_get_ex(o, F_NPU, &npu) &&
+	    json_object_object_get_ex(npu, "totals", &tot) &&
+	    json_object_object_get_ex(tot, F_CLOCK_MHZ, &clk) &&
+	    (json_object_is_type(clk, json_type_double) || json_object_is_type(clk, json_type_int)))
+		mhz = json_object_get_double(clk);
+	json_object_put(o);
+	return mhz;
+}
+
+/* Run one job outside the lock; fills result/report/outputs/err. 0 or -1.
+ * The job's fields are only read by others once it is finished (under the
+ * lock), so filling them here is safe. */
 static int run_job(srv_jobs *j, job *jb, enpu_par *par)
 {
 	enpu_artifact *a = NULL;
 	enpu_run_info info;
-	char in[4300], out[4300];
+	char in[4300], out[4300], rep[4300];
 	int ret = -1;
 
 	memset(&info, 0, sizeof info);
 	srv_cas_blob_path(j->cas, jb->input, in, sizeof in);
 	srv_cas_tmpname(j->cas, ".npz", out, sizeof out);
+	srv_cas_tmpname(j->cas, ".json", rep, sizeof rep);
 	if (srv_artifact_get(j->cas, jb->artifact, j->lim, &a, &jb->err) != 0)
 		goto out;
-	if (enpu_run(a, in, jb->input_name, out, par, &jb->cancel, j->lim, &info, &jb->err) != 0)
+	if (enpu_run(a, in, jb->input_name, out, rep, par, &jb->cancel, j->lim, &info,
+		     &jb->err) != 0)
 		goto out;
-	if (srv_cas_put_file(j->cas, out, jb->result, &jb->err) != 0)
+	if (srv_cas_put_file(j->cas, out, jb->result, &jb->err) != 0 ||
+	    srv_cas_put_file(j->cas, rep, jb->report, &jb->err) != 0)
 		goto out;
 	jb->seconds = info.seconds;
 	jb->outputs = outputs_json(a);
+	if (strcmp(enpu_artifact_backend(a), "npu_sim") == 0) {
+		jb->has_npu = 1;
+		jb->npu_cycles = info.npu_cycles;
+		jb->npu_time_us = info.npu_time_us;
+		jb->npu_dram_bytes = info.npu_dram_bytes;
+		jb->npu_utilisation = info.npu_utilisation;
+		jb->npu_clock_mhz = report_clock(rep);
+	}
 	ret = 0;
 out:
 	unlink(out);
+	unlink(rep);
 	srv_artifact_release(a);
 	return ret;
 }
@@ -335,6 +370,21 @@ static json_object *job_json(const job *jb)
 			       json_object_new_string(jb->result) : NULL);
 	json_object_object_add(o, F_OUTPUTS, jb->outputs ? json_object_get(jb->outputs)
 			       : json_object_new_array());
+	json_object_object_add(o, F_REPORT, jb->state == S_SUCCEEDED ?
+			       json_object_new_string(jb->report) : NULL);
+	if (jb->state == S_SUCCEEDED && jb->has_npu) {
+		json_object *n = json_object_new_object();
+
+		json_object_object_add(n, F_CYCLES, json_object_new_int64(
+			jb->npu_cycles > INT64_MAX ? INT64_MAX : (int64_t)jb->npu_cycles));
+		json_object_object_add(n, F_TIME_US, srv_json_double(jb->npu_time_us));
+		json_object_object_add(n, F_CLOCK_MHZ, jb->npu_clock_mhz > 0 ?
+				       srv_json_double(jb->npu_clock_mhz) : NULL);
+		json_object_object_add(n, F_DRAM_BYTES, json_object_new_int64(
+			jb->npu_dram_bytes > INT64_MAX ? INT64_MAX : (int64_t)jb->npu_dram_bytes));
+		json_object_object_add(n, F_UTILISATION, srv_json_double(jb->npu_utilisation));
+		json_object_object_add(o, F_NPU, n);
+	}
 	if (jb->state == S_FAILED) {
 		json_object *w = srv_error_json(&jb->err);
 		json_object_object_add(o, F_ERROR, json_object_get(json_object_object_get(w, F_ERROR)));
@@ -386,25 +436,21 @@ int srv_jobs_result(srv_jobs *j, const char *id, char digest[65], const char **s
 	return ret;
 }
 
-json_object *srv_jobs_report(srv_jobs *j, const char *id)
+int srv_jobs_report(srv_jobs *j, const char *id, char digest[65], const char **state)
 {
-	json_object *o = NULL;
+	int ret = -1;
 	job *jb;
 
 	pthread_mutex_lock(&j->mu);
 	jb = find(j, id);
 	if (jb) {
-		o = json_object_new_object();
-		json_object_object_add(o, F_JOB, json_object_new_string(jb->id));
-		json_object_object_add(o, F_STATE, json_object_new_string(state_names[jb->state]));
-		json_object_object_add(o, F_BACKEND, json_object_new_string(jb->backend));
-		json_object_object_add(o, F_SECONDS, jb->state >= S_SUCCEEDED ?
-				       srv_json_double(jb->seconds) : NULL);
-		json_object_object_add(o, F_OUTPUTS, jb->outputs ? json_object_get(jb->outputs)
-				       : json_object_new_array());
+		*state = state_names[jb->state];
+		ret = jb->state == S_SUCCEEDED;
+		if (ret)
+			memcpy(digest, jb->report, 65);
 	}
 	pthread_mutex_unlock(&j->mu);
-	return o;
+	return ret;
 }
 
 int srv_jobs_cancel(srv_jobs *j, const char *id)

@@ -32,8 +32,9 @@ struct json_object *srv_jobs_get(srv_jobs *j, const char *id, int wait_s, int *f
 /* Result digest of a succeeded job: 1; 0 and its state name otherwise;
  * -1 for an unknown id. */
 int srv_jobs_result(srv_jobs *j, const char *id, char digest[65], const char **state);
-/* {"job","state","backend","seconds","outputs"}; NULL for an unknown id. */
-struct json_object *srv_jobs_report(srv_jobs *j, const char *id);
+/* Digest of a succeeded job's report.json (in the CAS): 1; 0 and its state
+ * name otherwise; -1 for an unknown id. */
+int srv_jobs_report(srv_jobs *j, const char *id, char digest[65], const char **state);
 /* Ask a job to stop (queued: removed and failed at once). 0, or -1 if unknown. */
 int srv_jobs_cancel(srv_jobs *j, const char *id);
 

@@ -1,7 +1,9 @@
-/* routes_compile.c: POST /v1/validate and POST /v1/compile. Compile first
- * asks the action cache (key: compiler id, backend, the spec's target
- * options, spec and weights digests); a miss compiles into tmp/, stores
- * every file in the CAS, installs artifacts/<id>/ and writes the entry. */
+/* routes_compile.c: POST /v1/validate and POST /v1/compile. Both resolve
+ * the backend's target options (an uploaded target file, else the spec's
+ * targets.<backend>). Compile first asks the action cache (key: compiler
+ * id, backend, the canonical resolved target, spec and weights digests); a
+ * miss compiles into tmp/, stores every file in the CAS, installs
+ * artifacts/<id>/ and writes the entry. */
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
@@ -14,6 +16,7 @@
 
 #define DEFAULT_SPEC_NAME    "spec.yaml"
 #define DEFAULT_WEIGHTS_NAME "weights.npz"
+#define DEFAULT_TARGET_NAME  "target.yaml"
 
 static int backend_ok(srv_req *r, const char *b)
 {
@@ -24,13 +27,36 @@ static int backend_ok(srv_req *r, const char *b)
 	return 0;
 }
 
+/* The optional "target" field: absent (*have = 0) or the digest of a blob
+ * the CAS holds (its path in path, its label in *label). -1 after a reply. */
+static int target_field(srv_ctx *ctx, srv_req *r, char *path, size_t cap, const char **label,
+			int *have)
+{
+	const char *d = NULL;
+
+	*have = 0;
+	*label = NULL;
+	if (srv_field_str(r, F_TARGET, 0, &d) || srv_field_str(r, F_TARGET_NAME, 0, label))
+		return -1;
+	if (!d)
+		return 0;
+	if (srv_blob_field(ctx, r, F_TARGET, path, cap))
+		return -1;
+	if (!*label || !**label)
+		*label = DEFAULT_TARGET_NAME;
+	*have = 1;
+	return 0;
+}
+
 void srv_post_validate(srv_ctx *ctx, srv_req *r)
 {
 	const enpu_buf *raw = srv_req_raw(r);
-	const char *label = NULL, *backend = NULL;
-	char path[4300];
+	const char *label = NULL, *backend = NULL, *tlabel = NULL;
+	char path[4300], tpath[4300];
+	int have_t = 0;
 	enpu_spec *spec = NULL;
 	enpu_graph *g = NULL;
+	enpu_target *tgt = NULL;
 	enpu_err e = ENPU_ERR_INIT;
 	json_object *o;
 
@@ -39,7 +65,8 @@ void srv_post_validate(srv_ctx *ctx, srv_req *r)
 		backend = srv_req_query(r, F_BACKEND);
 	} else if (srv_field_str(r, F_SPEC_NAME, 0, &label) ||
 		   srv_field_str(r, F_BACKEND, 0, &backend) ||
-		   srv_blob_field(ctx, r, F_SPEC, path, sizeof path)) {
+		   srv_blob_field(ctx, r, F_SPEC, path, sizeof path) ||
+		   target_field(ctx, r, tpath, sizeof tpath, &tlabel, &have_t)) {
 		return;
 	}
 	if (backend_ok(r, backend))
@@ -48,7 +75,9 @@ void srv_post_validate(srv_ctx *ctx, srv_req *r)
 		label = DEFAULT_SPEC_NAME;
 	if ((raw ? enpu_spec_parse(raw->data ? raw->data : "", raw->len, label, ctx->lim, &spec, &e)
 		 : enpu_spec_load(path, label, ctx->lim, &spec, &e)) != 0 ||
-	    enpu_validate(spec, backend, &g, &e) != 0) {
+	    enpu_target_resolve(spec, backend, have_t ? tpath : NULL, tlabel, ctx->lim, &tgt,
+				&e) != 0 ||
+	    enpu_validate_for(spec, tgt, &g, &e) != 0) {
 		srv_reply_error(r, &e, NULL);
 		goto out;
 	}
@@ -57,26 +86,32 @@ void srv_post_validate(srv_ctx *ctx, srv_req *r)
 	json_object_object_add(o, F_NAME, json_object_new_string(g->name ? g->name : enpu_spec_name(spec)));
 	json_object_object_add(o, F_OPERATORS, json_object_new_int(g->n_ops));
 	json_object_object_add(o, F_COMPONENTS, json_object_new_int(g->n_components));
-	json_object_object_add(o, F_BACKEND, json_object_new_string(
-		g->backend ? g->backend : backend ? backend : enpu_spec_backend(spec)));
+	json_object_object_add(o, F_BACKEND, json_object_new_string(enpu_target_backend(tgt)));
 	srv_reply_json(r, 200, o);
 out:
+	enpu_target_free(tgt);
 	enpu_graph_free(g);
 	enpu_spec_free(spec);
 }
 
-/* The action-cache key of a compile (see ARCHITECTURE.md, "Action cache"). */
-static void ac_key(const enpu_spec *spec, const char *backend, const char *spec_d,
-		   const char *weights_d, char key[65])
+/* The action-cache key of a compile (see ARCHITECTURE.md, "Action cache").
+ * The target enters as its canonical resolved JSON (defaults filled, keys
+ * sorted), not as written: the same options in the spec or in a target
+ * file, spelled either way, are one key; any change is another. v2: v1
+ * hashed the spec's raw targets.<backend>. -1 on allocation failure. */
+static int ac_key(const enpu_target *t, const char *spec_d, const char *weights_d, char key[65])
 {
 	enpu_buf b = ENPU_BUF_INIT;
-	json_object *t = enpu_spec_target(spec, backend);
-	const char *tj = t ? json_object_to_json_string_ext(t, JSON_C_TO_STRING_PLAIN) : "null";
+	json_object *tj = enpu_target_json(t);
+	const char *ts = tj ? json_object_to_json_string_ext(tj, JSON_C_TO_STRING_PLAIN) : "null";
+	int r;
 
-	enpu_buf_addf(&b, "eulernpu-ac-v1\n%s\n%s\n%s\n%s\n%s\n", ENPU_COMPILER_ID, backend, tj,
-		      spec_d, weights_d);
-	enpu_sha256_hex(b.data, b.len, key);
+	r = enpu_buf_addf(&b, "eulernpu-ac-v2\n%s\n%s\n%s\n%s\n%s\n", ENPU_COMPILER_ID,
+			  enpu_target_backend(t), ts ? ts : "null", spec_d, weights_d);
+	if (r == 0)
+		enpu_sha256_hex(b.data, b.len, key);
 	enpu_buf_free(&b);
+	return r;
 }
 
 /* Summary of a cached artifact: 0 when it is present, loads and verifies. */
@@ -102,9 +137,11 @@ static int cached_summary(srv_ctx *ctx, const char *id, json_object *o)
 
 void srv_post_compile(srv_ctx *ctx, srv_req *r)
 {
-	const char *spec_d, *weights_d, *backend, *spec_name, *weights_name;
-	char spec_p[4300], weights_p[4300], key[65], id[65], tmp[4300];
+	const char *spec_d, *weights_d, *backend, *spec_name, *weights_name, *tlabel;
+	char spec_p[4300], weights_p[4300], target_p[4300], key[65], id[65], tmp[4300];
+	int have_t;
 	enpu_spec *spec = NULL;
+	enpu_target *tgt = NULL;
 	enpu_err e = ENPU_ERR_INIT;
 	enpu_compile_info info;
 	enpu_buf raw = ENPU_BUF_INIT;
@@ -116,7 +153,8 @@ void srv_post_compile(srv_ctx *ctx, srv_req *r)
 	    srv_blob_field(ctx, r, F_WEIGHTS, weights_p, sizeof weights_p) ||
 	    srv_field_str(r, F_BACKEND, 0, &backend) || backend_ok(r, backend) ||
 	    srv_field_str(r, F_SPEC_NAME, 0, &spec_name) ||
-	    srv_field_str(r, F_WEIGHTS_NAME, 0, &weights_name))
+	    srv_field_str(r, F_WEIGHTS_NAME, 0, &weights_name) ||
+	    target_field(ctx, r, target_p, sizeof target_p, &tlabel, &have_t))
 		return;
 	srv_field_str(r, F_SPEC, 1, &spec_d);
 	srv_field_str(r, F_WEIGHTS, 1, &weights_d);
@@ -126,9 +164,15 @@ void srv_post_compile(srv_ctx *ctx, srv_req *r)
 		weights_name = DEFAULT_WEIGHTS_NAME;
 	if (enpu_spec_load(spec_p, spec_name, ctx->lim, &spec, &e) != 0)
 		goto fail;
-	if (!backend)
-		backend = enpu_spec_backend(spec);
-	ac_key(spec, backend, spec_d, weights_d, key);
+	/* Resolve first: an invalid target is an error before any cache, and
+	 * the key needs its canonical form. */
+	if (enpu_target_resolve(spec, backend, have_t ? target_p : NULL, tlabel, ctx->lim, &tgt,
+				&e) != 0)
+		goto fail;
+	if (ac_key(tgt, spec_d, weights_d, key) != 0) {
+		enpu_fail(&e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
+		goto fail;
+	}
 
 	o = json_object_new_object();
 	if (srv_ac_get(ctx->cas, key, id) && cached_summary(ctx, id, o) == 0) {
@@ -139,7 +183,7 @@ void srv_post_compile(srv_ctx *ctx, srv_req *r)
 		memset(&info, 0, sizeof info);
 		if (srv_cas_tmpdir(ctx->cas, tmp, sizeof tmp, &e) != 0)
 			goto fail;
-		if (enpu_compile(spec, backend, weights_p, weights_name, spec_d, tmp, ctx->lim,
+		if (enpu_compile(spec, tgt, weights_p, weights_name, spec_d, tmp, ctx->lim,
 				 &info, &e) != 0 ||
 		    srv_artifact_ingest(ctx->cas, tmp, info.artifact_id, &e) != 0) {
 			srv_rmtree(tmp);
@@ -172,5 +216,6 @@ fail:
 out:
 	json_object_put(o);
 	enpu_buf_free(&raw);
+	enpu_target_free(tgt);
 	enpu_spec_free(spec);
 }

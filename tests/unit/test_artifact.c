@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "digest.h"
 #include "graphjson.h"
+#include "plan.h"
 
 /* The seed spec of SPEC_FORMAT.md, as examples/tiny_mlp/spec.yaml has it
  * (fc1.w is declared on line 9). */
@@ -110,6 +111,21 @@ static enpu_spec *spec(void)
 	return s;
 }
 
+/* Compile s for backend (NULL = the spec's) with the spec's targets. */
+static int compile_spec(const enpu_spec *s, const char *backend, const char *w,
+			const char *spec_digest, const char *out, enpu_compile_info *info,
+			enpu_err *e)
+{
+	enpu_target *t = NULL;
+	int rc;
+
+	if (enpu_target_resolve(s, backend, NULL, NULL, NULL, &t, e) < 0)
+		return -1;
+	rc = enpu_compile(s, t, w, "weights.npz", spec_digest, out, NULL, info, e);
+	enpu_target_free(t);
+	return rc;
+}
+
 static int compile_to(const char *sub, const char *w, enpu_compile_info *info, enpu_err *e)
 {
 	char out[128];
@@ -117,7 +133,7 @@ static int compile_to(const char *sub, const char *w, enpu_compile_info *info, e
 	int rc;
 
 	snprintf(out, sizeof(out), "%s/%s", dir, sub);
-	rc = enpu_compile(s, NULL, w, "weights.npz", "ab12", out, NULL, info, e);
+	rc = compile_spec(s, NULL, w, "ab12", out, info, e);
 	enpu_spec_free(s);
 	return rc;
 }
@@ -540,4 +556,166 @@ Test(artifact, canonical_target_json)
 	cr_assert_null(enpu_json_canonical(NULL));
 	json_object_put(o);
 	json_object_put(c);
+}
+
+/* ---- npu_sim artifacts ------------------------------------------------- */
+
+/* Compile the seed spec for npu_sim: the spec's targets.npu_sim, or the
+ * target file with the given text. */
+static int compile_npu(const char *sub, const char *target_text, enpu_compile_info *info,
+		       enpu_err *e)
+{
+	char out[128], tp[128];
+	enpu_spec *s = spec();
+	enpu_target *t = NULL;
+	int rc = -1;
+
+	snprintf(out, sizeof(out), "%s/%s", dir, sub);
+	snprintf(tp, sizeof(tp), "%s/%s.target.yaml", dir, sub);
+	if (target_text && enpu_write_file_atomic(tp, target_text, strlen(target_text), e) < 0)
+		goto out;
+	if (enpu_target_resolve(s, "npu_sim", target_text ? tp : NULL, "target.yaml", NULL, &t,
+				e) < 0)
+		goto out;
+	rc = enpu_compile(s, t, weights("w.npz", 0, 0, 0), "weights.npz", "ab12", out, NULL,
+			  info, e);
+out:
+	enpu_target_free(t);
+	enpu_spec_free(s);
+	return rc;
+}
+
+Test(artifact, npu_sim_artifact_records_lowering_tiling_and_target)
+{
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_buf b = ENPU_BUF_INIT;
+	enpu_artifact *a = NULL;
+	json_object *p, *npu, *v;
+	const enpu_npu_target *t;
+
+	cr_assert_eq(compile_npu("n", NULL, &info, &e), 0, "%s", e.message);
+	cr_assert_str_eq(info.backend, "npu_sim");
+	slurp("n", "manifest.json", &b);
+	cr_assert(strstr(b.data, "\"backend\": \"npu_sim\""), "%s", b.data);
+	cr_assert(strstr(b.data, "\"weights\": \"weights/npu_sim.npz\""), "%s", b.data);
+	cr_assert(strstr(b.data, "\"layout\": \"spec\""), "%s", b.data);
+	cr_assert(strstr(b.data, "\"dataflow\": \"os\""), "the target is recorded: %s", b.data);
+	cr_assert(strstr(b.data, "\"array\": ["), "%s", b.data);
+	slurp("n", "graph.json", &b);
+	cr_assert(strstr(b.data, "\"kernel\": \"npu_sim.gemm\""), "%s", b.data);
+	cr_assert(strstr(b.data, "\"lowering\": \"gemm\""), "%s", b.data);
+	cr_assert(strstr(b.data, "\"kernel\": \"npu_sim.vector.relu\""), "%s", b.data);
+	cr_assert(strstr(b.data, "\"lowering\": \"vector\""), "%s", b.data);
+	cr_assert(strstr(b.data, "\"layout\": \"spec\""), "%s", b.data);
+	slurp("n", "plan.json", &b);
+	cr_assert_not_null(p = json_tokener_parse(b.data));
+	cr_assert(json_object_object_get_ex(p, "npu", &npu), "plan.json has the npu section");
+	cr_assert(json_object_object_get_ex(npu, "target", &v));
+	cr_assert(json_object_object_get_ex(npu, "ops", &v));
+	cr_assert_eq(json_object_array_length(v), 5);
+	json_object_put(p);
+
+	cr_assert_eq(load("n", &a, &e), 0, "%s", e.message);
+	cr_assert_str_eq(enpu_artifact_backend(a), "npu_sim");
+	cr_assert_not_null(t = enpu_artifact_npu(a));
+	cr_assert_eq(t->rows, 16);
+	cr_assert_eq(t->dataflow, ENPU_DF_OS);
+	enpu_artifact_free(a);
+
+	/* cpu_ref: "reference" lowering, no npu section, no target */
+	cr_assert_eq(compile_to("c", weights("w.npz", 0, 0, 0), &info, &e), 0, "%s", e.message);
+	slurp("c", "graph.json", &b);
+	cr_assert(strstr(b.data, "\"lowering\": \"reference\""), "%s", b.data);
+	slurp("c", "plan.json", &b);
+	cr_assert(!strstr(b.data, "\"npu\""), "%s", b.data);
+	slurp("c", "manifest.json", &b);
+	cr_assert(strstr(b.data, "\"target\": null"), "%s", b.data);
+	cr_assert_eq(load("c", &a, &e), 0, "%s", e.message);
+	cr_assert_null(enpu_artifact_npu(a));
+	enpu_artifact_free(a);
+	enpu_buf_free(&b);
+}
+
+Test(artifact, npu_sim_compile_is_byte_identical_and_target_keyed)
+{
+	static const char *const rel[] = {"graph.json", "plan.json", "weights/npu_sim.npz",
+					  "manifest.json"};
+	enpu_compile_info i1, i2, i3;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_buf b1 = ENPU_BUF_INIT, b2 = ENPU_BUF_INIT;
+
+	cr_assert_eq(compile_npu("x1", "array: [7, 5]\ndataflow: ws\n", &i1, &e), 0, "%s", e.message);
+	cr_assert_eq(compile_npu("x2", "dataflow: ws\narray: [7, 5]\n", &i2, &e), 0, "%s", e.message);
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		slurp("x1", rel[i], &b1);
+		slurp("x2", rel[i], &b2);
+		cr_assert(b1.len == b2.len && memcmp(b1.data, b2.data, b1.len) == 0,
+			  "%s differs between identical compiles", rel[i]);
+	}
+	cr_assert_str_eq(i1.artifact_id, i2.artifact_id);
+	cr_assert_eq(compile_npu("x3", "array: [7, 5]\ndataflow: is\n", &i3, &e), 0, "%s", e.message);
+	cr_assert_str_neq(i1.artifact_id, i3.artifact_id, "another target, another artifact");
+	enpu_buf_free(&b1);
+	enpu_buf_free(&b2);
+}
+
+Test(artifact, npu_sim_target_tampering_is_refused)
+{
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_artifact *a = NULL;
+	enpu_buf b = ENPU_BUF_INIT;
+	json_object *p;
+
+	/* the manifest's target no longer matches the plan's */
+	cr_assert_eq(compile_npu("t1", NULL, &info, &e), 0, "%s", e.message);
+	edit_manifest("t1", "\"dataflow\": \"os\"", "\"dataflow\": \"ws\"");
+	cr_assert_eq(load("t1", &a, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT, "%s", e.message);
+	/* a malformed target */
+	cr_assert_eq(compile_npu("t2", NULL, &info, &e), 0, "%s", e.message);
+	edit_manifest("t2", "\"dataflow\": \"os\"", "\"dataflow\": \"diagonal\"");
+	cr_assert_eq(load("t2", &a, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT, "%s", e.message);
+	/* no target at all */
+	cr_assert_eq(compile_npu("t3", NULL, &info, &e), 0, "%s", e.message);
+	edit_manifest("t3", "\"target\": {", "\"target\": null, \"x\": {");
+	cr_assert_eq(load("t3", &a, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT, "%s", e.message);
+	/* plan.json without its npu section (files and id kept consistent) */
+	cr_assert_eq(compile_npu("t4", NULL, &info, &e), 0, "%s", e.message);
+	slurp("t4", "plan.json", &b);
+	cr_assert_not_null(p = json_tokener_parse(b.data));
+	json_object_object_del(p, "npu");
+	rewrite_consistently("t4", "plan.json", json_object_to_json_string(p));
+	json_object_put(p);
+	cr_assert_eq(load("t4", &a, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT, "%s", e.message);
+	cr_assert(strstr(e.message, "'npu'"), "%s", e.message);
+	/* a cpu_ref plan with an npu section */
+	cr_assert_eq(compile_to("t5", weights("w.npz", 0, 0, 0), &info, &e), 0, "%s", e.message);
+	slurp("t5", "plan.json", &b);
+	cr_assert_not_null(p = json_tokener_parse(b.data));
+	json_object_object_add(p, "npu", json_object_new_object());
+	rewrite_consistently("t5", "plan.json", json_object_to_json_string(p));
+	json_object_put(p);
+	cr_assert_eq(load("t5", &a, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT, "%s", e.message);
+	/* graph.json's lowering must be the backend's */
+	cr_assert_eq(compile_npu("t6", NULL, &info, &e), 0, "%s", e.message);
+	slurp("t6", "graph.json", &b);
+	{
+		char *hit = strstr(b.data, "\"lowering\": \"vector\"");
+
+		cr_assert(hit);
+		memcpy(hit + strlen("\"lowering\": \""), "move  ", 6);
+		memmove(hit + strlen("\"lowering\": \"move"), hit + strlen("\"lowering\": \"vector"),
+			strlen(hit + strlen("\"lowering\": \"vector")) + 1);
+		rewrite_consistently("t6", "graph.json", b.data);
+	}
+	cr_assert_eq(load("t6", &a, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT, "%s", e.message);
+	cr_assert(strstr(e.message, "lowering"), "%s", e.message);
+	enpu_buf_free(&b);
 }

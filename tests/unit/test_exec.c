@@ -31,7 +31,9 @@ static const char spec_text[] =
 	"  - name: head\n"
 	"    ops:\n"
 	"      - {name: fc2,   op: matmul, in: [h, fc2.w],  out: z}\n"
-	"      - {name: bias2, op: add,    in: [z, fc2.b],  out: logits}\n";
+	"      - {name: bias2, op: add,    in: [z, fc2.b],  out: logits}\n"
+	"targets:\n"
+	"  npu_sim: {array: [3, 5], dataflow: is}\n";
 
 static char dir[64];
 static float W1[8][16], B1[16], W2[16][4], B2[4], X[8];
@@ -88,8 +90,9 @@ static void write_npz(const char *path, enpu_tlist *l)
 	enpu_tlist_free(l);
 }
 
-/* Compile tiny_mlp (extra output `also`, "h" by default) and load it. */
-static enpu_artifact *build(const char *also)
+/* Compile tiny_mlp (extra output `also`, "h" by default) for backend
+ * (NULL = the spec's: cpu_ref) and load it. */
+static enpu_artifact *build_for(const char *also, const char *backend)
 {
 	char text[2048], wpath[128], out[128];
 	enpu_tlist w = ENPU_TLIST_INIT;
@@ -106,12 +109,20 @@ static enpu_artifact *build(const char *also)
 	push(&w, "fc2.b", 1, 4, 0, B2);
 	snprintf(wpath, sizeof(wpath), "%s/weights.npz", dir);
 	write_npz(wpath, &w);
-	snprintf(out, sizeof(out), "%s/art-%s", dir, also);
-	cr_assert_eq(enpu_compile(s, NULL, wpath, "weights.npz", NULL, out, NULL, &info, &e), 0,
+	snprintf(out, sizeof(out), "%s/art-%s-%s", dir, also, backend ? backend : "spec");
+	enpu_target *t = NULL;
+	cr_assert_eq(enpu_target_resolve(s, backend, NULL, NULL, NULL, &t, &e), 0, "%s", e.message);
+	cr_assert_eq(enpu_compile(s, t, wpath, "weights.npz", NULL, out, NULL, &info, &e), 0,
 		     "%s", e.message);
+	enpu_target_free(t);
 	enpu_spec_free(s);
 	cr_assert_eq(enpu_artifact_load(out, NULL, &a, &e), 0, "%s", e.message);
 	return a;
+}
+
+static enpu_artifact *build(const char *also)
+{
+	return build_for(also, NULL);
 }
 
 static const char *input(const char *name, const char *key, int64_t d0, int64_t d1, int extra)
@@ -134,12 +145,15 @@ static int run(enpu_artifact *a, const char *in, const char *res, enpu_par *par,
 {
 	char rp[128];
 	snprintf(rp, sizeof(rp), "%s/%s", dir, res);
-	return enpu_run(a, in, "input.npz", rp, par, cancel, NULL, info, e);
+	return enpu_run(a, in, "input.npz", rp, NULL, par, cancel, NULL, info, e);
 }
 
-Test(exec, tiny_mlp_matches_fmaf_reference)
+/* The written-out reference for both backends: npu_sim's tiled GEMM (a
+ * 3 x 5 input-stationary array, so K = 8 and 16 fold raggedly) keeps the
+ * chains. */
+static void check_fmaf_reference(const char *backend)
 {
-	enpu_artifact *a = build("h");
+	enpu_artifact *a = build_for("h", backend);
 	enpu_run_info info;
 	enpu_err e = ENPU_ERR_INIT;
 	enpu_tlist r = ENPU_TLIST_INIT;
@@ -177,6 +191,45 @@ Test(exec, tiny_mlp_matches_fmaf_reference)
 		     "logits differ: %.9g vs %.9g", r.items[0].data[0], logits[0]);
 	cr_assert_eq(memcmp(r.items[1].data, h, sizeof(h)), 0);
 	enpu_tlist_free(&r);
+	enpu_artifact_free(a);
+}
+
+Test(exec, tiny_mlp_matches_fmaf_reference)
+{
+	check_fmaf_reference("cpu_ref");
+}
+
+Test(exec, npu_sim_matches_fmaf_reference)
+{
+	check_fmaf_reference("npu_sim");
+}
+
+/* report.json: written atomically where asked; a report that cannot be
+ * written fails the run. */
+Test(exec, report_json)
+{
+	enpu_artifact *a = build_for("h", "npu_sim");
+	enpu_run_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_buf b = ENPU_BUF_INIT;
+	const char *in = input("in.npz", "x", 1, 8, 0);
+	char rp[128], rep[128];
+
+	snprintf(rp, sizeof(rp), "%s/r.npz", dir);
+	snprintf(rep, sizeof(rep), "%s/report.json", dir);
+	cr_assert_eq(enpu_run(a, in, "input.npz", rp, rep, NULL, NULL, NULL, &info, &e), 0, "%s",
+		     e.message);
+	cr_assert_gt(info.npu_cycles, 0);
+	cr_assert_eq(enpu_read_file(rep, 0, &b, &e), 0, "%s", e.message);
+	cr_assert(strstr(b.data, "\"format\": \"eulernpu-report\""), "%s", b.data);
+	cr_assert(strstr(b.data, "\"backend\": \"npu_sim\""), "%s", b.data);
+	cr_assert(strstr(b.data, enpu_artifact_id(a)), "%s", b.data);
+	cr_assert(strstr(b.data, "\"name\": \"logits\""), "%s", b.data);
+	cr_assert(strstr(b.data, "\"npu\": {"), "%s", b.data);
+	snprintf(rep, sizeof(rep), "%s/no/such/dir/report.json", dir);
+	cr_assert_eq(enpu_run(a, in, "input.npz", rp, rep, NULL, NULL, NULL, &info, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_IO, "%s", e.message);
+	enpu_buf_free(&b);
 	enpu_artifact_free(a);
 }
 

@@ -16,6 +16,7 @@ static int run_case(const char *name, const char *tmp, char *why, size_t cap)
 {
 	char p[512], w[512], in[512], exp[512], out[512], res[512], buf[2048];
 	enpu_spec *s = NULL;
+	enpu_target *t = NULL;
 	enpu_artifact *a = NULL;
 	enpu_err e = ENPU_ERR_INIT;
 	enpu_compile_info ci;
@@ -34,13 +35,14 @@ static int run_case(const char *name, const char *tmp, char *why, size_t cap)
 	if (enpu_spec_load(p, "spec.yaml", NULL, &s, &e) < 0)
 		goto out;
 	stage = "compile";
-	if (enpu_compile(s, "cpu_ref", w, "weights.npz", NULL, out, NULL, &ci, &e) < 0)
+	if (enpu_target_resolve(s, "cpu_ref", NULL, NULL, NULL, &t, &e) < 0 ||
+	    enpu_compile(s, t, w, "weights.npz", NULL, out, NULL, &ci, &e) < 0)
 		goto out;
 	stage = "load artifact";
 	if (enpu_artifact_load(out, NULL, &a, &e) < 0)
 		goto out;
 	stage = "run";
-	if (enpu_run(a, in, "input.npz", res, NULL, NULL, NULL, &ri, &e) < 0)
+	if (enpu_run(a, in, "input.npz", res, NULL, NULL, NULL, NULL, &ri, &e) < 0)
 		goto out;
 	stage = "compare";
 	if (enpu_compare(res, "result.npz", exp, "expected.npz", &o, NULL, &r, &e) < 0 || !r.ok)
@@ -52,6 +54,7 @@ out:
 		snprintf(why, cap, "%s: %s failed: %s", name, stage, buf);
 	}
 	enpu_artifact_free(a);
+	enpu_target_free(t);
 	enpu_spec_free(s);
 	return rc;
 }

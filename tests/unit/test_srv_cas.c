@@ -268,8 +268,11 @@ Test(srv_cas, ingest_and_import_round_trip)
 
 	cr_assert_eq(enpu_spec_load(spec_p, "spec.yaml", NULL, &spec, &e), 0, "%s", e.message);
 	cr_assert_eq(srv_cas_tmpdir(a, tmp, sizeof tmp, &e), 0);
-	cr_assert_eq(enpu_compile(spec, NULL, w_p, "weights.npz", NULL, tmp, NULL, &info, &e), 0,
+	enpu_target *tgt = NULL;
+	cr_assert_eq(enpu_target_resolve(spec, NULL, NULL, NULL, NULL, &tgt, &e), 0, "%s", e.message);
+	cr_assert_eq(enpu_compile(spec, tgt, w_p, "weights.npz", NULL, tmp, NULL, &info, &e), 0,
 		     "%s", e.message);
+	enpu_target_free(tgt);
 	cr_assert_eq(srv_artifact_ingest(a, tmp, info.artifact_id, &e), 0, "%s", e.message);
 	cr_assert_eq(stat(tmp, &st), -1, "the build dir moved into artifacts/");
 	cr_assert_eq(srv_artifact_present(a, info.artifact_id), 1);

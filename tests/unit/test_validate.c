@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "spec.h"
+#include "target.h"
 
 /* The data directory, from the repository root (make test) or elsewhere
  * through ENPU_TEST_DATA. */
@@ -264,23 +265,54 @@ Test(validate, backend_argument)
 	enpu_spec *s = load_good("tiny_mlp.yaml");
 	enpu_graph *g = NULL;
 	enpu_err e = ENPU_ERR_INIT;
-	unsigned any = 0;
 
 	cr_expect_eq(enpu_validate(s, "tpu", &g, &e), -1);
 	cr_expect_eq(e.code, ENPU_E_BACKEND);
 	cr_expect(strstr(e.message, "cpu_ref, npu_sim"), "known backends listed: %s", e.message);
 	cr_expect_null(g);
-	/* npu_sim: "not available in this build" while no op lowers to it;
-	 * once one does, ENPU_E_LOWERING gets its own test here. */
-	for (int i = 0; i < ENPU_OP_COUNT; i++)
-		any |= enpu_op_by_id((enpu_opid)i)->backends;
-	if (!(any & (1u << ENPU_BK_NPU_SIM))) {
-		cr_expect_eq(enpu_validate(s, "npu_sim", &g, &e), -1);
-		cr_expect_eq(e.code, ENPU_E_BACKEND);
-		cr_expect(strstr(e.message, "not available in this build"), "%s", e.message);
-	}
+	/* npu_sim lowers every v1 op now */
+	cr_expect_eq(enpu_validate(s, "npu_sim", &g, &e), 0, "%s: %s", e.where, e.message);
+	cr_expect_str_eq(g->backend, "npu_sim");
+	enpu_graph_free(g);
+	g = NULL;
+	/* boards: no op lowers to them yet */
+	cr_expect_eq(enpu_validate(s, "fpga_board", &g, &e), -1);
+	cr_expect_eq(e.code, ENPU_E_BACKEND);
+	cr_expect(strstr(e.message, "not available in this build"), "%s", e.message);
+	cr_expect(strstr(e.fix, "cpu_ref, npu_sim"), "%s", e.fix);
 	cr_expect_eq(enpu_validate(s, "cpu_ref", &g, &e), 0);
 	enpu_graph_free(g);
+	enpu_spec_free(s);
+}
+
+/* E0210: the op, the backend, and the capability matrix in the fix: which
+ * backends lower the op type, and the target's ops list that excludes it. */
+Test(validate, lowering_missing_names_the_capability)
+{
+	char path[1024];
+	enpu_spec *s = NULL;
+	enpu_graph *g = NULL;
+	enpu_target *t = NULL;
+	enpu_err e = ENPU_ERR_INIT;
+
+	snprintf(path, sizeof(path), "%s/specs/bad/lowering_npu_ops_excludes_relu.yaml", data_dir());
+	cr_assert_eq(enpu_spec_load(path, "spec.yaml", NULL, &s, &e), 0, "%s", e.message);
+	cr_assert_eq(enpu_validate(s, NULL, &g, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_LOWERING);
+	cr_expect_str_eq(e.message,
+			 "backend lowering missing for op 'act1' (relu) on backend 'npu_sim'");
+	cr_expect_str_eq(e.where, "spec.yaml:18:9");
+	cr_expect(strstr(e.fix, "op type 'relu' is lowered by: cpu_ref, npu_sim"), "%s", e.fix);
+	cr_expect(strstr(e.fix, "targets.npu_sim.ops lists: matmul, add"), "%s", e.fix);
+	/* the same spec validates for cpu_ref, and for npu_sim with a target
+	 * that lists relu */
+	cr_expect_eq(enpu_validate(s, "cpu_ref", &g, &e), 0, "%s", e.message);
+	enpu_graph_free(g);
+	g = NULL;
+	cr_assert_eq(enpu_target_resolve(s, "npu_sim", NULL, NULL, NULL, &t, &e), 0, "%s", e.message);
+	cr_expect_eq(enpu_validate_for(s, t, &g, &e), -1);
+	cr_expect_eq(e.code, ENPU_E_LOWERING);
+	enpu_target_free(t);
 	enpu_spec_free(s);
 }
 

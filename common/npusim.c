@@ -1,0 +1,1029 @@
+/* npusim.c: the npu_sim backend's model. The target description (YAML in,
+ * canonical JSON both ways), SCALE-Sim v2 compute cycles of a GEMM, and per
+ * op the lowering, tiling, SRAM/DRAM traffic and stalls (README "npu_sim"). */
+#include <json-c/json.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "npusim.h"
+#include "spec_int.h"
+
+#define ALL_OPS ((uint32_t)((1ull << ENPU_OP_COUNT) - 1))
+#define MAX_ARRAY 4096
+#define MAX_SRAM_KIB 1048576
+#define MAX_WORD_BYTES 8
+#define MAX_LANES 65536
+
+static const char *const df_names[] = {"os", "ws", "is", NULL};
+static const char *const sram_names[] = {"ifmap", "filter", "ofmap", NULL};
+
+/* The target's fields, sorted: the order of the canonical JSON too. */
+enum { F_ARRAY, F_CLOCK, F_DATAFLOW, F_DRAM, F_OPS, F_COMPAT, F_SRAM, F_LANES,
+       F_WORD, F_COUNT };
+static const char *const field_names[] = {
+	"array", "clock_mhz", "dataflow", "dram_bytes_per_cycle", "ops",
+	"scalesim_compat", "sram_kib", "vector_lanes", "word_bytes", NULL};
+
+/* ---- saturating arithmetic ---------------------------------------------- */
+
+/* Every count goes through these: a result that does not fit sets *sat and
+ * saturates, and the model turns a saturated op into ENPU_E_LIMIT. */
+static uint64_t mul(uint64_t a, uint64_t b, int *sat)
+{
+	uint64_t r;
+
+	if (__builtin_mul_overflow(a, b, &r)) {
+		*sat = 1;
+		return UINT64_MAX;
+	}
+	return r;
+}
+
+static uint64_t add(uint64_t a, uint64_t b, int *sat)
+{
+	uint64_t r;
+
+	if (__builtin_add_overflow(a, b, &r)) {
+		*sat = 1;
+		return UINT64_MAX;
+	}
+	return r;
+}
+
+static uint64_t cdiv(uint64_t a, uint64_t b)
+{
+	return b ? a / b + (a % b != 0) : 0;
+}
+
+static uint64_t min64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* ---- target ------------------------------------------------------------- */
+
+void enpu_npu_target_default(enpu_npu_target *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->rows = 16;
+	t->cols = 16;
+	t->dataflow = ENPU_DF_OS;
+	for (int i = 0; i < ENPU_SRAM_COUNT; i++)
+		t->sram_kib[i] = 64;
+	t->word_bytes = 4;
+	t->dram_bytes_per_cycle = 0;
+	t->clock_mhz = 1000;
+	t->vector_lanes = 16;
+	t->ops = ALL_OPS;
+	t->ops_given = 0;
+	t->scalesim_compat = 0;
+}
+
+static const char *closest(const char *w, const char *const *cands)
+{
+	const char *best = NULL;
+	int bd = 3;
+
+	for (int i = 0; cands[i]; i++) {
+		int d = enpu_edit_distance(w, cands[i], 2);
+
+		if (d < bd && d < (int)strlen(cands[i])) {
+			bd = d;
+			best = cands[i];
+		}
+	}
+	return best;
+}
+
+static void join(const char *const *list, char *buf, size_t cap)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (int i = 0; list[i] && off < cap; i++)
+		off += (size_t)snprintf(buf + off, cap - off, "%s%s", i ? ", " : "", list[i]);
+}
+
+/* The op names in table order, NULL-terminated (ENPU_OP_COUNT + 1 slots). */
+static void op_name_list(const char **names)
+{
+	int n = 0;
+
+	for (int i = 0; i < ENPU_OP_COUNT; i++)
+		names[n++] = enpu_op_by_id((enpu_opid)i)->name;
+	names[n] = NULL;
+}
+
+typedef struct pctx {
+	const char *label;
+	enpu_err *e;
+	char where[512];
+} pctx;
+
+static int fail_at(pctx *c, const enpu_ynode *n, const char *fix, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail_at(pctx *c, const enpu_ynode *n, const char *fix, const char *fmt, ...)
+{
+	char msg[sizeof(c->e->message)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(c->where, sizeof(c->where), "%s:%d:%d", c->label, n ? n->line : 1, n ? n->col : 1);
+	return enpu_fail(c->e, ENPU_E_TARGET, c->where, fix, "%s", msg);
+}
+
+/* A scalar's text for messages; "?" for collections. */
+static const char *txt(const enpu_ynode *n)
+{
+	return n && n->kind == ENPU_YN_SCALAR ? n->text : n && n->kind == ENPU_YN_SEQ ? "[...]" : "{...}";
+}
+
+static int get_int(pctx *c, const enpu_ynode *v, const char *what, int64_t lo, int64_t hi,
+		   int64_t *out)
+{
+	int64_t x;
+
+	if (enpu_ynode_int(v, &x) || x < lo || x > hi)
+		return fail_at(c, v, NULL, "%s must be an integer from %lld to %lld (got '%.32s')", what,
+			       (long long)lo, (long long)hi, txt(v));
+	*out = x;
+	return 0;
+}
+
+static int get_pos(pctx *c, const enpu_ynode *v, const char *what, const char *fix, double *out)
+{
+	double x;
+
+	if (enpu_ynode_float(v, &x) || !isfinite(x) || !(x > 0))
+		return fail_at(c, v, fix, "%s must be a finite number greater than 0 (got '%.32s')", what,
+			       txt(v));
+	*out = x;
+	return 0;
+}
+
+/* Split a mapping into its allowed keys; unknown or duplicate keys fail. */
+static int split(pctx *c, const enpu_ynode *map, const char *const *allowed,
+		 const enpu_ynode **keys, const enpu_ynode **vals, const char *in_what)
+{
+	int n = 0;
+
+	while (allowed[n]) {
+		keys[n] = vals[n] = NULL;
+		n++;
+	}
+	for (size_t i = 0; i < map->n; i++) {
+		const enpu_ynode *k = map->kids[2 * i];
+		int j;
+
+		if (k->kind != ENPU_YN_SCALAR)
+			return fail_at(c, k, NULL, "keys %s must be strings", in_what);
+		for (j = 0; j < n; j++)
+			if (strcmp(k->text, allowed[j]) == 0)
+				break;
+		if (j == n) {
+			char list[256], fix[320];
+			const char *near = closest(k->text, allowed);
+
+			join(allowed, list, sizeof(list));
+			snprintf(fix, sizeof(fix), "use one of: %s", list);
+			return fail_at(c, k, fix, "unknown field '%.64s' %s%s%s%s", k->text, in_what,
+				       near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+		}
+		if (vals[j])
+			return fail_at(c, k, "remove one of the two", "duplicate field '%s' %s", k->text,
+				       in_what);
+		keys[j] = k;
+		vals[j] = map->kids[2 * i + 1];
+	}
+	return 0;
+}
+
+static int parse_array(pctx *c, const enpu_ynode *v, enpu_npu_target *t)
+{
+	int64_t rc[2];
+
+	if (v->kind != ENPU_YN_SEQ || v->n != 2)
+		return fail_at(c, v, "write array: [rows, cols], e.g. array: [16, 16]",
+			       "'array' must be a list of two integers [rows, cols]");
+	if (get_int(c, v->kids[0], "'array' rows", 1, MAX_ARRAY, &rc[0]) ||
+	    get_int(c, v->kids[1], "'array' cols", 1, MAX_ARRAY, &rc[1]))
+		return -1;
+	t->rows = (int)rc[0];
+	t->cols = (int)rc[1];
+	return 0;
+}
+
+static int parse_dataflow(pctx *c, const enpu_ynode *v, enpu_npu_target *t)
+{
+	if (v->kind == ENPU_YN_SCALAR)
+		for (int i = 0; df_names[i]; i++)
+			if (strcmp(v->text, df_names[i]) == 0) {
+				t->dataflow = (enpu_dataflow)i;
+				return 0;
+			}
+	return fail_at(c, v, "os = output stationary, ws = weight stationary, is = input stationary",
+		       "'dataflow' must be one of os, ws, is (got '%.32s')", txt(v));
+}
+
+static int parse_sram(pctx *c, const enpu_ynode *v, enpu_npu_target *t)
+{
+	const enpu_ynode *k[ENPU_SRAM_COUNT], *val[ENPU_SRAM_COUNT];
+	char what[32];
+	int64_t x;
+
+	if (v->kind != ENPU_YN_MAP)
+		return fail_at(c, v, "write sram_kib: {ifmap: 64, filter: 64, ofmap: 64}",
+			       "'sram_kib' must be a mapping of ifmap, filter, ofmap to KiB");
+	if (split(c, v, sram_names, k, val, "in 'sram_kib'"))
+		return -1;
+	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
+		if (!val[i] || enpu_ynode_null(val[i]))
+			continue;
+		snprintf(what, sizeof(what), "'sram_kib.%s'", sram_names[i]);
+		if (get_int(c, val[i], what, 1, MAX_SRAM_KIB, &x))
+			return -1;
+		t->sram_kib[i] = (uint32_t)x;
+	}
+	return 0;
+}
+
+static int parse_ops(pctx *c, const enpu_ynode *v, enpu_npu_target *t)
+{
+	const char *names[ENPU_OP_COUNT + 1];
+
+	op_name_list(names);
+	if (v->kind != ENPU_YN_SEQ)
+		return fail_at(c, v, "write ops: [matmul, add, relu]",
+			       "'ops' must be a list of op names");
+	t->ops = 0;
+	t->ops_given = 1;
+	for (size_t i = 0; i < v->n; i++) {
+		const enpu_ynode *it = v->kids[i];
+		const enpu_opdef *d = it->kind == ENPU_YN_SCALAR ? enpu_op_by_name(it->text) : NULL;
+
+		if (!d) {
+			char list[512], fix[600];
+			const char *near = it->kind == ENPU_YN_SCALAR ? closest(it->text, names) : NULL;
+
+			join(names, list, sizeof(list));
+			snprintf(fix, sizeof(fix), "known ops: %s", list);
+			return fail_at(c, it, fix, "unknown op '%.64s' in 'ops'%s%s%s", txt(it),
+				       near ? " (did you mean '" : "", near ? near : "",
+				       near ? "'?)" : "");
+		}
+		t->ops |= 1u << d->id;
+	}
+	return 0;
+}
+
+int enpu_npu_target_parse(const enpu_ynode *node, const char *label, enpu_npu_target *t,
+			  enpu_err *e)
+{
+	const enpu_ynode *k[F_COUNT], *v[F_COUNT];
+	pctx c = {label ? label : "target", e, ""};
+	int64_t x;
+
+	enpu_npu_target_default(t);
+	if (!node || enpu_ynode_null(node))
+		return 0;
+	if (node->kind != ENPU_YN_MAP) {
+		char list[256];
+
+		join(field_names, list, sizeof(list));
+		return fail_at(&c, node, NULL, "the npu_sim target must be a mapping of fields (%s)",
+			       list);
+	}
+	if (split(&c, node, field_names, k, v, "in the npu_sim target"))
+		return -1;
+	/* a field written as null (`clock_mhz:`) keeps its default */
+	for (int i = 0; i < F_COUNT; i++)
+		if (v[i] && enpu_ynode_null(v[i]))
+			k[i] = v[i] = NULL;
+	if (v[F_ARRAY] && parse_array(&c, v[F_ARRAY], t))
+		return -1;
+	if (v[F_DATAFLOW] && parse_dataflow(&c, v[F_DATAFLOW], t))
+		return -1;
+	if (v[F_SRAM] && parse_sram(&c, v[F_SRAM], t))
+		return -1;
+	if (v[F_WORD]) {
+		if (get_int(&c, v[F_WORD], "'word_bytes'", 1, MAX_WORD_BYTES, &x))
+			return -1;
+		t->word_bytes = (int)x;
+	}
+	if (v[F_DRAM] && get_pos(&c, v[F_DRAM], "'dram_bytes_per_cycle'",
+				 "leave it out for unlimited bandwidth (no stalls)",
+				 &t->dram_bytes_per_cycle))
+		return -1;
+	if (v[F_CLOCK] && get_pos(&c, v[F_CLOCK], "'clock_mhz'", NULL, &t->clock_mhz))
+		return -1;
+	if (v[F_LANES]) {
+		if (get_int(&c, v[F_LANES], "'vector_lanes'", 1, MAX_LANES, &x))
+			return -1;
+		t->vector_lanes = (int)x;
+	}
+	if (v[F_OPS] && parse_ops(&c, v[F_OPS], t))
+		return -1;
+	if (v[F_COMPAT] && enpu_ynode_bool(v[F_COMPAT], &t->scalesim_compat))
+		return fail_at(&c, v[F_COMPAT], NULL, "'scalesim_compat' must be true or false (got '%.32s')",
+			       txt(v[F_COMPAT]));
+	if (t->scalesim_compat) {
+		if (v[F_WORD] && t->word_bytes != 1)
+			return fail_at(&c, v[F_WORD], "drop 'word_bytes' or set it to 1",
+				       "'word_bytes: %d' conflicts with 'scalesim_compat: true', which counts 1-byte words as SCALE-Sim does",
+				       t->word_bytes);
+		t->word_bytes = 1;
+	}
+	return 0;
+}
+
+/* Integers as such, else the shortest %.Ng that reads back as the same
+ * double: canonical and exact. */
+static json_object *exact_double(double d)
+{
+	char buf[40];
+
+	if (d == floor(d) && fabs(d) < 9007199254740992.0) {   /* 1000, not 1e+03 */
+		snprintf(buf, sizeof(buf), "%.0f", d);
+		return json_object_new_double_s(d, buf);
+	}
+	for (int p = 1; p <= 17; p++) {
+		snprintf(buf, sizeof(buf), "%.*g", p, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	return json_object_new_double_s(d, buf);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Add, or remember that an allocation failed. */
+static void put(json_object *o, const char *k, json_object *v, int *bad)
+{
+	if (!v || json_object_object_add(o, k, v)) {
+		json_object_put(v);
+		*bad = 1;
+	}
+}
+
+static void push(json_object *a, json_object *v, int *bad)
+{
+	if (!v || json_object_array_add(a, v)) {
+		json_object_put(v);
+		*bad = 1;
+	}
+}
+
+json_object *enpu_npu_target_json(const enpu_npu_target *t)
+{
+	json_object *o = json_object_new_object(), *a, *s;
+	int bad = !o;
+
+	if (bad)
+		return NULL;
+	/* keys in sorted order: json-c keeps insertion order */
+	a = json_object_new_array();
+	if (a) {
+		push(a, json_object_new_int(t->rows), &bad);
+		push(a, json_object_new_int(t->cols), &bad);
+	}
+	put(o, "array", a, &bad);
+	put(o, "clock_mhz", exact_double(t->clock_mhz), &bad);
+	put(o, "dataflow", json_object_new_string(df_names[t->dataflow <= ENPU_DF_IS ? t->dataflow : 0]), &bad);
+	put(o, "dram_bytes_per_cycle", exact_double(t->dram_bytes_per_cycle), &bad);
+	if (t->ops_given) {
+		const char *names[ENPU_OP_COUNT];
+		int n = 0;
+
+		for (int i = 0; i < ENPU_OP_COUNT; i++)
+			if (t->ops & (1u << i))
+				names[n++] = enpu_op_by_id((enpu_opid)i)->name;
+		qsort(names, (size_t)n, sizeof(names[0]), cmp_str);
+		a = json_object_new_array();
+		for (int i = 0; a && i < n; i++)
+			push(a, json_object_new_string(names[i]), &bad);
+		put(o, "ops", a, &bad);
+	} else if (json_object_object_add(o, "ops", NULL)) {
+		bad = 1;
+	}
+	put(o, "scalesim_compat", json_object_new_boolean(t->scalesim_compat), &bad);
+	s = json_object_new_object();
+	if (s) {
+		put(s, "filter", json_object_new_int64(t->sram_kib[ENPU_SRAM_FILTER]), &bad);
+		put(s, "ifmap", json_object_new_int64(t->sram_kib[ENPU_SRAM_IFMAP]), &bad);
+		put(s, "ofmap", json_object_new_int64(t->sram_kib[ENPU_SRAM_OFMAP]), &bad);
+	}
+	put(o, "sram_kib", s, &bad);
+	put(o, "vector_lanes", json_object_new_int(t->vector_lanes), &bad);
+	put(o, "word_bytes", json_object_new_int(t->word_bytes), &bad);
+	if (bad) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+/* ---- target from JSON --------------------------------------------------- */
+
+typedef struct jctx {
+	const char *label;
+	enpu_err *e;
+} jctx;
+
+static int jfail(jctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int jfail(jctx *c, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return enpu_fail(c->e, ENPU_E_ARTIFACT, c->label, "recompile the artifact",
+			 "npu_sim target: %s", msg);
+}
+
+static int jint(jctx *c, json_object *v, const char *what, int64_t lo, int64_t hi, int64_t *out)
+{
+	int64_t x;
+
+	if (!json_object_is_type(v, json_type_int))
+		return jfail(c, "'%s' is not an integer", what);
+	x = json_object_get_int64(v);
+	if (x < lo || x > hi)
+		return jfail(c, "'%s' is %lld, not in %lld..%lld", what, (long long)x, (long long)lo,
+			     (long long)hi);
+	*out = x;
+	return 0;
+}
+
+static int jnum(jctx *c, json_object *v, const char *what, int zero_ok, double *out)
+{
+	double x;
+
+	if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
+		return jfail(c, "'%s' is not a number", what);
+	x = json_object_get_double(v);
+	if (!isfinite(x) || x < 0 || (x == 0 && !zero_ok))
+		return jfail(c, "'%s' is out of range", what);
+	*out = x;
+	return 0;
+}
+
+int enpu_npu_target_from_json(json_object *o, const char *label, enpu_npu_target *t,
+			      enpu_err *e)
+{
+	jctx c = {label ? label : "manifest.json", e};
+	json_object *v[F_COUNT], *x;
+	int64_t n;
+
+	enpu_npu_target_default(t);
+	if (!json_object_is_type(o, json_type_object))
+		return jfail(&c, "not an object");
+	json_object_object_foreach(o, key, val) {
+		int j;
+
+		(void)val;
+		for (j = 0; j < F_COUNT; j++)
+			if (!strcmp(key, field_names[j]))
+				break;
+		if (j == F_COUNT)
+			return jfail(&c, "unknown field '%.64s'", key);
+	}
+	for (int i = 0; i < F_COUNT; i++)
+		if (!json_object_object_get_ex(o, field_names[i], &v[i]))
+			return jfail(&c, "missing field '%s'", field_names[i]);
+	if (!json_object_is_type(v[F_ARRAY], json_type_array) ||
+	    json_object_array_length(v[F_ARRAY]) != 2)
+		return jfail(&c, "'array' is not [rows, cols]");
+	if (jint(&c, json_object_array_get_idx(v[F_ARRAY], 0), "array", 1, MAX_ARRAY, &n))
+		return -1;
+	t->rows = (int)n;
+	if (jint(&c, json_object_array_get_idx(v[F_ARRAY], 1), "array", 1, MAX_ARRAY, &n))
+		return -1;
+	t->cols = (int)n;
+	if (jnum(&c, v[F_CLOCK], "clock_mhz", 0, &t->clock_mhz) ||
+	    jnum(&c, v[F_DRAM], "dram_bytes_per_cycle", 1, &t->dram_bytes_per_cycle))
+		return -1;
+	{
+		const char *s = json_object_is_type(v[F_DATAFLOW], json_type_string)
+					? json_object_get_string(v[F_DATAFLOW]) : "";
+		int i;
+
+		for (i = 0; df_names[i]; i++)
+			if (!strcmp(s, df_names[i]))
+				break;
+		if (!df_names[i])
+			return jfail(&c, "'dataflow' is not os, ws or is");
+		t->dataflow = (enpu_dataflow)i;
+	}
+	if (v[F_OPS]) {
+		if (!json_object_is_type(v[F_OPS], json_type_array))
+			return jfail(&c, "'ops' is neither null nor a list");
+		t->ops = 0;
+		t->ops_given = 1;
+		for (size_t i = 0; i < json_object_array_length(v[F_OPS]); i++) {
+			const enpu_opdef *d;
+
+			x = json_object_array_get_idx(v[F_OPS], i);
+			d = json_object_is_type(x, json_type_string) ? enpu_op_by_name(json_object_get_string(x)) : NULL;
+			if (!d)
+				return jfail(&c, "'ops' names an unknown op");
+			t->ops |= 1u << d->id;
+		}
+	}
+	if (!json_object_is_type(v[F_COMPAT], json_type_boolean))
+		return jfail(&c, "'scalesim_compat' is not a boolean");
+	t->scalesim_compat = json_object_get_boolean(v[F_COMPAT]) ? 1 : 0;
+	if (!json_object_is_type(v[F_SRAM], json_type_object) || json_object_object_length(v[F_SRAM]) != 3)
+		return jfail(&c, "'sram_kib' is not {filter, ifmap, ofmap}");
+	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
+		if (!json_object_object_get_ex(v[F_SRAM], sram_names[i], &x))
+			return jfail(&c, "'sram_kib' lacks '%s'", sram_names[i]);
+		if (jint(&c, x, sram_names[i], 1, MAX_SRAM_KIB, &n))
+			return -1;
+		t->sram_kib[i] = (uint32_t)n;
+	}
+	if (jint(&c, v[F_LANES], "vector_lanes", 1, MAX_LANES, &n))
+		return -1;
+	t->vector_lanes = (int)n;
+	if (jint(&c, v[F_WORD], "word_bytes", 1, MAX_WORD_BYTES, &n))
+		return -1;
+	t->word_bytes = (int)n;
+	if (t->scalesim_compat && t->word_bytes != 1)
+		return jfail(&c, "'word_bytes' is %d with scalesim_compat (must be 1)", t->word_bytes);
+	return 0;
+}
+
+/* ---- cycles ------------------------------------------------------------- */
+
+const char *enpu_npu_class_name(enpu_npu_class c)
+{
+	switch (c) {
+	case ENPU_NPU_GEMM: return "gemm";
+	case ENPU_NPU_VECTOR: return "vector";
+	case ENPU_NPU_FREE: return "free";
+	case ENPU_NPU_MOVE: return "move";
+	}
+	return "?";
+}
+
+/* The dataflow's mapping and folds of one GEMM into st; returns the cycles
+ * of one fold. */
+static uint64_t gemm_map(const enpu_npu_target *t, uint64_t M, uint64_t N, uint64_t K,
+			 enpu_npu_opstats *st, int *sat)
+{
+	uint64_t R = (uint64_t)t->rows, C = (uint64_t)t->cols;
+
+	switch (t->dataflow) {
+	case ENPU_DF_WS: st->Sr = K; st->Sc = N; st->T = M; break;
+	case ENPU_DF_IS: st->Sr = K; st->Sc = M; st->T = N; break;
+	default: st->Sr = M; st->Sc = N; st->T = K; break;
+	}
+	st->row_folds = cdiv(st->Sr, R);
+	st->col_folds = cdiv(st->Sc, C);
+	st->folds = mul(st->row_folds, st->col_folds, sat);
+	/* os: T + R + C - 2; ws/is: 2R + C + T - 2 (R, C >= 1: never below 0) */
+	if (t->dataflow == ENPU_DF_OS)
+		return add(st->T, R + C, sat) - 2;
+	return add(st->T, 2 * R + C, sat) - 2;
+}
+
+uint64_t enpu_npu_gemm_cycles(const enpu_npu_target *t, uint64_t M, uint64_t N, uint64_t K,
+			      uint64_t *folds)
+{
+	enpu_npu_opstats st;
+	int sat = 0;
+	uint64_t per = gemm_map(t, M, N, K, &st, &sat);
+	uint64_t cyc = mul(st.folds, per, &sat);
+
+	if (folds)
+		*folds = st.folds;
+	if (t->scalesim_compat && cyc > 0 && cyc != UINT64_MAX)
+		cyc--;
+	return cyc;
+}
+
+/* ---- the model ---------------------------------------------------------- */
+
+static uint64_t numel(const enpu_graph *g, int ti, int *sat)
+{
+	uint64_t n;
+
+	if (ti < 0 || ti >= g->n_tensors || enpu_shape_numel(&g->tensors[ti].shape, &n)) {
+		*sat = 1;
+		return 0;
+	}
+	return n;
+}
+
+static uint64_t dim(const enpu_shape *s, int i, int *sat)
+{
+	if (i < 0 || i >= s->ndim || s->dim[i] < 0) {
+		*sat = 1;
+		return 0;
+	}
+	return (uint64_t)s->dim[i];
+}
+
+/* M, N, K, groups and the bias elements of a GEMM-class op. */
+static void gemm_dims(const enpu_graph *g, const enpu_irop *op, enpu_npu_opstats *st,
+		      uint64_t *bias, int *sat)
+{
+	const enpu_shape *a = &g->tensors[op->in[0]].shape, *b = &g->tensors[op->in[1]].shape;
+	const enpu_shape *o = &g->tensors[op->out[0]].shape;
+
+	*bias = 0;
+	st->groups = 1;
+	switch (op->def->id) {
+	case ENPU_OP_MATMUL: {
+		/* NumPy: a 1-D operand contributes no M (or N) dim to the output */
+		int nb = o->ndim - (a->ndim > 1) - (b->ndim > 1);
+
+		st->K = dim(a, a->ndim - 1, sat);
+		st->M = a->ndim > 1 ? dim(a, a->ndim - 2, sat) : 1;
+		st->N = b->ndim > 1 ? dim(b, b->ndim - 1, sat) : 1;
+		for (int i = 0; i < nb; i++)
+			st->groups = mul(st->groups, dim(o, i, sat), sat);
+		break;
+	}
+	case ENPU_OP_GEMM:
+		st->M = dim(a, op->attrs.trans_a ? 1 : 0, sat);
+		st->K = dim(a, op->attrs.trans_a ? 0 : 1, sat);
+		st->N = dim(b, op->attrs.trans_b ? 0 : 1, sat);
+		if (op->n_in > 2)
+			*bias = numel(g, op->in[2], sat);
+		break;
+	default: {   /* conv2d: x NCHW, w (M, C/group, kH, kW), out (B, M, OH, OW) */
+		uint64_t grp = op->attrs.group > 0 ? (uint64_t)op->attrs.group : 1;
+
+		st->groups = grp;
+		st->M = mul(mul(dim(o, 0, sat), dim(o, 2, sat), sat), dim(o, 3, sat), sat);
+		st->N = dim(b, 0, sat) / grp;
+		st->K = mul(mul(dim(b, 1, sat), dim(b, 2, sat), sat), dim(b, 3, sat), sat);
+		if (op->n_in > 2)
+			*bias = numel(g, op->in[2], sat);
+		break;
+	}
+	}
+}
+
+static void model_gemm(const enpu_graph *g, const enpu_irop *op, const enpu_npu_target *t,
+		       enpu_npu_opstats *st, int *sat)
+{
+	uint64_t R = (uint64_t)t->rows, C = (uint64_t)t->cols, wb = (uint64_t)t->word_bytes;
+	uint64_t M, N, K, A, B, Cw, rf, cf, per, bias, macs, rd[3], wr[3];
+	uint64_t words[3], fetched;
+
+	gemm_dims(g, op, st, &bias, sat);
+	M = st->M, N = st->N, K = st->K;
+	per = gemm_map(t, M, N, K, st, sat);
+	rf = st->row_folds, cf = st->col_folds;
+	st->compute_cycles = mul(mul(st->groups, st->folds, sat), per, sat);
+	if (t->scalesim_compat && st->compute_cycles > 0 && !*sat)
+		st->compute_cycles--;
+
+	/* SRAM traffic of one group, in words */
+	A = mul(M, K, sat), B = mul(K, N, sat), Cw = mul(M, N, sat);
+	words[ENPU_SRAM_IFMAP] = A, words[ENPU_SRAM_FILTER] = B, words[ENPU_SRAM_OFMAP] = Cw;
+	switch (t->dataflow) {
+	case ENPU_DF_OS:
+		rd[0] = mul(A, cf, sat), rd[1] = mul(B, rf, sat), wr[2] = Cw, rd[2] = 0;
+		st->tile_words[0] = mul(min64(R, M), K, sat);
+		st->tile_words[1] = mul(K, min64(C, N), sat);
+		st->tile_words[2] = mul(min64(R, M), min64(C, N), sat);
+		break;
+	case ENPU_DF_WS:
+		rd[1] = B, rd[0] = mul(A, cf, sat), wr[2] = mul(Cw, rf, sat);
+		rd[2] = rf ? mul(Cw, rf - 1, sat) : 0;
+		st->tile_words[1] = mul(min64(R, K), min64(C, N), sat);
+		st->tile_words[0] = mul(M, min64(R, K), sat);
+		st->tile_words[2] = mul(M, min64(C, N), sat);
+		break;
+	default:
+		rd[0] = A, rd[1] = mul(B, cf, sat), wr[2] = mul(Cw, rf, sat);
+		rd[2] = rf ? mul(Cw, rf - 1, sat) : 0;
+		st->tile_words[0] = mul(min64(R, K), min64(C, M), sat);
+		st->tile_words[1] = mul(min64(R, K), N, sat);
+		st->tile_words[2] = mul(min64(C, M), N, sat);
+		break;
+	}
+
+	/* DRAM: a double-buffered SRAM works on half its capacity; an operand
+	 * that fits there is fetched once, else it is re-fetched as it streams */
+	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
+		uint64_t cap = (uint64_t)t->sram_kib[i] * 1024, half = cap / 2;
+		uint64_t F = mul(words[i], wb, sat);
+
+		st->sram_bytes = add(st->sram_bytes, min64(F, cap), sat);
+		if (i == ENPU_SRAM_OFMAP) {
+			st->sram_reads[i] = rd[2];
+			st->sram_writes[i] = wr[2];
+			if (F <= half) {
+				st->dram_write_bytes[i] = F;
+			} else {   /* partial sums spill to DRAM and come back */
+				st->dram_write_bytes[i] = mul(wr[2], wb, sat);
+				st->dram_read_bytes[i] = mul(rd[2], wb, sat);
+			}
+			continue;
+		}
+		fetched = F <= half ? words[i] : rd[i];
+		st->sram_reads[i] = rd[i];
+		st->sram_writes[i] = fetched;
+		st->dram_read_bytes[i] = mul(fetched, wb, sat);
+	}
+	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
+		st->sram_reads[i] = mul(st->sram_reads[i], st->groups, sat);
+		st->sram_writes[i] = mul(st->sram_writes[i], st->groups, sat);
+		st->dram_read_bytes[i] = mul(st->dram_read_bytes[i], st->groups, sat);
+		st->dram_write_bytes[i] = mul(st->dram_write_bytes[i], st->groups, sat);
+	}
+	/* bias / gemm C: read once with the filters, added on the way out */
+	st->dram_read_bytes[ENPU_SRAM_FILTER] =
+		add(st->dram_read_bytes[ENPU_SRAM_FILTER], mul(bias, wb, sat), sat);
+
+	macs = mul(mul(mul(st->groups, M, sat), N, sat), K, sat);
+	if (st->compute_cycles)
+		st->utilisation = (double)macs / ((double)st->compute_cycles * (double)(R * C));
+	if (st->folds)
+		st->mapping_efficiency = (double)st->Sr * (double)st->Sc /
+					 ((double)st->folds * (double)(R * C));
+}
+
+static void model_vector(const enpu_graph *g, const enpu_irop *op, const enpu_npu_target *t,
+			 enpu_npu_opstats *st, int *sat)
+{
+	uint64_t wb = (uint64_t)t->word_bytes, in = 0, out = numel(g, op->out[0], sat);
+	uint64_t cap;
+
+	for (int i = 0; i < op->n_in; i++)
+		in = add(in, numel(g, op->in[i], sat), sat);
+	st->elements = out;
+	st->passes = op->def->npu_passes;
+	if (st->cls == ENPU_NPU_MOVE) {
+		st->passes = 1;
+	} else if (op->def->id == ENPU_OP_SOFTMAX || op->def->id == ENPU_OP_GLOBAL_AVGPOOL) {
+		st->elements = numel(g, op->in[0], sat);
+	} else if (op->def->id == ENPU_OP_MAXPOOL2D || op->def->id == ENPU_OP_AVGPOOL2D) {
+		uint64_t taps = mul((uint64_t)op->attrs.kernel[0], (uint64_t)op->attrs.kernel[1], sat);
+
+		if (op->def->id == ENPU_OP_AVGPOOL2D)
+			taps = add(taps, 1, sat);   /* the divide */
+		if (taps > INT32_MAX)
+			*sat = 1;
+		st->passes = (int)min64(taps, INT32_MAX);
+	}
+	st->compute_cycles = mul(cdiv(st->elements, (uint64_t)t->vector_lanes),
+				 (uint64_t)st->passes, sat);
+	st->sram_reads[ENPU_SRAM_IFMAP] = in;
+	st->sram_writes[ENPU_SRAM_OFMAP] = out;
+	st->dram_read_bytes[ENPU_SRAM_IFMAP] = mul(in, wb, sat);
+	st->dram_write_bytes[ENPU_SRAM_OFMAP] = mul(out, wb, sat);
+	cap = ((uint64_t)t->sram_kib[ENPU_SRAM_IFMAP] + t->sram_kib[ENPU_SRAM_OFMAP]) * 1024;
+	st->sram_bytes = min64(mul(add(in, out, sat), wb, sat), cap);
+}
+
+/* DRAM time hidden behind compute by double buffering; the rest stalls. */
+static uint64_t stalls(const enpu_npu_target *t, const enpu_npu_opstats *st, int *sat)
+{
+	double B = t->dram_bytes_per_cycle, q;
+	uint64_t bytes = 0, dt;
+
+	if (!(B > 0))
+		return 0;
+	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
+		bytes = add(bytes, st->dram_read_bytes[i], sat);
+		bytes = add(bytes, st->dram_write_bytes[i], sat);
+	}
+	if (B == floor(B) && B <= 9007199254740992.0) {   /* integral: exact */
+		dt = cdiv(bytes, (uint64_t)B);
+	} else {
+		q = ceil((double)bytes / B);
+		if (q >= 18446744073709551615.0) {
+			*sat = 1;
+			dt = UINT64_MAX;
+		} else {
+			dt = (uint64_t)q;
+		}
+	}
+	return dt > st->compute_cycles ? dt - st->compute_cycles : 0;
+}
+
+int enpu_npu_model(const enpu_graph *g, const enpu_npu_target *t, uint64_t arena_bytes,
+		   enpu_npu_report *r, enpu_err *e)
+{
+	uint64_t macs = 0, gemm_cycles = 0, resident = 0;
+	int sat = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->target = *t;
+	if (t->rows < 1 || t->cols < 1 || t->vector_lanes < 1 || t->word_bytes < 1 ||
+	    !(t->clock_mhz > 0))
+		return enpu_fail(e, ENPU_E_INTERNAL, "npu_sim", NULL, "npu_sim target is not valid");
+	if (g->n_ops > 0 && !(r->ops = calloc((size_t)g->n_ops, sizeof(*r->ops))))
+		return enpu_fail(e, ENPU_E_NOMEM, "npu_sim", NULL, "out of memory modelling the npu");
+	r->n_ops = g->n_ops;
+	for (int i = 0; i < g->n_ops; i++) {
+		const enpu_irop *op = &g->ops[i];
+		enpu_npu_opstats *st = &r->ops[i];
+
+		st->op = i;
+		st->cls = (enpu_npu_class)op->def->npu;
+		if (!(t->ops & (1u << op->def->id))) {
+			char where[256];
+
+			snprintf(where, sizeof(where), "op '%.200s'", op->name);
+			enpu_fail(e, ENPU_E_LOWERING, where, "add it to the target's 'ops:' list or use cpu_ref",
+				  "backend lowering missing for op '%s' on npu_sim: the target's 'ops:' leaves it out",
+				  op->def->name);
+			goto fail;
+		}
+		switch (st->cls) {
+		case ENPU_NPU_GEMM:
+			model_gemm(g, op, t, st, &sat);
+			macs = add(macs, mul(mul(mul(st->groups, st->M, &sat), st->N, &sat), st->K, &sat), &sat);
+			gemm_cycles = add(gemm_cycles, st->compute_cycles, &sat);
+			break;
+		case ENPU_NPU_VECTOR:
+		case ENPU_NPU_MOVE:
+			model_vector(g, op, t, st, &sat);
+			break;
+		default:
+			break;
+		}
+		st->stall_cycles = stalls(t, st, &sat);
+		if (sat) {
+			enpu_fail(e, ENPU_E_LIMIT, op->name, "make the model smaller",
+				  "npu_sim model of op '%s' overflows a 64-bit count", op->name);
+			goto fail;
+		}
+		r->compute_cycles = add(r->compute_cycles, st->compute_cycles, &sat);
+		r->stall_cycles = add(r->stall_cycles, st->stall_cycles, &sat);
+		for (int k = 0; k < ENPU_SRAM_COUNT; k++) {
+			r->dram_read_bytes = add(r->dram_read_bytes, st->dram_read_bytes[k], &sat);
+			r->dram_write_bytes = add(r->dram_write_bytes, st->dram_write_bytes[k], &sat);
+		}
+		if (st->sram_bytes > r->peak_sram_bytes)
+			r->peak_sram_bytes = st->sram_bytes;
+	}
+	r->total_cycles = add(r->compute_cycles, r->stall_cycles, &sat);
+	r->time_us = (double)r->total_cycles / t->clock_mhz;
+	for (int i = 0; i < g->n_tensors; i++)
+		if (g->tensors[i].kind == ENPU_TK_INPUT || g->tensors[i].kind == ENPU_TK_WEIGHT)
+			resident = add(resident, mul(numel(g, i, &sat), (uint64_t)t->word_bytes, &sat), &sat);
+	r->peak_dram_bytes = add(resident, arena_bytes, &sat);
+	if (gemm_cycles)
+		r->utilisation = (double)macs / ((double)gemm_cycles * (double)t->rows * (double)t->cols);
+	if (sat) {
+		enpu_fail(e, ENPU_E_LIMIT, g->name ? g->name : "npu_sim", "make the model smaller",
+			  "npu_sim totals overflow a 64-bit count");
+		goto fail;
+	}
+	return 0;
+fail:
+	enpu_npu_report_free(r);
+	return -1;
+}
+
+void enpu_npu_report_free(enpu_npu_report *r)
+{
+	if (!r)
+		return;
+	free(r->ops);
+	r->ops = NULL;
+	r->n_ops = 0;
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static json_object *jint64(uint64_t v)
+{
+	return json_object_new_int64(v > INT64_MAX ? INT64_MAX : (int64_t)v);
+}
+
+/* 6 significant digits: stable text across platforms and runs. */
+static json_object *jdbl(double d)
+{
+	char buf[32];
+
+	if (!isfinite(d))
+		d = 0;
+	snprintf(buf, sizeof(buf), "%.6g", d);
+	return json_object_new_double_s(strtod(buf, NULL), buf);
+}
+
+static json_object *op_json(const enpu_graph *g, const enpu_npu_opstats *st, int report,
+			    int *bad)
+{
+	const enpu_irop *op = &g->ops[st->op];
+	json_object *o = json_object_new_object(), *x, *y;
+
+	if (!o)
+		return *bad = 1, NULL;
+	put(o, "name", json_object_new_string(op->name), bad);
+	put(o, "op", json_object_new_string(op->def->name), bad);
+	put(o, "lowering", json_object_new_string(enpu_npu_class_name(st->cls)), bad);
+	if (st->cls == ENPU_NPU_GEMM) {
+		if ((x = json_object_new_object())) {
+			put(x, "M", jint64(st->M), bad);
+			put(x, "N", jint64(st->N), bad);
+			put(x, "K", jint64(st->K), bad);
+			put(x, "groups", jint64(st->groups), bad);
+			put(x, "Sr", jint64(st->Sr), bad);
+			put(x, "Sc", jint64(st->Sc), bad);
+			put(x, "T", jint64(st->T), bad);
+			put(x, "row_folds", jint64(st->row_folds), bad);
+			put(x, "col_folds", jint64(st->col_folds), bad);
+			put(x, "folds", jint64(st->folds), bad);
+			if ((y = json_object_new_object()))
+				for (int i = 0; i < ENPU_SRAM_COUNT; i++)
+					put(y, sram_names[i], jint64(st->tile_words[i]), bad);
+			put(x, "tiles", y, bad);
+		}
+		put(o, "gemm", x, bad);
+	} else if (st->cls == ENPU_NPU_VECTOR || st->cls == ENPU_NPU_MOVE) {
+		put(o, "elements", jint64(st->elements), bad);
+		put(o, "passes", json_object_new_int(st->passes), bad);
+	}
+	if (report) {
+		put(o, "compute_cycles", jint64(st->compute_cycles), bad);
+		put(o, "stall_cycles", jint64(st->stall_cycles), bad);
+		put(o, "utilisation", jdbl(st->utilisation), bad);
+		put(o, "mapping_efficiency", jdbl(st->mapping_efficiency), bad);
+	}
+	if ((x = json_object_new_object()))
+		for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
+			if ((y = json_object_new_object())) {
+				put(y, "reads", jint64(st->sram_reads[i]), bad);
+				put(y, "writes", jint64(st->sram_writes[i]), bad);
+			}
+			put(x, sram_names[i], y, bad);
+		}
+	put(o, "sram", x, bad);
+	if ((x = json_object_new_object()))
+		for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
+			if ((y = json_object_new_object())) {
+				put(y, "read_bytes", jint64(st->dram_read_bytes[i]), bad);
+				put(y, "write_bytes", jint64(st->dram_write_bytes[i]), bad);
+			}
+			put(x, sram_names[i], y, bad);
+		}
+	put(o, "dram", x, bad);
+	put(o, "sram_bytes", jint64(st->sram_bytes), bad);
+	return o;
+}
+
+static json_object *section(const enpu_graph *g, const enpu_npu_report *r, int report)
+{
+	json_object *o, *ops, *tot;
+	int bad = 0;
+
+	if (!g || !r || g->n_ops != r->n_ops || !(o = json_object_new_object()))
+		return NULL;
+	put(o, "target", enpu_npu_target_json(&r->target), &bad);
+	if ((ops = json_object_new_array()))
+		for (int i = 0; i < r->n_ops; i++) {
+			if (r->ops[i].op < 0 || r->ops[i].op >= g->n_ops) {
+				bad = 1;
+				break;
+			}
+			push(ops, op_json(g, &r->ops[i], report, &bad), &bad);
+		}
+	put(o, "ops", ops, &bad);
+	if (report) {
+		if ((tot = json_object_new_object())) {
+			put(tot, "compute_cycles", jint64(r->compute_cycles), &bad);
+			put(tot, "stall_cycles", jint64(r->stall_cycles), &bad);
+			put(tot, "cycles", jint64(r->total_cycles), &bad);
+			put(tot, "clock_mhz", exact_double(r->target.clock_mhz), &bad);
+			put(tot, "time_us", jdbl(r->time_us), &bad);
+			put(tot, "dram_read_bytes", jint64(r->dram_read_bytes), &bad);
+			put(tot, "dram_write_bytes", jint64(r->dram_write_bytes), &bad);
+			put(tot, "peak_sram_bytes", jint64(r->peak_sram_bytes), &bad);
+			put(tot, "peak_dram_bytes", jint64(r->peak_dram_bytes), &bad);
+			put(tot, "utilisation", jdbl(r->utilisation), &bad);
+		}
+		put(o, "totals", tot, &bad);
+	}
+	if (bad) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+json_object *enpu_npu_plan_json(const enpu_graph *g, const enpu_npu_report *r)
+{
+	return section(g, r, 0);
+}
+
+json_object *enpu_npu_report_json(const enpu_graph *g, const enpu_npu_report *r)
+{
+	return section(g, r, 1);
+}

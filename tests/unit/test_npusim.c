@@ -1,0 +1,897 @@
+/* test_npusim.c: the npu_sim model (common/npusim.c). GEMM cycles against
+ * the hand-derived table tests/data/npusim/gemm_cycles.tsv, memory counts
+ * and stalls on hand-worked cases, vector costs, the target parser (bad
+ * target files in tests/data/npusim/targets_bad/) and the JSON forms. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "npusim.h"
+#include "spec.h"
+#include "spec_int.h"
+#include "buf.h"
+
+static const char *data_dir(void)
+{
+	static const char *const tries[] = {"tests/data", "../tests/data", "../../tests/data"};
+	const char *env = getenv("ENPU_TEST_DATA");
+	struct stat st;
+
+	if (env)
+		return env;
+	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		char p[256];
+
+		snprintf(p, sizeof(p), "%s/npusim", tries[i]);
+		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			return tries[i];
+	}
+	return "tests/data";
+}
+
+/* ---- (a) the GEMM cycle table -------------------------------------------- */
+
+Test(npusim, gemm_cycle_table)
+{
+	char path[512], line[512], df[8];
+	unsigned long long M, N, K, cyc, folds;
+	int rows, cols, compat, n = 0, lineno = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/npusim/gemm_cycles.tsv", data_dir());
+	f = fopen(path, "r");
+	cr_assert(f, "cannot open %s", path);
+	while (fgets(line, sizeof(line), f)) {
+		enpu_npu_target t;
+		uint64_t got, gf = 0;
+
+		lineno++;
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		cr_assert_eq(sscanf(line, "%llu %llu %llu %d %d %7s %d %llu %llu", &M, &N, &K, &rows,
+				    &cols, df, &compat, &cyc, &folds), 9, "line %d malformed", lineno);
+		enpu_npu_target_default(&t);
+		t.rows = rows;
+		t.cols = cols;
+		t.dataflow = !strcmp(df, "os") ? ENPU_DF_OS : !strcmp(df, "ws") ? ENPU_DF_WS : ENPU_DF_IS;
+		cr_assert(!strcmp(df, "os") || !strcmp(df, "ws") || !strcmp(df, "is"), "line %d", lineno);
+		t.scalesim_compat = compat;
+		got = enpu_npu_gemm_cycles(&t, M, N, K, &gf);
+		cr_expect_eq(got, cyc, "line %d: %llu %llu %llu on %dx%d %s compat=%d: %llu cycles, want %llu",
+			     lineno, M, N, K, rows, cols, df, compat, (unsigned long long)got, cyc);
+		cr_expect_eq(gf, folds, "line %d: %llu folds, want %llu", lineno,
+			     (unsigned long long)gf, folds);
+		n++;
+	}
+	fclose(f);
+	cr_expect_geq(n, 40, "only %d rows in the table", n);
+}
+
+Test(npusim, alexnet_conv1_compat)
+{
+	enpu_npu_target t;
+	uint64_t folds;
+
+	enpu_npu_target_default(&t);
+	t.rows = t.cols = 32;
+	t.dataflow = ENPU_DF_WS;
+	cr_expect_eq(enpu_npu_gemm_cycles(&t, 55 * 55, 96, 363, &folds), 112284);
+	cr_expect_eq(folds, 36);
+	t.scalesim_compat = 1;
+	cr_expect_eq(enpu_npu_gemm_cycles(&t, 55 * 55, 96, 363, NULL), 112283);
+}
+
+Test(npusim, gemm_cycles_saturate)
+{
+	enpu_npu_target t;
+
+	enpu_npu_target_default(&t);
+	t.rows = t.cols = 1;
+	cr_expect_eq(enpu_npu_gemm_cycles(&t, UINT64_MAX / 2, UINT64_MAX / 2, 5, NULL), UINT64_MAX);
+}
+
+/* ---- hand-built graphs --------------------------------------------------- */
+
+static enpu_graph *mk(void)
+{
+	enpu_graph *g = calloc(1, sizeof(*g));
+
+	g->name = strdup("t");
+	g->backend = strdup("npu_sim");
+	g->tensors = calloc(32, sizeof(*g->tensors));
+	g->ops = calloc(16, sizeof(*g->ops));
+	g->inputs = calloc(32, sizeof(int));
+	g->outputs = calloc(32, sizeof(int));
+	return g;
+}
+
+/* A tensor of the given dims (ndim of them). */
+static int tens(enpu_graph *g, const char *name, enpu_tkind kind, int ndim, const int64_t *dims)
+{
+	enpu_irtensor *t = &g->tensors[g->n_tensors];
+
+	t->name = strdup(name);
+	t->dtype = ENPU_DT_F32;
+	t->shape.ndim = ndim;
+	for (int i = 0; i < ndim; i++)
+		t->shape.dim[i] = dims[i];
+	t->kind = kind;
+	t->producer = t->last_use = -1;
+	if (kind == ENPU_TK_INPUT)
+		g->inputs[g->n_inputs++] = g->n_tensors;
+	return g->n_tensors++;
+}
+
+#define T(g, name, kind, ...) \
+	tens(g, name, kind, (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
+
+static enpu_irop *op(enpu_graph *g, const char *name, enpu_opid id, int n_in, const int *in, int out)
+{
+	enpu_irop *o = &g->ops[g->n_ops++];
+
+	o->name = strdup(name);
+	o->def = enpu_op_by_id(id);
+	enpu_attrs_defaults(o->def, &o->attrs);
+	o->n_in = n_in;
+	o->n_out = 1;
+	o->in = calloc((size_t)n_in, sizeof(int));
+	memcpy(o->in, in, (size_t)n_in * sizeof(int));
+	o->out[0] = out;
+	g->tensors[out].producer = g->n_ops - 1;
+	return o;
+}
+
+/* One matmul of M x K times K x N. */
+static enpu_graph *matmul_graph(int64_t M, int64_t N, int64_t K)
+{
+	enpu_graph *g = mk();
+	int a = T(g, "a", ENPU_TK_INPUT, M, K), b = T(g, "b", ENPU_TK_WEIGHT, K, N);
+	int o = T(g, "o", ENPU_TK_INTERMEDIATE, M, N);
+
+	op(g, "mm", ENPU_OP_MATMUL, 2, (int[]){a, b}, o);
+	return g;
+}
+
+static enpu_npu_target tgt(int rows, int cols, enpu_dataflow df)
+{
+	enpu_npu_target t;
+
+	enpu_npu_target_default(&t);
+	t.rows = rows;
+	t.cols = cols;
+	t.dataflow = df;
+	return t;
+}
+
+static void model(const enpu_graph *g, const enpu_npu_target *t, uint64_t arena, enpu_npu_report *r)
+{
+	enpu_err e = ENPU_ERR_INIT;
+
+	cr_assert_eq(enpu_npu_model(g, t, arena, r, &e), 0, "model failed: %s", e.message);
+	cr_assert_eq(r->n_ops, g->n_ops);
+}
+
+#define EXPECT3(arr, x, y, z) do { \
+	cr_expect_eq((arr)[0], (uint64_t)(x), #arr "[ifmap] = %llu, want %llu", (unsigned long long)(arr)[0], (unsigned long long)(x)); \
+	cr_expect_eq((arr)[1], (uint64_t)(y), #arr "[filter] = %llu, want %llu", (unsigned long long)(arr)[1], (unsigned long long)(y)); \
+	cr_expect_eq((arr)[2], (uint64_t)(z), #arr "[ofmap] = %llu, want %llu", (unsigned long long)(arr)[2], (unsigned long long)(z)); \
+} while (0)
+
+/* ---- (b) memory counts, hand-worked ------------------------------------- */
+
+/* M=3, N=3, K=4 on 2x2, everything fits (64 KiB SRAMs), 4-byte words.
+ * A = 12, B = 12, C = 9 words. */
+Test(npusim, mem_os_fits)
+{
+	enpu_graph *g = matmul_graph(3, 3, 4);
+	enpu_npu_target t = tgt(2, 2, ENPU_DF_OS);
+	enpu_npu_report r;
+	const enpu_npu_opstats *s;
+
+	model(g, &t, 0, &r);
+	s = &r.ops[0];
+	cr_expect_eq(s->cls, ENPU_NPU_GEMM);
+	/* (Sr,Sc,T) = (3,3,4): 2x2 folds, per fold 4+2+2-2 = 6 */
+	cr_expect_eq(s->Sr, 3); cr_expect_eq(s->Sc, 3); cr_expect_eq(s->T, 4);
+	cr_expect_eq(s->row_folds, 2); cr_expect_eq(s->col_folds, 2); cr_expect_eq(s->folds, 4);
+	cr_expect_eq(s->compute_cycles, 24);
+	/* ifmap A*col_folds, filter B*row_folds, ofmap written once */
+	EXPECT3(s->sram_reads, 24, 24, 0);
+	EXPECT3(s->sram_writes, 12, 12, 9);
+	EXPECT3(s->dram_read_bytes, 48, 48, 0);
+	EXPECT3(s->dram_write_bytes, 0, 0, 36);
+	/* tiles: min(R,M)*K, K*min(C,N), min(R,M)*min(C,N) */
+	EXPECT3(s->tile_words, 8, 8, 4);
+	cr_expect_eq(s->sram_bytes, 48 + 48 + 36);
+	cr_expect_float_eq(s->utilisation, 36.0 / (24 * 4), 1e-12);
+	cr_expect_float_eq(s->mapping_efficiency, 9.0 / 16, 1e-12);
+	cr_expect_eq(s->stall_cycles, 0);
+	cr_expect_eq(r.total_cycles, 24);
+	cr_expect_eq(r.dram_read_bytes, 96);
+	cr_expect_eq(r.dram_write_bytes, 36);
+	/* inputs + weights: 24 words * 4 bytes, plus the arena (none) */
+	cr_expect_eq(r.peak_dram_bytes, 96);
+	cr_expect_eq(r.peak_sram_bytes, 132);
+	cr_expect_float_eq(r.utilisation, 0.375, 1e-12);
+	enpu_npu_report_free(&r);
+	enpu_graph_free(g);
+}
+
+Test(npusim, mem_ws_fits)
+{
+	enpu_graph *g = matmul_graph(3, 3, 4);
+	enpu_npu_target t = tgt(2, 2, ENPU_DF_WS);
+	enpu_npu_report r;
+	const enpu_npu_opstats *s;
+
+	model(g, &t, 0, &r);
+	s = &r.ops[0];
+	/* (Sr,Sc,T) = (K,N,M) = (4,3,3): 2x2 folds, per fold 2*2+2+3-2 = 7 */
+	cr_expect_eq(s->Sr, 4); cr_expect_eq(s->Sc, 3); cr_expect_eq(s->T, 3);
+	cr_expect_eq(s->compute_cycles, 28);
+	/* filter B once, ifmap A*col_folds, ofmap C*row_folds writes and
+	 * C*(row_folds-1) partial-sum reads */
+	EXPECT3(s->sram_reads, 24, 12, 9);
+	EXPECT3(s->sram_writes, 12, 12, 18);
+	EXPECT3(s->dram_read_bytes, 48, 48, 0);
+	EXPECT3(s->dram_write_bytes, 0, 0, 36);
+	/* tiles: M*min(R,K), min(R,K)*min(C,N), M*min(C,N) */
+	EXPECT3(s->tile_words, 6, 4, 6);
+	enpu_npu_report_free(&r);
+	enpu_graph_free(g);
+}
+
+Test(npusim, mem_is_fits)
+{
+	enpu_graph *g = matmul_graph(3, 3, 4);
+	enpu_npu_target t = tgt(2, 2, ENPU_DF_IS);
+	enpu_npu_report r;
+	const enpu_npu_opstats *s;
+
+	model(g, &t, 0, &r);
+	s = &r.ops[0];
+	/* (Sr,Sc,T) = (K,M,N) = (4,3,3) */
+	cr_expect_eq(s->Sr, 4); cr_expect_eq(s->Sc, 3); cr_expect_eq(s->T, 3);
+	cr_expect_eq(s->compute_cycles, 28);
+	/* ifmap A once, filter B*col_folds, ofmap as ws */
+	EXPECT3(s->sram_reads, 12, 24, 9);
+	EXPECT3(s->sram_writes, 12, 12, 18);
+	EXPECT3(s->dram_read_bytes, 48, 48, 0);
+	EXPECT3(s->dram_write_bytes, 0, 0, 36);
+	/* tiles: min(R,K)*min(C,M), min(R,K)*N, min(C,M)*N */
+	EXPECT3(s->tile_words, 4, 6, 6);
+	enpu_npu_report_free(&r);
+	enpu_graph_free(g);
+}
+
+/* M=16, N=12, K=10 with 1 KiB SRAMs (512-byte working halves): A = 160 words
+ * = 640 B spills, B = 120 words = 480 B fits, C = 192 words = 768 B spills. */
+Test(npusim, mem_os_spills)
+{
+	enpu_graph *g = matmul_graph(16, 12, 10);
+	enpu_npu_target t = tgt(2, 2, ENPU_DF_OS);
+	enpu_npu_report r;
+	const enpu_npu_opstats *s;
+
+	t.sram_kib[0] = t.sram_kib[1] = t.sram_kib[2] = 1;
+	model(g, &t, 0, &r);
+	s = &r.ops[0];
+	/* (16,12,10): 8x6 = 48 folds of 10+2+2-2 = 12 */
+	cr_expect_eq(s->folds, 48);
+	cr_expect_eq(s->compute_cycles, 576);
+	EXPECT3(s->sram_reads, 960, 960, 0);
+	/* ifmap re-fetched as it streams (960 words), filter fetched once */
+	EXPECT3(s->sram_writes, 960, 120, 192);
+	EXPECT3(s->dram_read_bytes, 3840, 480, 0);
+	EXPECT3(s->dram_write_bytes, 0, 0, 768);
+	cr_expect_eq(s->sram_bytes, 640 + 480 + 768);
+	enpu_npu_report_free(&r);
+	enpu_graph_free(g);
+}
+
+static enpu_npu_opstats ws_spill(double bpc, uint64_t *total)
+{
+	enpu_graph *g = matmul_graph(16, 12, 10);
+	enpu_npu_target t = tgt(2, 2, ENPU_DF_WS);
+	enpu_npu_report r;
+	enpu_npu_opstats s;
+
+	t.sram_kib[0] = t.sram_kib[1] = t.sram_kib[2] = 1;
+	t.dram_bytes_per_cycle = bpc;
+	model(g, &t, 0, &r);
+	s = r.ops[0];
+	*total = r.total_cycles;
+	cr_expect_eq(r.stall_cycles, s.stall_cycles);
+	cr_expect_eq(r.compute_cycles, s.compute_cycles);
+	enpu_npu_report_free(&r);
+	enpu_graph_free(g);
+	return s;
+}
+
+Test(npusim, mem_ws_spills)
+{
+	uint64_t total;
+	enpu_npu_opstats s = ws_spill(0, &total);
+
+	/* (K,N,M) = (10,12,16): 5x6 = 30 folds of 4+2+16-2 = 20 */
+	cr_expect_eq(s.compute_cycles, 600);
+	EXPECT3(s.sram_reads, 960, 120, 768);
+	EXPECT3(s.sram_writes, 960, 120, 960);
+	/* partial sums spill: written 5 times, read back 4 times */
+	EXPECT3(s.dram_read_bytes, 3840, 480, 3072);
+	EXPECT3(s.dram_write_bytes, 0, 0, 3840);
+	cr_expect_eq(s.stall_cycles, 0);
+	cr_expect_eq(total, 600);
+}
+
+Test(npusim, stalls)
+{
+	uint64_t total;
+	enpu_npu_opstats s;
+
+	/* 480 + 3840 + 3072 + 3840 = 11232 DRAM bytes */
+	s = ws_spill(4, &total);          /* 2808 DRAM cycles vs 600 compute */
+	cr_expect_eq(s.stall_cycles, 2208);
+	cr_expect_eq(total, 2808);
+	s = ws_spill(100, &total);        /* 113 cycles: hidden */
+	cr_expect_eq(s.stall_cycles, 0);
+	cr_expect_eq(total, 600);
+	s = ws_spill(2.5, &total);        /* ceil(4492.8) = 4493 */
+	cr_expect_eq(s.stall_cycles, 3893);
+	s = ws_spill(0.5, &total);        /* 22464 DRAM cycles */
+	cr_expect_eq(s.stall_cycles, 21864);
+	cr_expect_eq(total, 22464);
+}
+
+Test(npusim, conv_groups_bias)
+{
+	enpu_graph *g = mk();
+	int x = T(g, "x", ENPU_TK_INPUT, 1, 4, 5, 5), w = T(g, "w", ENPU_TK_WEIGHT, 6, 2, 3, 3);
+	int b = T(g, "b", ENPU_TK_WEIGHT, 6), y = T(g, "y", ENPU_TK_INTERMEDIATE, 1, 6, 3, 3);
+	enpu_npu_target t = tgt(2, 2, ENPU_DF_OS);
+	enpu_npu_report r;
+	const enpu_npu_opstats *s;
+	enpu_irop *o = op(g, "c", ENPU_OP_CONV2D, 3, (int[]){x, w, b}, y);
+
+	o->attrs.group = 2;
+	model(g, &t, 1000, &r);
+	s = &r.ops[0];
+	/* im2col per group: M = 1*3*3, N = 6/2, K = 2*3*3 */
+	cr_expect_eq(s->M, 9); cr_expect_eq(s->N, 3); cr_expect_eq(s->K, 18);
+	cr_expect_eq(s->groups, 2);
+	/* (9,3,18): 5x2 = 10 folds of 18+2 = 20; two groups */
+	cr_expect_eq(s->compute_cycles, 400);
+	EXPECT3(s->sram_reads, 162 * 2 * 2, 54 * 5 * 2, 0);
+	EXPECT3(s->sram_writes, 162 * 2, 54 * 2, 27 * 2);
+	/* the bias (6 floats) joins the filter reads */
+	EXPECT3(s->dram_read_bytes, 162 * 4 * 2, 54 * 4 * 2 + 24, 0);
+	EXPECT3(s->dram_write_bytes, 0, 0, 27 * 4 * 2);
+	cr_expect_float_eq(s->utilisation, 972.0 / 1600, 1e-12);
+	/* x 100 + w 108 + b 6 floats, plus the arena */
+	cr_expect_eq(r.peak_dram_bytes, 214 * 4 + 1000);
+	enpu_npu_report_free(&r);
+
+	t.scalesim_compat = 1;
+	t.word_bytes = 1;
+	model(g, &t, 0, &r);
+	cr_expect_eq(r.ops[0].compute_cycles, 399, "compat: -1 once per op, not per group");
+	cr_expect_eq(r.ops[0].dram_read_bytes[ENPU_SRAM_FILTER], 54 * 2 + 6);
+	enpu_npu_report_free(&r);
+	enpu_graph_free(g);
+}
+
+Test(npusim, matmul_batches_and_vectors)
+{
+	enpu_graph *g = mk();
+	int a = T(g, "a", ENPU_TK_INPUT, 2, 3, 3, 4), b = T(g, "b", ENPU_TK_WEIGHT, 4, 3);
+	int o1 = T(g, "o1", ENPU_TK_INTERMEDIATE, 2, 3, 3, 3);
+	int v = T(g, "v", ENPU_TK_WEIGHT, 4), o2 = T(g, "o2", ENPU_TK_INTERMEDIATE, 3);
+	int c = T(g, "c", ENPU_TK_INPUT, 2, 3, 4), o3 = T(g, "o3", ENPU_TK_INTERMEDIATE, 2, 3);
+	enpu_npu_target t = tgt(2, 2, ENPU_DF_OS);
+	enpu_npu_report r;
+
+	op(g, "batched", ENPU_OP_MATMUL, 2, (int[]){a, b}, o1);
+	op(g, "vec_left", ENPU_OP_MATMUL, 2, (int[]){v, b}, o2);
+	op(g, "vec_right", ENPU_OP_MATMUL, 2, (int[]){c, v}, o3);
+	model(g, &t, 0, &r);
+	/* batch dims [2, 3] are six groups of 3x4 times 4x3 (24 cycles each) */
+	cr_expect_eq(r.ops[0].groups, 6);
+	cr_expect_eq(r.ops[0].M, 3);
+	cr_expect_eq(r.ops[0].compute_cycles, 144);
+	/* [4] @ [4,3]: M = 1; (1,3,4): 1x2 folds of 6 */
+	cr_expect_eq(r.ops[1].M, 1); cr_expect_eq(r.ops[1].N, 3); cr_expect_eq(r.ops[1].K, 4);
+	cr_expect_eq(r.ops[1].groups, 1);
+	cr_expect_eq(r.ops[1].compute_cycles, 12);
+	/* [2,3,4] @ [4]: N = 1, two groups; (3,1,4): 2x1 folds of 6 */
+	cr_expect_eq(r.ops[2].M, 3); cr_expect_eq(r.ops[2].N, 1); cr_expect_eq(r.ops[2].groups, 2);
+	cr_expect_eq(r.ops[2].compute_cycles, 24);
+	enpu_npu_report_free(&r);
+	enpu_graph_free(g);
+}
+
+Test(npusim, gemm_trans_and_c)
+{
+	enpu_graph *g = mk();
+	int a = T(g, "a", ENPU_TK_INPUT, 4, 3), b = T(g, "b", ENPU_TK_WEIGHT, 5, 4);
+	int c = T(g, "c", ENPU_TK_WEIGHT, 5), y = T(g, "y", ENPU_TK_INTERMEDIATE, 3, 5);
+	enpu_npu_target t = tgt(2, 2, ENPU_DF_OS);
+	enpu_npu_report r;
+	enpu_irop *o = op(g, "fc", ENPU_OP_GEMM, 3, (int[]){a, b, c}, y);
+
+	o->attrs.trans_a = o->attrs.trans_b = 1;
+	model(g, &t, 0, &r);
+	cr_expect_eq(r.ops[0].M, 3); cr_expect_eq(r.ops[0].N, 5); cr_expect_eq(r.ops[0].K, 4);
+	/* filter 20 words + C 5 words, 4 bytes each */
+	cr_expect_eq(r.ops[0].dram_read_bytes[ENPU_SRAM_FILTER], 100);
+	/* (3,5,4): 2x3 folds of 6 */
+	cr_expect_eq(r.ops[0].compute_cycles, 36);
+	enpu_npu_report_free(&r);
+	enpu_graph_free(g);
+}
+
+Test(npusim, vector_move_free)
+{
+	enpu_graph *g = mk();
+	int x = T(g, "x", ENPU_TK_INPUT, 1, 100), bias = T(g, "bias", ENPU_TK_WEIGHT, 100);
+	int r1 = T(g, "r1", ENPU_TK_INTERMEDIATE, 1, 100), s1 = T(g, "s1", ENPU_TK_INTERMEDIATE, 1, 100);
+	int a1 = T(g, "a1", ENPU_TK_INTERMEDIATE, 1, 100);
+	int sm_in = T(g, "smi", ENPU_TK_INPUT, 4, 10), sm = T(g, "sm", ENPU_TK_INTERMEDIATE, 4, 10);
+	int p = T(g, "p", ENPU_TK_INPUT, 1, 2, 4, 4), mp = T(g, "mp", ENPU_TK_INTERMEDIATE, 1, 2, 2, 2);
+	int q = T(g, "q", ENPU_TK_INPUT, 1, 1, 6, 6), ap = T(g, "ap", ENPU_TK_INTERMEDIATE, 1, 1, 2, 2);
+	int gp = T(g, "gp", ENPU_TK_INTERMEDIATE, 1, 2, 1, 1);
+	int tr = T(g, "tr", ENPU_TK_INTERMEDIATE, 10, 4);
+	int u = T(g, "u", ENPU_TK_INPUT, 2, 5), cc = T(g, "cc", ENPU_TK_INTERMEDIATE, 4, 15);
+	int rs = T(g, "rs", ENPU_TK_INTERMEDIATE, 100);
+	enpu_npu_target t = tgt(16, 16, ENPU_DF_OS);
+	enpu_npu_report r;
+	enpu_irop *o;
+
+	op(g, "relu", ENPU_OP_RELU, 1, (int[]){x}, r1);
+	op(g, "sig", ENPU_OP_SIGMOID, 1, (int[]){r1}, s1);
+	op(g, "add", ENPU_OP_ADD, 2, (int[]){s1, bias}, a1);
+	op(g, "softmax", ENPU_OP_SOFTMAX, 1, (int[]){sm_in}, sm);
+	o = op(g, "max", ENPU_OP_MAXPOOL2D, 1, (int[]){p}, mp);
+	o->attrs.kernel[0] = o->attrs.kernel[1] = 2;
+	o = op(g, "avg", ENPU_OP_AVGPOOL2D, 1, (int[]){q}, ap);
+	o->attrs.kernel[0] = o->attrs.kernel[1] = 3;
+	op(g, "gap", ENPU_OP_GLOBAL_AVGPOOL, 1, (int[]){p}, gp);
+	op(g, "tr", ENPU_OP_TRANSPOSE, 1, (int[]){sm}, tr);
+	op(g, "cat", ENPU_OP_CONCAT, 2, (int[]){sm, u}, cc);
+	op(g, "rs", ENPU_OP_RESHAPE, 1, (int[]){a1}, rs);
+	t.vector_lanes = 4;
+	model(g, &t, 0, &r);
+	/* relu: ceil(100/4) * 1 */
+	cr_expect_eq(r.ops[0].cls, ENPU_NPU_VECTOR);
+	cr_expect_eq(r.ops[0].compute_cycles, 25);
+	/* sigmoid: 4 passes */
+	cr_expect_eq(r.ops[1].passes, 4);
+	cr_expect_eq(r.ops[1].compute_cycles, 100);
+	/* add reads both inputs (the weight too) and writes the output */
+	cr_expect_eq(r.ops[2].compute_cycles, 25);
+	EXPECT3(r.ops[2].sram_reads, 200, 0, 0);
+	EXPECT3(r.ops[2].sram_writes, 0, 0, 100);
+	EXPECT3(r.ops[2].dram_read_bytes, 800, 0, 0);
+	EXPECT3(r.ops[2].dram_write_bytes, 0, 0, 400);
+	cr_expect_eq(r.ops[2].sram_bytes, 1200);
+	/* softmax: 40 input elements, 6 passes */
+	cr_expect_eq(r.ops[3].elements, 40);
+	cr_expect_eq(r.ops[3].compute_cycles, 60);
+	/* maxpool 2x2: 8 outputs, 4 taps; avgpool 3x3: 4 outputs, 9 taps + divide */
+	cr_expect_eq(r.ops[4].passes, 4);
+	cr_expect_eq(r.ops[4].compute_cycles, 8);
+	cr_expect_eq(r.ops[5].passes, 10);
+	cr_expect_eq(r.ops[5].compute_cycles, 10);
+	/* global_avgpool: 32 input elements, 1 pass */
+	cr_expect_eq(r.ops[6].elements, 32);
+	cr_expect_eq(r.ops[6].compute_cycles, 8);
+	/* transpose, concat: one move per output element */
+	cr_expect_eq(r.ops[7].cls, ENPU_NPU_MOVE);
+	cr_expect_eq(r.ops[7].compute_cycles, 10);
+	cr_expect_eq(r.ops[8].cls, ENPU_NPU_MOVE);
+	cr_expect_eq(r.ops[8].compute_cycles, 15);
+	EXPECT3(r.ops[8].dram_read_bytes, 200, 0, 0);
+	/* reshape: free */
+	cr_expect_eq(r.ops[9].cls, ENPU_NPU_FREE);
+	cr_expect_eq(r.ops[9].compute_cycles, 0);
+	EXPECT3(r.ops[9].dram_read_bytes, 0, 0, 0);
+	cr_expect_eq(r.ops[9].sram_bytes, 0);
+	cr_expect_eq(r.utilisation, 0.0, "no GEMM: utilisation 0");
+	cr_expect_eq(r.compute_cycles, 25 + 100 + 25 + 60 + 8 + 10 + 8 + 10 + 15);
+	enpu_npu_report_free(&r);
+
+	/* a vector op's resident SRAM is capped by ifmap + ofmap capacity */
+	t.sram_kib[ENPU_SRAM_IFMAP] = t.sram_kib[ENPU_SRAM_OFMAP] = 1;
+	t.vector_lanes = 1;
+	{
+		enpu_graph *h = mk();
+		int big = T(h, "big", ENPU_TK_INPUT, 1000), out = T(h, "out", ENPU_TK_INTERMEDIATE, 1000);
+
+		op(h, "relu", ENPU_OP_RELU, 1, (int[]){big}, out);
+		model(h, &t, 0, &r);
+		cr_expect_eq(r.ops[0].sram_bytes, 2048);
+		cr_expect_eq(r.ops[0].compute_cycles, 1000);
+		cr_expect_eq(r.peak_sram_bytes, 2048);
+		enpu_npu_report_free(&r);
+		enpu_graph_free(h);
+	}
+	enpu_graph_free(g);
+}
+
+Test(npusim, lowering_missing)
+{
+	enpu_graph *g = mk();
+	int x = T(g, "x", ENPU_TK_INPUT, 4), y = T(g, "y", ENPU_TK_INTERMEDIATE, 4);
+	enpu_npu_target t = tgt(4, 4, ENPU_DF_OS);
+	enpu_npu_report r;
+	enpu_err e = ENPU_ERR_INIT;
+
+	op(g, "act", ENPU_OP_TANH, 1, (int[]){x}, y);
+	t.ops = 1u << ENPU_OP_MATMUL;
+	t.ops_given = 1;
+	cr_expect_eq(enpu_npu_model(g, &t, 0, &r, &e), -1);
+	cr_expect_eq(e.code, ENPU_E_LOWERING);
+	cr_expect(strstr(e.message, "'tanh'"), "%s", e.message);
+	cr_expect(strstr(e.where, "'act'"), "%s", e.where);
+	cr_expect_null(r.ops);
+	enpu_graph_free(g);
+}
+
+Test(npusim, overflow_is_an_error)
+{
+	/* 2^31 x 2^31 x 2^31 on 1x1: folds * per-fold overflows 64 bits */
+	enpu_graph *g = matmul_graph(INT64_C(1) << 31, INT64_C(1) << 31, INT64_C(1) << 31);
+	enpu_npu_target t = tgt(1, 1, ENPU_DF_OS);
+	enpu_npu_report r;
+	enpu_err e = ENPU_ERR_INIT;
+
+	cr_expect_eq(enpu_npu_model(g, &t, 0, &r, &e), -1);
+	cr_expect_eq(e.code, ENPU_E_LIMIT);
+	enpu_graph_free(g);
+}
+
+/* ---- (c) the target parser ---------------------------------------------- */
+
+static int parse_text(const char *text, const char *label, enpu_npu_target *t, enpu_err *e)
+{
+	enpu_ydoc *d = NULL;
+	int r;
+
+	cr_assert_eq(enpu_yaml_parse(text, strlen(text), label, NULL, &d, e), 0, "yaml: %s",
+		     e->message);
+	r = enpu_npu_target_parse(enpu_ydoc_root(d), label, t, e);
+	enpu_ydoc_free(d);
+	return r;
+}
+
+Test(npusim, target_defaults)
+{
+	enpu_npu_target t;
+	enpu_err e = ENPU_ERR_INIT;
+
+	cr_assert_eq(enpu_npu_target_parse(NULL, "x", &t, &e), 0);
+	cr_expect_eq(t.rows, 16); cr_expect_eq(t.cols, 16);
+	cr_expect_eq(t.dataflow, ENPU_DF_OS);
+	cr_expect_eq(t.sram_kib[0], 64); cr_expect_eq(t.sram_kib[1], 64); cr_expect_eq(t.sram_kib[2], 64);
+	cr_expect_eq(t.word_bytes, 4);
+	cr_expect_eq(t.dram_bytes_per_cycle, 0.0);
+	cr_expect_eq(t.clock_mhz, 1000.0);
+	cr_expect_eq(t.vector_lanes, 16);
+	cr_expect_eq(t.ops, (1u << ENPU_OP_COUNT) - 1);
+	cr_expect_eq(t.ops_given, 0);
+	cr_expect_eq(t.scalesim_compat, 0);
+	cr_assert_eq(parse_text("{}\n", "t.yaml", &t, &e), 0);
+	cr_expect_eq(t.rows, 16);
+	cr_assert_eq(parse_text("clock_mhz:\nops: ~\n", "t.yaml", &t, &e), 0, "%s", e.message);
+	cr_expect_eq(t.clock_mhz, 1000.0, "null keeps the default");
+	cr_expect_eq(t.ops_given, 0);
+}
+
+Test(npusim, target_every_field)
+{
+	enpu_npu_target t;
+	enpu_err e = ENPU_ERR_INIT;
+	const char *y =
+		"array: [8, 32]\n"
+		"dataflow: ws\n"
+		"sram_kib: {ifmap: 128, ofmap: 32}\n"
+		"word_bytes: 2\n"
+		"dram_bytes_per_cycle: 12.5\n"
+		"clock_mhz: 200\n"
+		"vector_lanes: 64\n"
+		"ops: [relu, matmul, relu]\n"
+		"scalesim_compat: false\n";
+
+	cr_assert_eq(parse_text(y, "t.yaml", &t, &e), 0, "%s %s", e.where, e.message);
+	cr_expect_eq(t.rows, 8); cr_expect_eq(t.cols, 32);
+	cr_expect_eq(t.dataflow, ENPU_DF_WS);
+	cr_expect_eq(t.sram_kib[ENPU_SRAM_IFMAP], 128);
+	cr_expect_eq(t.sram_kib[ENPU_SRAM_FILTER], 64, "partial sram_kib keeps the default");
+	cr_expect_eq(t.sram_kib[ENPU_SRAM_OFMAP], 32);
+	cr_expect_eq(t.word_bytes, 2);
+	cr_expect_eq(t.dram_bytes_per_cycle, 12.5);
+	cr_expect_eq(t.clock_mhz, 200.0);
+	cr_expect_eq(t.vector_lanes, 64);
+	cr_expect_eq(t.ops, (1u << ENPU_OP_RELU) | (1u << ENPU_OP_MATMUL));
+	cr_expect_eq(t.ops_given, 1);
+	cr_expect_eq(t.scalesim_compat, 0);
+
+	cr_assert_eq(parse_text("dataflow: is\nscalesim_compat: true\n", "t.yaml", &t, &e), 0);
+	cr_expect_eq(t.dataflow, ENPU_DF_IS);
+	cr_expect_eq(t.scalesim_compat, 1);
+	cr_expect_eq(t.word_bytes, 1, "scalesim_compat forces 1-byte words");
+	cr_assert_eq(parse_text("word_bytes: 1\nscalesim_compat: true\n", "t.yaml", &t, &e), 0);
+	cr_expect_eq(t.word_bytes, 1);
+}
+
+static int yaml_name(const struct dirent *d)
+{
+	size_t n = strlen(d->d_name);
+
+	return n > 5 && strcmp(d->d_name + n - 5, ".yaml") == 0;
+}
+
+/* Every targets_bad/NAME.yaml opens with "# expect: LINE:COL message-prefix"
+ * and must fail with ENPU_E_TARGET at NAME.yaml:LINE:COL. */
+Test(npusim, target_errors)
+{
+	char dir[512];
+	struct dirent **names;
+	int n;
+
+	snprintf(dir, sizeof(dir), "%s/npusim/targets_bad", data_dir());
+	n = scandir(dir, &names, yaml_name, alphasort);
+	cr_assert_geq(n, 15, "too few cases in %s", dir);
+	for (int i = 0; i < n; i++) {
+		char path[1024], want_where[600], *text = NULL, *nl;
+		const char *expect, *msg;
+		size_t len = 0;
+		int line, col, off = 0;
+		enpu_npu_target t;
+		enpu_err e = ENPU_ERR_INIT;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
+		f = fopen(path, "r");
+		cr_assert(f, "%s", path);
+		cr_assert_eq(getdelim(&text, &len, 0, f) > 0, 1);
+		fclose(f);
+		expect = strstr(text, "# expect: ");
+		cr_assert(expect == text, "%s: no expect line", path);
+		cr_assert_eq(sscanf(expect, "# expect: %d:%d %n", &line, &col, &off), 2, "%s", path);
+		msg = expect + off;
+		nl = strchr(msg, '\n');
+		cr_assert(nl, "%s", path);
+		{
+			enpu_ydoc *d = NULL;
+
+			cr_assert_eq(enpu_yaml_parse(text, strlen(text), names[i]->d_name, NULL, &d, &e), 0,
+				     "%s: yaml: %s", path, e.message);
+			cr_expect_eq(enpu_npu_target_parse(enpu_ydoc_root(d), names[i]->d_name, &t, &e), -1,
+				     "%s: accepted", path);
+			enpu_ydoc_free(d);
+		}
+		snprintf(want_where, sizeof(want_where), "%s:%d:%d", names[i]->d_name, line, col);
+		cr_expect_eq(e.code, ENPU_E_TARGET, "%s: code %d (%s)", path, e.code, e.message);
+		cr_expect_str_eq(e.where, want_where, "%s: where %s, want %s (%s)", path, e.where,
+				 want_where, e.message);
+		*nl = 0;
+		cr_expect(strncmp(e.message, msg, strlen(msg)) == 0, "%s: message '%s', want '%s...'",
+			  path, e.message, msg);
+		free(text);
+		free(names[i]);
+	}
+	free(names);
+}
+
+/* ---- (d) JSON ------------------------------------------------------------ */
+
+static void expect_same(const enpu_npu_target *a, const enpu_npu_target *b)
+{
+	cr_expect_eq(a->rows, b->rows);
+	cr_expect_eq(a->cols, b->cols);
+	cr_expect_eq(a->dataflow, b->dataflow);
+	for (int i = 0; i < ENPU_SRAM_COUNT; i++)
+		cr_expect_eq(a->sram_kib[i], b->sram_kib[i]);
+	cr_expect_eq(a->word_bytes, b->word_bytes);
+	cr_expect_eq(a->dram_bytes_per_cycle, b->dram_bytes_per_cycle);
+	cr_expect_eq(a->clock_mhz, b->clock_mhz);
+	cr_expect_eq(a->vector_lanes, b->vector_lanes);
+	cr_expect_eq(a->ops, b->ops);
+	cr_expect_eq(a->ops_given, b->ops_given);
+	cr_expect_eq(a->scalesim_compat, b->scalesim_compat);
+}
+
+static char *target_str(const enpu_npu_target *t)
+{
+	json_object *o = enpu_npu_target_json(t);
+	char *s;
+
+	cr_assert(o);
+	s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	json_object_put(o);
+	return s;
+}
+
+Test(npusim, target_json_canonical)
+{
+	enpu_npu_target t;
+	char *s;
+
+	enpu_npu_target_default(&t);
+	s = target_str(&t);
+	cr_expect_str_eq(s,
+		"{\"array\":[16,16],\"clock_mhz\":1000,\"dataflow\":\"os\",\"dram_bytes_per_cycle\":0,"
+		"\"ops\":null,\"scalesim_compat\":false,\"sram_kib\":{\"filter\":64,\"ifmap\":64,"
+		"\"ofmap\":64},\"vector_lanes\":16,\"word_bytes\":4}");
+	free(s);
+	t.ops = (1u << ENPU_OP_RELU) | (1u << ENPU_OP_ADD) | (1u << ENPU_OP_CONV2D);
+	t.ops_given = 1;
+	t.clock_mhz = 0.1;
+	s = target_str(&t);
+	cr_expect(strstr(s, "\"ops\":[\"add\",\"conv2d\",\"relu\"]"), "%s", s);
+	cr_expect(strstr(s, "\"clock_mhz\":0.1,"), "%s", s);
+	free(s);
+}
+
+Test(npusim, target_json_round_trip)
+{
+	enpu_npu_target ts[5];
+	enpu_err e = ENPU_ERR_INIT;
+
+	enpu_npu_target_default(&ts[0]);
+	cr_assert_eq(parse_text("array: [8, 32]\ndataflow: ws\nsram_kib: {ifmap: 128, ofmap: 32}\n"
+				"word_bytes: 2\ndram_bytes_per_cycle: 12.5\nclock_mhz: 200\n"
+				"vector_lanes: 64\nops: [relu, matmul]\n", "t.yaml", &ts[1], &e), 0);
+	cr_assert_eq(parse_text("scalesim_compat: true\ndataflow: is\n", "t.yaml", &ts[2], &e), 0);
+	cr_assert_eq(parse_text("dram_bytes_per_cycle: 0.3333333333333333\nclock_mhz: 1234.5678901234567\nops: []\n",
+				"t.yaml", &ts[3], &e), 0);
+	enpu_npu_target_default(&ts[4]);
+	ts[4].dram_bytes_per_cycle = 1e-7;
+	ts[4].clock_mhz = 3e9;
+	for (int i = 0; i < 5; i++) {
+		char *s1 = target_str(&ts[i]), *s2;
+		json_object *o = json_tokener_parse(s1);
+		enpu_npu_target back;
+
+		cr_assert(o, "%s", s1);
+		cr_assert_eq(enpu_npu_target_from_json(o, "manifest.json", &back, &e), 0, "%d: %s", i,
+			     e.message);
+		json_object_put(o);
+		expect_same(&ts[i], &back);
+		s2 = target_str(&back);
+		cr_expect_str_eq(s1, s2);
+		free(s1);
+		free(s2);
+	}
+}
+
+Test(npusim, target_from_json_rejects)
+{
+	static const char *const bad[] = {
+		"[]",
+		"{\"array\":[16,16],\"clock_mhz\":1000,\"dataflow\":\"os\",\"dram_bytes_per_cycle\":0,\"ops\":null,\"scalesim_compat\":false,\"sram_kib\":{\"filter\":64,\"ifmap\":64,\"ofmap\":64},\"vector_lanes\":16}",
+		"{\"array\":[16,16],\"clock_mhz\":1000,\"dataflow\":\"os\",\"dram_bytes_per_cycle\":0,\"ops\":null,\"scalesim_compat\":false,\"sram_kib\":{\"filter\":64,\"ifmap\":64,\"ofmap\":64},\"vector_lanes\":16,\"word_bytes\":4,\"extra\":1}",
+		"{\"array\":[16,16],\"clock_mhz\":1000,\"dataflow\":\"os\",\"dram_bytes_per_cycle\":0,\"ops\":null,\"scalesim_compat\":true,\"sram_kib\":{\"filter\":64,\"ifmap\":64,\"ofmap\":64},\"vector_lanes\":16,\"word_bytes\":4}",
+		"{\"array\":[16,16],\"clock_mhz\":1000,\"dataflow\":\"os\",\"dram_bytes_per_cycle\":0,\"ops\":[\"rleu\"],\"scalesim_compat\":false,\"sram_kib\":{\"filter\":64,\"ifmap\":64,\"ofmap\":64},\"vector_lanes\":16,\"word_bytes\":4}",
+		"{\"array\":[16],\"clock_mhz\":1000,\"dataflow\":\"os\",\"dram_bytes_per_cycle\":0,\"ops\":null,\"scalesim_compat\":false,\"sram_kib\":{\"filter\":64,\"ifmap\":64,\"ofmap\":64},\"vector_lanes\":16,\"word_bytes\":4}",
+		"{\"array\":[16,16],\"clock_mhz\":0,\"dataflow\":\"os\",\"dram_bytes_per_cycle\":0,\"ops\":null,\"scalesim_compat\":false,\"sram_kib\":{\"filter\":64,\"ifmap\":64,\"ofmap\":64},\"vector_lanes\":16,\"word_bytes\":4}",
+		"{\"array\":[16,16],\"clock_mhz\":1000,\"dataflow\":\"xs\",\"dram_bytes_per_cycle\":0,\"ops\":null,\"scalesim_compat\":false,\"sram_kib\":{\"filter\":64,\"ifmap\":64,\"ofmap\":64},\"vector_lanes\":16,\"word_bytes\":4}",
+		"{\"array\":[16,16],\"clock_mhz\":1000,\"dataflow\":\"os\",\"dram_bytes_per_cycle\":-1,\"ops\":null,\"scalesim_compat\":false,\"sram_kib\":{\"filter\":64,\"ifmap\":64,\"ofmap\":64},\"vector_lanes\":16,\"word_bytes\":4}",
+		"{\"array\":[16,16],\"clock_mhz\":1000,\"dataflow\":\"os\",\"dram_bytes_per_cycle\":0,\"ops\":null,\"scalesim_compat\":false,\"sram_kib\":{\"filter\":64,\"ifmap\":64},\"vector_lanes\":16,\"word_bytes\":4}",
+		"{\"array\":[16,16],\"clock_mhz\":1000,\"dataflow\":\"os\",\"dram_bytes_per_cycle\":0,\"ops\":null,\"scalesim_compat\":false,\"sram_kib\":{\"filter\":64,\"ifmap\":64,\"ofmap\":64},\"vector_lanes\":\"16\",\"word_bytes\":4}",
+		"{\"array\":[16,16],\"clock_mhz\":1000,\"dataflow\":\"os\",\"dram_bytes_per_cycle\":0,\"ops\":null,\"scalesim_compat\":0,\"sram_kib\":{\"filter\":64,\"ifmap\":64,\"ofmap\":64},\"vector_lanes\":16,\"word_bytes\":4}",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		json_object *o = json_tokener_parse(bad[i]);
+		enpu_npu_target t;
+		enpu_err e = ENPU_ERR_INIT;
+
+		cr_assert(o, "case %zu does not parse", i);
+		cr_expect_eq(enpu_npu_target_from_json(o, "manifest.json", &t, &e), -1, "case %zu accepted", i);
+		cr_expect_eq(e.code, ENPU_E_ARTIFACT, "case %zu", i);
+		cr_expect_str_eq(e.where, "manifest.json");
+		json_object_put(o);
+	}
+}
+
+static json_object *path(json_object *o, const char *p)
+{
+	char buf[256], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", p);
+	for (char *k = strtok_r(buf, ".", &save); k && o; k = strtok_r(NULL, ".", &save)) {
+		if (json_object_is_type(o, json_type_array))
+			o = json_object_array_get_idx(o, (size_t)atoi(k));
+		else if (!json_object_object_get_ex(o, k, &o))
+			return NULL;
+	}
+	return o;
+}
+
+/* The model of a small spec, validated as cpu_ref (the graph is the same
+ * for every backend), and its plan and report JSON. */
+Test(npusim, spec_graph_and_json)
+{
+	static const char spec[] =
+		"eulernpu: 1\n"
+		"name: small\n"
+		"inputs:\n"
+		"  - {name: x, dtype: float32, shape: [1, 3, 8, 8]}\n"
+		"outputs: [y]\n"
+		"weights:\n"
+		"  - {name: w, dtype: float32, shape: [4, 3, 3, 3]}\n"
+		"  - {name: w2, dtype: float32, shape: [16, 5]}\n"
+		"components:\n"
+		"  - name: c\n"
+		"    ops:\n"
+		"      - {name: conv, op: conv2d, in: [x, w], out: c1, attrs: {strides: [2, 2], pads: [1, 1, 1, 1]}}\n"
+		"      - {name: act, op: relu, in: [c1], out: a1}\n"
+		"      - {name: pool, op: maxpool2d, in: [a1], out: p1, attrs: {kernel: [2, 2]}}\n"
+		"      - {name: flat, op: flatten, in: [p1], out: f1}\n"
+		"      - {name: fc, op: matmul, in: [f1, w2], out: y}\n";
+	enpu_spec *s = NULL;
+	enpu_graph *g = NULL;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_npu_target t;
+	enpu_npu_report r;
+	json_object *rep, *plan;
+	const char *txt1;
+	char *txt2;
+
+	cr_assert_eq(enpu_spec_parse(spec, sizeof(spec) - 1, "small.yaml", NULL, &s, &e), 0, "%s", e.message);
+	cr_assert_eq(enpu_validate(s, "cpu_ref", &g, &e), 0, "%s %s", e.where, e.message);
+	enpu_npu_target_default(&t);
+	model(g, &t, 4096, &r);
+	/* conv: out [1,4,4,4]: M = 16, N = 4, K = 27; (16,4,27) on 16x16 os:
+	 * 1 fold of 27+16+16-2 = 57 */
+	cr_expect_eq(r.ops[0].M, 16); cr_expect_eq(r.ops[0].N, 4); cr_expect_eq(r.ops[0].K, 27);
+	cr_expect_eq(r.ops[0].compute_cycles, 57);
+	cr_expect_eq(r.ops[1].compute_cycles, 4);      /* relu: 64 / 16 */
+	cr_expect_eq(r.ops[2].compute_cycles, 4);      /* pool: 16 / 16 * 4 taps */
+	cr_expect_eq(r.ops[3].cls, ENPU_NPU_FREE);
+	cr_expect_eq(r.ops[4].compute_cycles, 46);     /* (1,5,16): 16+30 */
+	cr_expect_eq(r.total_cycles, 111);
+	cr_expect_float_eq(r.time_us, 0.111, 1e-12);
+	/* x 192 + w 108 + w2 80 floats + the arena */
+	cr_expect_eq(r.peak_dram_bytes, 380 * 4 + 4096);
+
+	rep = enpu_npu_report_json(g, &r);
+	plan = enpu_npu_plan_json(g, &r);
+	cr_assert(rep && plan);
+	cr_expect_str_eq(json_object_get_string(path(rep, "ops.0.lowering")), "gemm");
+	cr_expect_str_eq(json_object_get_string(path(rep, "ops.1.lowering")), "vector");
+	cr_expect_str_eq(json_object_get_string(path(rep, "ops.3.lowering")), "free");
+	cr_expect_str_eq(json_object_get_string(path(rep, "ops.0.name")), "conv");
+	cr_expect_str_eq(json_object_get_string(path(rep, "ops.0.op")), "conv2d");
+	cr_expect_eq(json_object_get_int64(path(rep, "ops.0.gemm.folds")), 1);
+	cr_expect_eq(json_object_get_int64(path(rep, "ops.0.gemm.tiles.ifmap")), 16 * 27);
+	cr_expect_eq(json_object_get_int64(path(rep, "ops.2.passes")), 4);
+	cr_expect_eq(json_object_get_int64(path(rep, "ops.0.dram.ifmap.read_bytes")),
+		     (int64_t)r.ops[0].dram_read_bytes[0]);
+	cr_expect_eq(json_object_get_int64(path(rep, "ops.4.sram.filter.reads")), 80);
+	cr_expect_eq(json_object_get_int64(path(rep, "totals.cycles")), 111);
+	cr_expect_str_eq(json_object_to_json_string(path(rep, "totals.time_us")), "0.111");
+	/* conv: 1728 MACs over 57 cycles of 256 PEs, rounded to 6 digits */
+	cr_expect_str_eq(json_object_to_json_string(path(rep, "ops.0.utilisation")), "0.118421");
+	cr_expect_null(path(rep, "ops.1.gemm"));
+	cr_expect_null(path(plan, "totals"));
+	cr_expect_null(path(plan, "ops.0.compute_cycles"));
+	cr_expect_not_null(path(plan, "ops.0.gemm.tiles.ofmap"));
+	cr_expect_not_null(path(plan, "target.array"));
+	/* deterministic: the same text twice */
+	txt1 = json_object_to_json_string_ext(rep, JSON_C_TO_STRING_PLAIN);
+	txt2 = strdup(txt1);
+	json_object_put(rep);
+	rep = enpu_npu_report_json(g, &r);
+	cr_expect_str_eq(json_object_to_json_string_ext(rep, JSON_C_TO_STRING_PLAIN), txt2);
+	free(txt2);
+	json_object_put(rep);
+	json_object_put(plan);
+	enpu_npu_report_free(&r);
+	enpu_graph_free(g);
+	enpu_spec_free(s);
+}
