@@ -6,7 +6,9 @@
 #define CLI_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "err.h"
+#include "buf.h"
 
 struct json_object;
 typedef struct cli_conn cli_conn;   /* rest.h */
@@ -40,6 +42,7 @@ int cmd_compare(cli_ctx *ctx, int argc, char **argv);
 int cmd_backends(cli_ctx *ctx, int argc, char **argv);
 int cmd_explain(cli_ctx *ctx, int argc, char **argv);
 int cmd_version(cli_ctx *ctx, int argc, char **argv);
+int cmd_report(cli_ctx *ctx, int argc, char **argv);
 
 /* ---- options (opts.c) ------------------------------------------------ */
 
@@ -95,5 +98,29 @@ int cli_path_is_safe(const char *path);
 /* Small json-c accessors: NULL / -1 / 0 when absent or of another type. */
 const char *cli_json_str(struct json_object *o, const char *key);
 int cli_json_int(struct json_object *o, const char *key, long long *out);
+
+/* ---- npu_sim reports (report.c) ---------------------------------------- */
+
+/* A byte count for people: "512 B", "1.2 KiB", "3.0 MiB", "1.5 GiB" (one
+ * decimal past bytes; a value that would round to 1024.0 moves up a unit).
+ * Returns out. */
+char *cli_bytes_str(uint64_t n, char *out, size_t cap);
+
+/* Columns of text as people see them: UTF-8 code points, not bytes. */
+size_t cli_text_width(const char *s);
+
+/* The line `run` prints under "Run      OK:" for an npu_sim job, from the
+ * job's "npu" object {cycles, time_us, clock_mhz, dram_bytes, utilisation}
+ * (missing fields print as "-"). -1 when npu is not an object with cycles
+ * (not an npu_sim job): print nothing then. */
+int cli_npu_summary(struct json_object *npu, char *out, size_t cap);
+
+/* `eulernpu report`'s text for a parsed report.json (label names it in
+ * errors): for npu_sim a header, the per-op table sorted by cost (compute +
+ * stall cycles, widest first; ties in schedule order) and a totals line;
+ * for another backend one line saying there is no cycle model. Appends to
+ * out. -1 with *e (ENPU_E_USAGE) when rep is not an eulernpu report. */
+int cli_report_render(struct json_object *rep, const char *label, enpu_buf *out,
+		      enpu_err *e);
 
 #endif

@@ -15,7 +15,7 @@
 #include "rest.h"
 
 static const char usage[] =
-	"usage: eulernpu compile --spec F --weights F [--backend B] --out DIR\n"
+	"usage: eulernpu compile --spec F --weights F [--backend B] [--target F] --out DIR\n"
 	"\n"
 	"Compile a spec and its weights into an artifact for one backend, and\n"
 	"write the artifact's files (manifest.json, graph.json, plan.json,\n"
@@ -25,6 +25,9 @@ static const char usage[] =
 	"  --spec F      the spec (spec.yaml)\n"
 	"  --weights F   the weights (weights.npz)\n"
 	"  --backend B   cpu_ref, npu_sim, zynq_ps, fpga_board (default: the spec's)\n"
+	"  --target F    the backend's target options (a YAML mapping with the\n"
+	"                fields of the spec's targets.<backend>), instead of the\n"
+	"                spec's; part of the cache key like every other input\n"
 	"  --out DIR     where to write the artifact (created)\n";
 
 /* "/v1/artifacts/ID/files/a%20b/c": each path segment escaped. */
@@ -97,17 +100,19 @@ static int download_files(cli_conn *c, const char *id, struct json_object *files
 int cmd_compile(cli_ctx *ctx, int argc, char **argv)
 {
 	enpu_err e = ENPU_ERR_INIT;
-	const char *spec = NULL, *weights = NULL, *backend = NULL, *out = NULL, *pos[1];
+	const char *spec = NULL, *weights = NULL, *backend = NULL, *out = NULL, *target = NULL;
+	const char *pos[1];
 	const cli_opt opts[] = {
 		{"--backend", CLI_OPT_STR, &backend},
 		{"--out", CLI_OPT_STR, &out},
 		{"--spec", CLI_OPT_STR, &spec},
+		{"--target", CLI_OPT_STR, &target},
 		{"--weights", CLI_OPT_STR, &weights},
 		{NULL, 0, NULL},
 	};
 	struct json_object *req = NULL, *res = NULL, *files;
-	char ds[65], dw[65];
-	const char *paths[2], *digests[2] = {ds, dw}, *id;
+	char ds[65], dw[65], dt[65];
+	const char *paths[3], *digests[3] = {ds, dw, dt}, *id;
 	long long nops = 0;
 	int n_pos, r;
 
@@ -124,9 +129,12 @@ int cmd_compile(cli_ctx *ctx, int argc, char **argv)
 
 	paths[0] = spec;
 	paths[1] = weights;
-	if (enpu_sha256_file(spec, ds, &e) < 0 || enpu_sha256_file(weights, dw, &e) < 0)
+	paths[2] = target;
+	if (enpu_sha256_file(spec, ds, &e) < 0 || enpu_sha256_file(weights, dw, &e) < 0 ||
+	    (target && enpu_sha256_file(target, dt, &e) < 0))
 		goto fail;
-	if (cli_connect(ctx, &e) < 0 || cli_blobs_ensure(ctx->conn, 2, paths, digests, NULL, &e) < 0)
+	if (cli_connect(ctx, &e) < 0 ||
+	    cli_blobs_ensure(ctx->conn, target ? 3 : 2, paths, digests, NULL, &e) < 0)
 		goto fail;
 	req = json_object_new_object();
 	json_object_object_add(req, F_SPEC, json_object_new_string(ds));
@@ -135,6 +143,10 @@ int cmd_compile(cli_ctx *ctx, int argc, char **argv)
 	json_object_object_add(req, F_WEIGHTS_NAME, json_object_new_string(weights));
 	if (backend)
 		json_object_object_add(req, F_BACKEND, json_object_new_string(backend));
+	if (target) {
+		json_object_object_add(req, F_TARGET, json_object_new_string(dt));
+		json_object_object_add(req, F_TARGET_NAME, json_object_new_string(target));
+	}
 	if (cli_http_json(ctx->conn, "POST", API_COMPILE, req, 0, &res, NULL, NULL, &e) < 0)
 		goto fail;
 	id = cli_json_str(res, F_ARTIFACT);

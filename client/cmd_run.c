@@ -1,6 +1,8 @@
 /* cmd_run.c: `eulernpu run --artifact DIR|ID --input F --out F`: make sure
  * the server has the artifact (importing a local directory when it does
- * not), submit a job, long-poll it to the end, and download the result. */
+ * not), submit a job, long-poll it to the end, and download the result (and
+ * with --report the run's report.json). An npu_sim run adds one line with
+ * the cycle model's totals. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -21,7 +23,7 @@
 #define POLL_WAIT 60     /* seconds per long-poll */
 
 static const char usage[] =
-	"usage: eulernpu run --artifact DIR|ID --input F --out F [--timeout S]\n"
+	"usage: eulernpu run --artifact DIR|ID --input F --out F [--report F] [--timeout S]\n"
 	"\n"
 	"Run a compiled artifact on an input and write the result (.npz).\n"
 	"\n"
@@ -29,6 +31,8 @@ static const char usage[] =
 	"                     server lacks it), or an artifact id (64 hex digits)\n"
 	"  --input F          the input tensors (input.npz)\n"
 	"  --out F            where to write the result (result.npz)\n"
+	"  --report F         also write the run's report.json (for npu_sim: cycles,\n"
+	"                     memory traffic per op; see `eulernpu report F`)\n"
 	"  --timeout S        give up after S seconds (default 600)\n";
 
 static double now_s(void)
@@ -203,18 +207,19 @@ static int describe_outputs(struct json_object *job, char *out, size_t cap, enpu
 int cmd_run(cli_ctx *ctx, int argc, char **argv)
 {
 	enpu_err e = ENPU_ERR_INIT;
-	const char *art = NULL, *input = NULL, *out = NULL, *pos[1];
+	const char *art = NULL, *input = NULL, *out = NULL, *report = NULL, *pos[1];
 	double timeout = 600;
 	const cli_opt opts[] = {
 		{"--artifact", CLI_OPT_STR, &art},
 		{"--input", CLI_OPT_STR, &input},
 		{"--out", CLI_OPT_STR, &out},
+		{"--report", CLI_OPT_STR, &report},
 		{"--timeout", CLI_OPT_DOUBLE, &timeout},
 		{NULL, 0, NULL},
 	};
-	struct json_object *req = NULL, *job = NULL, *jerr;
-	char id[65], din[65], path[256], line[600], jid[100];
-	const char *state, *rd;
+	struct json_object *req = NULL, *job = NULL, *jerr, *npu;
+	char id[65], din[65], path[256], line[600], jid[100], npuline[400];
+	const char *state, *rd, *rep;
 	double deadline;
 	struct stat st;
 	int n_pos, r, wait;
@@ -315,7 +320,21 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	snprintf(path, sizeof path, "%s/%s%s", API_JOBS, jid, API_JOB_RESULT);
 	if (cli_http_download(ctx->conn, path, out, rd && enpu_is_sha256_hex(rd) ? rd : NULL, 0, &e) < 0)
 		goto fail;
+	if (report) {
+		rep = cli_json_str(job, F_REPORT);
+		if (!rep || !enpu_is_sha256_hex(rep)) {
+			enpu_fail(&e, ENPU_E_SERVER, jid, "upgrade the server, or run without --report",
+				  "job '%s' has no '%s' digest", jid, F_REPORT);
+			goto fail;
+		}
+		snprintf(path, sizeof path, "%s/%s%s", API_JOBS, jid, API_JOB_REPORT);
+		if (cli_http_download(ctx->conn, path, report, rep, 0, &e) < 0)
+			goto fail;
+	}
 	printf("Run      OK: %s\n", line);
+	if (json_object_object_get_ex(job, F_NPU, &npu) &&
+	    cli_npu_summary(npu, npuline, sizeof npuline) == 0)
+		printf("%s\n", npuline);
 	json_object_put(req);
 	json_object_put(job);
 	return 0;

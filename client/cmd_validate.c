@@ -1,5 +1,6 @@
-/* cmd_validate.c: `eulernpu validate SPEC [--backend B]`: upload the spec
- * (unless the server has it) and print the validator's one-line summary. */
+/* cmd_validate.c: `eulernpu validate SPEC [--backend B] [--target F]`:
+ * upload the spec (and the target file) unless the server has them, and
+ * print the validator's one-line summary. */
 #include <stdio.h>
 #include <json-c/json.h>
 #include "api.h"
@@ -8,25 +9,29 @@
 #include "rest.h"
 
 static const char usage[] =
-	"usage: eulernpu validate SPEC [--backend B]\n"
+	"usage: eulernpu validate SPEC [--backend B] [--target F]\n"
 	"\n"
 	"Check a spec (spec.yaml) without compiling it: the YAML, the schema,\n"
 	"names and references, shapes, and that the backend lowers every op.\n"
 	"\n"
 	"  --backend B   validate for backend B (default: the spec's own;\n"
-	"                see `eulernpu backends`)\n";
+	"                see `eulernpu backends`)\n"
+	"  --target F    check against these target options (a YAML mapping with\n"
+	"                the fields of the spec's targets.<backend>, e.g. npu_sim's\n"
+	"                `ops:` list) instead of the spec's\n";
 
 int cmd_validate(cli_ctx *ctx, int argc, char **argv)
 {
 	enpu_err e = ENPU_ERR_INIT;
-	const char *backend = NULL, *pos[1];
+	const char *backend = NULL, *target = NULL, *pos[1];
 	const cli_opt opts[] = {
 		{"--backend", CLI_OPT_STR, &backend},
+		{"--target", CLI_OPT_STR, &target},
 		{NULL, 0, NULL},
 	};
 	struct json_object *req = NULL, *res = NULL;
-	char digest[65];
-	const char *paths[1], *digests[1] = {digest};
+	char digest[65], dt[65];
+	const char *paths[2], *digests[2] = {digest, dt};
 	long long nops = 0, ncomp = 0;
 	const char *bk;
 	int n_pos, r;
@@ -42,15 +47,21 @@ int cmd_validate(cli_ctx *ctx, int argc, char **argv)
 		return cli_report((cli_usage(&e, "validate", "give the spec file: validate SPEC"), &e));
 
 	paths[0] = pos[0];
+	paths[1] = target;
 	/* Local mistakes first: a missing file should not start a daemon. */
-	if (enpu_sha256_file(pos[0], digest, &e) < 0 || cli_connect(ctx, &e) < 0 ||
-	    cli_blobs_ensure(ctx->conn, 1, paths, digests, NULL, &e) < 0)
+	if (enpu_sha256_file(pos[0], digest, &e) < 0 ||
+	    (target && enpu_sha256_file(target, dt, &e) < 0) || cli_connect(ctx, &e) < 0 ||
+	    cli_blobs_ensure(ctx->conn, target ? 2 : 1, paths, digests, NULL, &e) < 0)
 		goto fail;
 	req = json_object_new_object();
 	json_object_object_add(req, F_SPEC, json_object_new_string(digest));
 	json_object_object_add(req, F_SPEC_NAME, json_object_new_string(pos[0]));
 	if (backend)
 		json_object_object_add(req, F_BACKEND, json_object_new_string(backend));
+	if (target) {
+		json_object_object_add(req, F_TARGET, json_object_new_string(dt));
+		json_object_object_add(req, F_TARGET_NAME, json_object_new_string(target));
+	}
 	if (cli_http_json(ctx->conn, "POST", API_VALIDATE, req, 0, &res, NULL, NULL, &e) < 0)
 		goto fail;
 	bk = cli_json_str(res, F_BACKEND);

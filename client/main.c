@@ -13,6 +13,7 @@ static const cli_verb verbs[] = {
 	{"compile",  cmd_compile,  "compile a spec and weights into an artifact directory"},
 	{"run",      cmd_run,      "run an artifact on an input, write the result"},
 	{"compare",  cmd_compare,  "compare a result with golden tensors"},
+	{"report",   cmd_report,   "print an npu_sim run's cycles and memory traffic per op"},
 	{"backends", cmd_backends, "print which ops each backend lowers"},
 	{"explain",  cmd_explain,  "explain an error code (E0301), or list them all"},
 	{"version",  cmd_version,  "print the client's and the server's versions"},

@@ -44,6 +44,8 @@
 #define F_TOL                 "tol"
 #define F_RTOL                "rtol"
 #define F_EXACT               "exact"
+#define F_TARGET              "target"    /* compile/validate: a target YAML (npu_sim options) */
+#define F_TARGET_NAME         "target_name"
 #define F_DIGESTS             "digests"   /* POST /v1/blobs/missing */
 #define F_MISSING             "missing"
 
@@ -87,6 +89,16 @@
 #define F_OPS                "ops"
 #define F_OP                 "op"
 #define API_METRICS          "/metrics"
+
+/* Jobs: the digest of the stored report.json, and for npu_sim the model's
+ * totals in short (report.json holds the per-op detail). */
+#define F_REPORT             "report"
+#define F_NPU                "npu"
+#define F_CYCLES             "cycles"
+#define F_TIME_US            "time_us"
+#define F_DRAM_BYTES         "dram_bytes"
+#define F_UTILISATION        "utilisation"
+#define F_CLOCK_MHZ          "clock_mhz"
 
 /* Job states. */
 #define JOB_QUEUED            "queued"

@@ -86,32 +86,34 @@ void srv_delete_job(srv_ctx *ctx, srv_req *r)
 	reply_job(ctx, r, id, 0, 0);
 }
 
-void srv_get_job_result(srv_ctx *ctx, srv_req *r)
+/* A succeeded job's blob (result.npz or report.json), 404 before that. */
+static void reply_job_blob(srv_ctx *ctx, srv_req *r, int report)
 {
 	const char *id = srv_req_param(r, 0), *state = NULL;
 	char dig[65], path[4300];
-	int rc = srv_jobs_result(ctx->jobs, id, dig, &state);
+	int rc = report ? srv_jobs_report(ctx->jobs, id, dig, &state)
+			: srv_jobs_result(ctx->jobs, id, dig, &state);
 
 	if (rc < 0) {
 		srv_reply_fail(r, ENPU_E_NOT_FOUND, id, "no job '%.40s' on this server", id);
 		return;
 	}
 	if (rc == 0) {
-		srv_reply_fail(r, ENPU_E_NOT_FOUND, id, "job '%.40s' has no result: it is %s", id, state);
+		srv_reply_fail(r, ENPU_E_NOT_FOUND, id, "job '%.40s' has no %s: it is %s", id,
+			       report ? "report" : "result", state);
 		return;
 	}
 	srv_cas_blob_path(ctx->cas, dig, path, sizeof path);
-	srv_reply_file(r, path, "application/octet-stream");
+	srv_reply_file(r, path, report ? "application/json" : "application/octet-stream");
 }
 
+void srv_get_job_result(srv_ctx *ctx, srv_req *r)
+{
+	reply_job_blob(ctx, r, 0);
+}
+
+/* report.json as enpu_run wrote it: the bytes whose digest the job names. */
 void srv_get_job_report(srv_ctx *ctx, srv_req *r)
 {
-	const char *id = srv_req_param(r, 0);
-	json_object *o = srv_jobs_report(ctx->jobs, id);
-
-	if (!o) {
-		srv_reply_fail(r, ENPU_E_NOT_FOUND, id, "no job '%.40s' on this server", id);
-		return;
-	}
-	srv_reply_json(r, 200, o);
+	reply_job_blob(ctx, r, 1);
 }

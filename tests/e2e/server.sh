@@ -115,7 +115,10 @@ expect_eq "GET job ?wait 200" "$(st a "$TMP/j2b.json" "$U/v1/jobs/$J2?wait=30")"
 st a "$TMP/r2.npz" $U/v1/jobs/$J2/result >/dev/null
 check "second run: same result bytes" cmp "$TMP/r1.npz" "$TMP/r2.npz"
 expect_eq "report 200" "$(st a "$TMP/rep.json" $U/v1/jobs/$J1/report)" 200
-expect_eq "report names the job" "$(jget "$TMP/rep.json" job)" "$J1"
+expect_eq "report: the run's report.json" "$(jget "$TMP/rep.json" format) $(jget "$TMP/rep.json" backend)" "eulernpu-report cpu_ref"
+expect_eq "report: the bytes the job's digest names" "$(sha "$TMP/rep.json")" "$(jget "$TMP/j1.json" report)"
+expect_eq "report: names the artifact" "$(jget "$TMP/rep.json" artifact)" "$ID"
+expect_eq "a cpu_ref job has no npu summary" "$(jget "$TMP/j1.json" npu)" null
 expect_eq "unknown job 404" "$(st a "$TMP/e.json" $U/v1/jobs/0123456789abcdef)" 404
 expect_eq "unknown artifact 404" \
 	"$(st a "$TMP/e.json" -F artifact=$Z -F input=@"$MLP/input.npz" "$U/v1/jobs")" 404
@@ -124,6 +127,41 @@ st a "$TMP/jbad.json" -F artifact=$ID -F input=@"$TMP/hello.txt" "$U/v1/jobs?wai
 expect_eq "job on a bad input fails" "$(jget "$TMP/jbad.json" state)" failed
 expect_match "failed job carries an error code" "$(jget "$TMP/jbad.json" error.code)" '^E0[0-9]{3}$'
 expect_eq "result of a failed job 404" "$(st a "$TMP/e.json" $U/v1/jobs/$(jget "$TMP/jbad.json" id)/result)" 404
+expect_eq "report of a failed job 404" "$(st a "$TMP/e.json" $U/v1/jobs/$(jget "$TMP/jbad.json" id)/report)" 404
+expect_eq "a failed job names no report" "$(jget "$TMP/jbad.json" report)" null
+expect_eq "report of an unknown job 404" "$(st a "$TMP/e.json" $U/v1/jobs/0123456789abcdef/report)" 404
+
+# ---- npu_sim: target files, the job's npu summary, its report ---------------------------
+printf 'array: [8, 8]\ndataflow: ws\n' >"$TMP/t8.yaml"
+expect_eq "compile npu_sim with a target part 200" \
+	"$(st a "$TMP/n1.json" -F spec=@"$MLP/spec.yaml" -F weights=@"$MLP/weights.npz" -F backend=npu_sim -F target=@"$TMP/t8.yaml" $U/v1/compile)" 200
+NID=$(jget "$TMP/n1.json" artifact)
+expect_eq "npu_sim artifact: backend" "$(jget "$TMP/n1.json" backend)" npu_sim
+check "npu_sim artifact differs from cpu_ref's" test "$NID" != "$ID"
+st a "$TMP/n2.json" -d "{\"spec\":\"$(sha "$MLP/spec.yaml")\",\"weights\":\"$(sha "$MLP/weights.npz")\",\"backend\":\"npu_sim\",\"target\":\"$(sha "$TMP/t8.yaml")\"}" $U/v1/compile >/dev/null
+expect_eq "the same target by digest: cached, same id" "$(jget "$TMP/n2.json" cached) $(jget "$TMP/n2.json" artifact)" "true $NID"
+st a "$TMP/n3.json" -F spec=@"$MLP/spec.yaml" -F weights=@"$MLP/weights.npz" -F backend=npu_sim $U/v1/compile >/dev/null
+check "the spec's own target: another artifact" test "$(jget "$TMP/n3.json" artifact)" != "$NID"
+Z2=1111111111111111111111111111111111111111111111111111111111111111
+expect_eq "compile with an unknown target blob 409" \
+	"$(st a "$TMP/e.json" -d "{\"spec\":\"$(sha "$MLP/spec.yaml")\",\"weights\":\"$(sha "$MLP/weights.npz")\",\"target\":\"$Z2\"}" $U/v1/compile)" 409
+expect_eq "unknown target blob: missing lists it" "$(jget "$TMP/e.json" missing)" "[\"$Z2\"]"
+expect_eq "cpu_ref with target options 422" \
+	"$(st a "$TMP/e.json" -F spec=@"$MLP/spec.yaml" -F weights=@"$MLP/weights.npz" -F backend=cpu_ref -F target=@"$TMP/t8.yaml" $U/v1/compile)" 422
+expect_match "cpu_ref with target options: E0213 at t8.yaml" "$(jget "$TMP/e.json" error.code) $(jget "$TMP/e.json" error.where)" '^E0213 t8\.yaml'
+expect_eq "validate with a target part 200" \
+	"$(st a "$TMP/nv.json" -F spec=@"$MLP/spec.yaml" -F backend=npu_sim -F target=@"$TMP/t8.yaml" $U/v1/validate)" 200
+expect_eq "validate with a target: backend" "$(jget "$TMP/nv.json" backend)" npu_sim
+expect_eq "npu_sim job 200" "$(st a "$TMP/nj.json" -F artifact=$NID -F input=@"$MLP/input.npz" "$U/v1/jobs?wait=30")" 200
+expect_eq "npu_sim job succeeded" "$(jget "$TMP/nj.json" state)" succeeded
+expect_match "npu_sim job: npu.cycles" "$(jget "$TMP/nj.json" npu.cycles)" '^[1-9][0-9]*$'
+expect_eq "npu_sim job: npu.clock_mhz defaults to 1000" "$(jget "$TMP/nj.json" npu.clock_mhz)" 1000.0
+st a "$TMP/nr.npz" "$U/v1/jobs/$(jget "$TMP/nj.json" id)/result" >/dev/null
+check "npu_sim result: the same bytes as cpu_ref" cmp "$TMP/nr.npz" "$TMP/r1.npz"
+expect_eq "npu_sim report 200" "$(st a "$TMP/nrep.json" "$U/v1/jobs/$(jget "$TMP/nj.json" id)/report")" 200
+expect_eq "npu_sim report: the digest the job names" "$(sha "$TMP/nrep.json")" "$(jget "$TMP/nj.json" report)"
+expect_eq "npu_sim report: totals.cycles as the job says" "$(jget "$TMP/nrep.json" npu.totals.cycles)" "$(jget "$TMP/nj.json" npu.cycles)"
+expect_eq "npu_sim report: the 8x8 ws target" "$(jget "$TMP/nrep.json" npu.target.array) $(jget "$TMP/nrep.json" npu.target.dataflow)" "[8, 8] ws"
 
 # ---- compare ----------------------------------------------------------------------------------------
 expect_eq "compare 200" "$(st a "$TMP/cmp.json" -F got=@"$TMP/r1.npz" -F expected=@"$TMP/r2.npz" $U/v1/compare)" 200
