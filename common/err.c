@@ -173,6 +173,23 @@ static const enpu_code_info table[] = {
 	{ENPU_E_STORAGE, "E0810", "server storage full or failing", 507, EXIT_INPUT,
 	 "free disk space on the server's cache directory",
 	 "The server could not write to its cache (disk full or I/O error)."},
+	{ENPU_E_NO_BOARD, "E0811", "no board serves this backend", 503, EXIT_UNREACH,
+	 "start a board agent (eulernpud --role board) and pass it to the server with --board NAME=URL",
+	 "zynq_ps and fpga_board jobs run on board agents. This server fronts no board\n"
+	 "that serves the job's backend, so the job was refused rather than queued."},
+	{ENPU_E_BOARD_FAULT, "E0812", "board fault", 502, EXIT_FAILED,
+	 "check the board agent named in the message (eulernpu boards), then run again",
+	 "The board running the job stopped answering, refused the connection, or failed\n"
+	 "with a server error, and no other board could take the job within the retry\n"
+	 "limit. The job itself may be fine: run it again once a board is up."},
+	{ENPU_E_JOB_TIMEOUT, "E0813", "job timed out", 504, EXIT_FAILED,
+	 "raise the server's --job-timeout, or check the board (eulernpu boards)",
+	 "The job did not finish within the server's job timeout (queue and run time\n"
+	 "together). A job running on a board was cancelled there."},
+	{ENPU_E_AUTH, "E0814", "missing or wrong bearer token", 401, EXIT_INPUT,
+	 "send `Authorization: Bearer TOKEN` with the token the server was given",
+	 "This server requires a bearer token on every request but GET /v1/health, and\n"
+	 "the request carried none, or a wrong one."},
 };
 
 const enpu_code_info *enpu_code_table(size_t *n)

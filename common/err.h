@@ -57,6 +57,10 @@ typedef enum enpu_code {
 	ENPU_E_UNREACHABLE,       /* E0808 server unreachable */
 	ENPU_E_SERVER,            /* E0809 server answered with an unexpected response */
 	ENPU_E_STORAGE,           /* E0810 server storage full or failing */
+	ENPU_E_NO_BOARD,          /* E0811 no board serves this backend */
+	ENPU_E_BOARD_FAULT,       /* E0812 board fault */
+	ENPU_E_JOB_TIMEOUT,       /* E0813 job timed out */
+	ENPU_E_AUTH,              /* E0814 missing or wrong bearer token */
 	ENPU_E_CODE_COUNT
 } enpu_code;
 
