@@ -10,6 +10,7 @@
 #include <time.h>
 #include <json-c/json.h>
 #include "enpu.h"
+#include "engine.h"
 #include "graphjson.h"
 #include "npuexec.h"
 #include "npz.h"
@@ -76,21 +77,46 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The data of tensor t: input, weight or arena slice. */
-static float *tensor_data(const enpu_artifact *a, const enpu_tlist *in, unsigned char *arena, int t)
+/* Bind every tensor of the graph to its data: inputs from the input file,
+ * weights from the artifact, intermediates into the arena. */
+static void bind_tensors(const enpu_artifact *a, const enpu_tlist *in, unsigned char *arena,
+			 enpu_engine *en, int64_t *offset)
 {
 	const enpu_graph *g = enpu_artifact_graph(a);
 	const enpu_plan *p = enpu_artifact_plan(a);
 
-	switch (g->tensors[t].kind) {
-	case ENPU_TK_INPUT:
-		return enpu_tlist_find(in, g->tensors[t].name)->data;
-	case ENPU_TK_WEIGHT:
-		return (float *)enpu_artifact_weight(a, t);   /* kernels never write inputs */
-	case ENPU_TK_INTERMEDIATE:
-		return (float *)(void *)(arena + p->bufs[p->tensor_buf[t]].offset);
+	for (int t = 0; t < g->n_tensors; t++) {
+		offset[t] = -1;
+		switch (g->tensors[t].kind) {
+		case ENPU_TK_INPUT:
+			en->data[t] = enpu_tlist_find(in, g->tensors[t].name)->data;
+			break;
+		case ENPU_TK_WEIGHT:   /* kernels never write their inputs */
+			en->data[t] = (float *)enpu_artifact_weight(a, t);
+			break;
+		case ENPU_TK_INTERMEDIATE:
+			if (p->tensor_buf[t] >= 0)
+				offset[t] = (int64_t)p->bufs[p->tensor_buf[t]].offset;
+			break;
+		}
 	}
-	return NULL;
+	enpu_engine_bind_arena(en, arena, offset);
+}
+
+/* npu_sim: GEMM-class ops run tiled on the target's array. */
+static int npu_hook(void *ctx, int k, const enpu_view *in, int n_in, enpu_view *out,
+		    enpu_par *par, enpu_err *e)
+{
+	const enpu_artifact *a = ctx;
+	const enpu_irop *op = &enpu_artifact_graph(a)->ops[k];
+
+	if (op->def->npu != ENPU_NPU_GEMM)
+		return 1;
+	if (enpu_npu_exec_gemm(enpu_artifact_npu(a), op, in, n_in, out, par) < 0)
+		return enpu_fail(e, ENPU_E_NOMEM, op->name, NULL,
+				 "op '%s' (%s) could not allocate its scratch memory", op->name,
+				 op->def->name);
+	return 0;
 }
 
 /* report.json: {"format", "version", "backend", "artifact", "seconds",
@@ -157,10 +183,11 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 	const enpu_npu_target *npu = enpu_artifact_npu(a);
 	enpu_tlist in = ENPU_TLIST_INIT, res = ENPU_TLIST_INIT;
 	unsigned char *arena = NULL;
-	enpu_view views[ENPU_MAX_OP_INPUTS], outv[1];
+	enpu_engine en = {0};
+	int64_t *offset = NULL;
 	enpu_npu_report nr;
 	double t0, t1;
-	int rc = -1, kr;
+	int rc = -1;
 	size_t asz;
 
 	memset(&nr, 0, sizeof(nr));
@@ -184,31 +211,23 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 		goto out;
 	}
 
-	t0 = now();
-	for (int k = 0; k < g->n_ops; k++) {
-		const enpu_irop *op = &g->ops[k];
-		if (cancel && *cancel) {
-			enpu_fail(e, ENPU_E_JOB_FAILED, op->name, NULL,
-				  "run cancelled before op '%s'", op->name);
-			goto out;
-		}
-		for (int j = 0; j < op->n_in; j++) {
-			views[j].shape = g->tensors[op->in[j]].shape;
-			views[j].data = tensor_data(a, &in, arena, op->in[j]);
-		}
-		outv[0].shape = g->tensors[op->out[0]].shape;
-		outv[0].data = tensor_data(a, &in, arena, op->out[0]);
-		if (npu && op->def->npu == ENPU_NPU_GEMM)
-			kr = enpu_npu_exec_gemm(npu, op, views, op->n_in, outv, par);
-		else
-			kr = op->def->kernel(&op->attrs, views, op->n_in, outv, 1, par);
-		if (kr < 0) {
-			enpu_fail(e, ENPU_E_NOMEM, op->name, NULL,
-				  "op '%s' (%s) could not allocate its scratch memory", op->name,
-				  op->def->name);
-			goto out;
-		}
+	en.g = g;
+	en.par = par;
+	en.cancel = cancel;
+	if (npu) {
+		en.hook = npu_hook;
+		en.hook_ctx = (void *)a;
 	}
+	en.data = calloc((size_t)g->n_tensors, sizeof(*en.data));
+	offset = calloc((size_t)g->n_tensors, sizeof(*offset));
+	if (!en.data || !offset) {
+		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot allocate the tensor table");
+		goto out;
+	}
+	bind_tensors(a, &in, arena, &en, offset);
+	t0 = now();
+	if (enpu_engine_run(&en, e) < 0)
+		goto out;
 	t1 = now();
 
 	/* outputs by name, in spec order; copies, so the arena can go */
@@ -216,7 +235,7 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 		const enpu_irtensor *t = &g->tensors[g->outputs[i]];
 		enpu_tensor r = {0};
 		uint64_t n;
-		const float *src = tensor_data(a, &in, arena, g->outputs[i]);
+		const float *src = en.data[g->outputs[i]];
 
 		r.dtype = ENPU_DT_F32;
 		r.shape = t->shape;
@@ -259,6 +278,8 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 	rc = 0;
 out:
 	enpu_npu_report_free(&nr);
+	free(en.data);
+	free(offset);
 	free(arena);
 	enpu_tlist_free(&in);
 	enpu_tlist_free(&res);

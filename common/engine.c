@@ -1,0 +1,44 @@
+/* engine.c: run a graph's ops in schedule order over in-memory tensors
+ * (see engine.h). Each op reads views of its inputs and writes a view of
+ * its output; a backend hook may take an op over, the reference kernel
+ * runs the rest. */
+#include "engine.h"
+
+void enpu_engine_bind_arena(enpu_engine *en, unsigned char *arena, const int64_t *offset)
+{
+	for (int t = 0; t < en->g->n_tensors; t++)
+		if (en->g->tensors[t].kind == ENPU_TK_INTERMEDIATE && offset[t] >= 0)
+			en->data[t] = (float *)(void *)(arena + offset[t]);
+}
+
+int enpu_engine_run(const enpu_engine *en, enpu_err *e)
+{
+	const enpu_graph *g = en->g;
+	enpu_view in[ENPU_MAX_OP_INPUTS], out[1];
+
+	for (int k = 0; k < g->n_ops; k++) {
+		const enpu_irop *op = &g->ops[k];
+		int r = 1;
+
+		if (en->cancel && *en->cancel)
+			return enpu_fail(e, ENPU_E_JOB_FAILED, op->name, NULL,
+					 "run cancelled before op '%s'", op->name);
+		if (op->n_in > ENPU_MAX_OP_INPUTS)
+			return enpu_fail(e, ENPU_E_INTERNAL, op->name, NULL,
+					 "op '%s' has %d inputs, more than %d", op->name,
+					 op->n_in, ENPU_MAX_OP_INPUTS);
+		for (int j = 0; j < op->n_in; j++) {
+			in[j].shape = g->tensors[op->in[j]].shape;
+			in[j].data = en->data[op->in[j]];
+		}
+		out[0].shape = g->tensors[op->out[0]].shape;
+		out[0].data = en->data[op->out[0]];
+		if (en->hook && (r = en->hook(en->hook_ctx, k, in, op->n_in, out, en->par, e)) < 0)
+			return -1;
+		if (r == 1 && op->def->kernel(&op->attrs, in, op->n_in, out, 1, en->par) < 0)
+			return enpu_fail(e, ENPU_E_NOMEM, op->name, NULL,
+					 "op '%s' (%s) could not allocate its scratch memory",
+					 op->name, op->def->name);
+	}
+	return 0;
+}
