@@ -14,6 +14,7 @@
 #include "npz.h"
 #include "graphjson.h"
 #include "plan.h"
+#include "fpga.h"
 
 #define MANIFEST_MAX (1u << 20)
 #define MAX_FILES 64
@@ -27,6 +28,10 @@ struct enpu_artifact {
 	const float **wdata;   /* per tensor index */
 	int has_npu;
 	enpu_npu_target npu;   /* npu_sim: the target from the manifest */
+	int has_board;
+	enpu_board_target board; /* zynq_ps, fpga_board: the target from the manifest */
+	int has_fpga;
+	enpu_fpga_part fpga;   /* fpga_board: the partition, derived again */
 };
 
 void enpu_artifact_id_of(const char *const *paths, const char *const *digests,
@@ -293,16 +298,18 @@ int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 		goto fail;
 	}
 	snprintf(a->backend, sizeof(a->backend), "%s", json_object_get_string(v));
-	if (strcmp(a->backend, "cpu_ref") != 0 && strcmp(a->backend, "npu_sim") != 0) {
-		enpu_fail(e, ENPU_E_ARTIFACT, label, "compile for cpu_ref or npu_sim",
-			  "field 'backend': backend '%s' cannot run artifacts in this build", a->backend);
-		goto fail;
-	}
 	if (strcmp(a->backend, "npu_sim") == 0) {
 		if (!(v = enpu_json_field(m, "target", json_type_object, label, "", e)) ||
 		    enpu_npu_target_from_json(v, label, &a->npu, e) < 0)
 			goto fail;
 		a->has_npu = 1;
+	}
+	if (strcmp(a->backend, "zynq_ps") == 0 || strcmp(a->backend, "fpga_board") == 0) {
+		if (!(v = enpu_json_field(m, "target", json_type_object, label, "", e)) ||
+		    enpu_board_target_from_json((enpu_backend)enpu_backend_parse(a->backend), v,
+						label, &a->board, e) < 0)
+			goto fail;
+		a->has_board = 1;
 	}
 	if (!enpu_json_field(m, "compiler", json_type_string, label, "", e) ||
 	    !(spec = enpu_json_field(m, "spec", json_type_object, label, "", e)) ||
@@ -408,6 +415,16 @@ int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 			  "the npu target in plan.json differs from the one in manifest.json");
 		goto fail;
 	}
+	/* fpga_board: graph.json's lowerings and plan.json's segments must be
+	 * the partition the manifest's target gives */
+	if (strcmp(a->backend, "fpga_board") == 0) {
+		if (enpu_fpga_partition(a->g, &a->board, &a->fpga, e) < 0)
+			goto fail;
+		a->has_fpga = 1;
+		if (enpu_fpga_check_artifact(a->g, &a->fpga, gf->data.data, gf->data.len,
+					     pf->data.data, pf->data.len, e) < 0)
+			goto fail;
+	}
 	if (enpu_npz_read_mem(wf->data.data, wf->data.len, wpath, lim, &a->weights, e) < 0) {
 		if (e)
 			e->code = ENPU_E_ARTIFACT;
@@ -439,6 +456,7 @@ void enpu_artifact_free(enpu_artifact *a)
 	enpu_plan_free(&a->plan);
 	enpu_tlist_free(&a->weights);
 	free(a->wdata);
+	enpu_fpga_part_free(&a->fpga);
 	free(a);
 }
 
@@ -472,4 +490,14 @@ const float *enpu_artifact_weight(const struct enpu_artifact *a, int tensor)
 	if (tensor < 0 || tensor >= a->g->n_tensors)
 		return NULL;
 	return a->wdata[tensor];
+}
+
+const enpu_board_target *enpu_artifact_board(const struct enpu_artifact *a)
+{
+	return a->has_board ? &a->board : NULL;
+}
+
+const enpu_fpga_part *enpu_artifact_fpga(const struct enpu_artifact *a)
+{
+	return a->has_fpga ? &a->fpga : NULL;
 }

@@ -3,7 +3,9 @@
  * (graph.json, plan.json, weights/<backend>.npz, then manifest.json last,
  * so a directory without a manifest is never mistaken for an artifact).
  * The target's backend decides each op's lowering; for npu_sim the cycle
- * and memory model runs here and its tiling goes into plan.json. */
+ * and memory model runs here and its tiling goes into plan.json; for
+ * fpga_board the PL partition goes into graph.json (each op's lowering)
+ * and plan.json ("fpga"); zynq_ps records its cpu in plan.json ("zynq"). */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include "npz.h"
 #include "graphjson.h"
 #include "plan.h"
+#include "fpga.h"
 
 /* The spec's file name in weight errors: enpu_spec does not expose the
  * label it was parsed with. */
@@ -144,7 +147,9 @@ int enpu_compile(const enpu_spec *spec, const enpu_target *tgt,
 	enpu_manifest_file mf[3];
 	enpu_npu_report nr;
 	const enpu_npu_target *npu = enpu_target_npu(tgt);
-	json_object *target = NULL, *npuj = NULL;
+	const enpu_board_target *board = enpu_target_board(tgt);
+	enpu_fpga_part part = ENPU_FPGA_PART_INIT;
+	json_object *target = NULL, *npuj = NULL, *boardj = NULL;
 	char wrel[64], path[4096], wdigest[65], id[65];
 	const char *paths[3], *digests[3];
 	int *first = NULL, *last = NULL, rc = -1, wrote = 0;
@@ -173,6 +178,19 @@ int enpu_compile(const enpu_spec *spec, const enpu_target *tgt,
 		}
 	}
 
+	if (board && board->bk == ENPU_BK_FPGA_BOARD) {
+		if (enpu_fpga_partition(g, board, &part, e) < 0)
+			goto out;
+		boardj = enpu_fpga_plan_json(g, &part);
+	} else if (board && (boardj = json_object_new_object())) {
+		json_object_object_add(boardj, "cpu",
+				       json_object_new_string(enpu_board_cpu_name(board->cpu)));
+	}
+	if (board && !boardj) {
+		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot build the board plan of '%s'", g->name);
+		goto out;
+	}
+
 	/* the weights the graph reads, in spec order, in the backend's layout
 	 * (every v1 backend keeps the spec's layout); borrowed, not copied */
 	first = malloc(sizeof(int) * (size_t)(g->n_tensors ? g->n_tensors : 1));
@@ -189,8 +207,12 @@ int enpu_compile(const enpu_spec *spec, const enpu_target *tgt,
 			bw.items[bw.n++] = *enpu_tlist_find(&w, g->tensors[i].name);
 
 	snprintf(wrel, sizeof(wrel), "weights/%s.npz", g->backend);
-	if (enpu_graph_to_json(g, wrel, "spec", &gj, e) < 0 ||
+	if ((part.op_seg ? enpu_fpga_graph_json(g, &part, wrel, &gj, e)
+			 : enpu_graph_to_json(g, wrel, "spec", &gj, e)) < 0 ||
 	    enpu_plan_to_json_npu(g, &plan, npuj, &pj, e) < 0)
+		goto out;
+	if (boardj && enpu_json_add_section(&pj, part.op_seg ? "fpga" : "zynq", boardj,
+					    "plan.json", e) < 0)
 		goto out;
 
 	if (check_outdir(outdir, e) < 0)
@@ -230,6 +252,13 @@ int enpu_compile(const enpu_spec *spec, const enpu_target *tgt,
 		info->n_components = g->n_components;
 		snprintf(info->backend, sizeof(info->backend), "%s", g->backend);
 		info->arena_bytes = plan.arena_bytes;
+		if (part.op_seg) {
+			info->pl_ops = part.pl_ops;
+			info->ps_ops = part.ps_ops;
+			info->pl_segments = part.n_segs;
+		} else if (board) {
+			info->ps_ops = g->n_ops;
+		}
 	}
 	rc = 0;
 out:
@@ -247,6 +276,8 @@ out:
 	}
 	json_object_put(target);
 	json_object_put(npuj);
+	json_object_put(boardj);
+	enpu_fpga_part_free(&part);
 	enpu_npu_report_free(&nr);
 	free(bw.items);   /* borrowed tensors: w owns them */
 	free(first);

@@ -23,6 +23,9 @@ typedef struct enpu_compile_info {
 	int n_components;
 	char backend[32];
 	uint64_t arena_bytes;   /* memory plan size */
+	/* zynq_ps and fpga_board (0 otherwise): ops on the PL and on the PS,
+	 * and PL segments (zynq_ps: every op on the PS, no segment) */
+	int pl_ops, ps_ops, pl_segments;
 } enpu_compile_info;
 
 /* Validate spec for the target (which names the backend; NULL = the spec's
@@ -69,6 +72,11 @@ typedef struct enpu_run_info {
 	double npu_time_us;
 	uint64_t npu_dram_bytes;
 	double npu_utilisation;
+	/* zynq_ps and fpga_board (0 otherwise), as in report.json: ops on the
+	 * PL and the PS, PL segments run, and the PL cycles the PL driver
+	 * reported (the emulated PL: the modelled cycles) */
+	int pl_ops, ps_ops, pl_segments;
+	uint64_t pl_cycles;
 } enpu_run_info;
 
 /* Check input.npz (keys, shapes, dtypes: ENPU_E_INPUT_*; input_label names
@@ -79,11 +87,34 @@ typedef struct enpu_run_info {
  * NULL. The same bytes for any thread count. cancel, if non-NULL, is polled
  * between ops: non-zero aborts (-1, E0807). report_path, if non-NULL, gets
  * report.json: {"backend", "artifact", "seconds", "outputs": [...], and for
- * npu_sim "npu": enpu_npu_report_json}. */
+ * npu_sim "npu": enpu_npu_report_json; for fpga_board "fpga": the
+ * segments the PL driver (enpu_pl_current) ran, PL/PS op counts, PL cycles
+ * and DMA bytes; for zynq_ps "zynq": {"cpu"}}. fpga_board runs each PL
+ * segment through the PL driver, the PS ops on the reference kernels:
+ * the same bits as cpu_ref. */
 int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_label,
 	     const char *result_path, const char *report_path, enpu_par *par,
 	     const volatile int *cancel, const enpu_limits *lim, enpu_run_info *info,
 	     enpu_err *e);
+
+/* ---- boards ----------------------------------------------------------- */
+
+/* How g (validated for t) splits between the PL and the PS, as compile
+ * will lower it: for fpga_board the partition of README "Boards"; for
+ * zynq_ps every op on the PS and no segment; other backends all 0. For
+ * the validate verb and the server's validate route. 0, or -1 (out of
+ * memory, a 64-bit count overflows). */
+int enpu_fpga_partition_count(const enpu_graph *g, const enpu_target *t, int *pl_ops,
+			      int *ps_ops, int *segments, enpu_err *e);
+
+/* The PL driver that runs fpga_board segments in this process (pl.h):
+ * "emulated" unless enpu_pl_select chose another. Select once at start-up
+ * (eulernpud --pl NAME), before any run; an unknown name is -1
+ * (ENPU_E_USAGE, listing enpu_pl_names()). */
+int enpu_pl_select(const char *name, enpu_err *e);
+const char *enpu_pl_names(void);                 /* "emulated" (comma-separated) */
+const char *enpu_pl_current_name(void);          /* for GET /v1/health */
+const char *enpu_pl_current_description(void);  /* one plain line */
 
 /* ---- compare ---------------------------------------------------------- */
 

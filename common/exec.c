@@ -3,7 +3,10 @@
  * planned arena, and writes the outputs as result.npz. cpu_ref runs the
  * reference kernels; npu_sim runs GEMM-class ops tiled on its array
  * (npuexec.c) and the rest on the reference kernels, the same bits, then
- * its cycle and memory model for info and report.json. */
+ * its cycle and memory model for info and report.json. zynq_ps runs the
+ * reference kernels (on the board's ARM cores); fpga_board runs each PL
+ * segment through the selected PL driver (pl.h) and the PS ops on the
+ * reference kernels: the same bits again. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +18,7 @@
 #include "npuexec.h"
 #include "npz.h"
 #include "plan.h"
+#include "pl.h"
 
 static void inputs_of(const enpu_graph *g, char *buf, size_t cap)
 {
@@ -123,8 +127,9 @@ static int npu_hook(void *ctx, int k, const enpu_view *in, int n_in, enpu_view *
  * "outputs": [{"name", "shape"}], and for npu_sim "npu"}, written
  * atomically. */
 static int write_report(const enpu_artifact *a, const char *path, double seconds,
-			const enpu_npu_report *nr, enpu_err *e)
+			const enpu_npu_report *nr, const enpu_pl_exec *plx, enpu_err *e)
 {
+	const enpu_board_target *board = enpu_artifact_board(a);
 	const enpu_graph *g = enpu_artifact_graph(a);
 	json_object *root = json_object_new_object(), *outs = json_object_new_array(), *npu;
 	enpu_buf b = ENPU_BUF_INIT;
@@ -160,6 +165,22 @@ static int write_report(const enpu_artifact *a, const char *path, double seconds
 			goto nomem;
 		json_object_object_add(root, "npu", npu);
 	}
+	if (plx) {
+		json_object *f = enpu_fpga_report_json(g, plx->part, plx->drv->name);
+
+		if (!f)
+			goto nomem;
+		json_object_object_add(f, "pl_cycles_measured", json_object_new_int64(
+			plx->pl_cycles > INT64_MAX ? INT64_MAX : (int64_t)plx->pl_cycles));
+		json_object_object_add(root, "fpga", f);
+	} else if (board) {
+		json_object *z = json_object_new_object();
+
+		if (!z)
+			goto nomem;
+		json_object_object_add(z, "cpu", json_object_new_string(enpu_board_cpu_name(board->cpu)));
+		json_object_object_add(root, "zynq", z);
+	}
 	if (enpu_json_dump(root, &b, e) < 0 ||
 	    enpu_write_file_atomic(path, b.data, b.len, e) < 0)
 		goto out;
@@ -186,11 +207,14 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 	enpu_engine en = {0};
 	int64_t *offset = NULL;
 	enpu_npu_report nr;
+	const enpu_fpga_part *part = enpu_artifact_fpga(a);
+	enpu_pl_exec plx;
 	double t0, t1;
 	int rc = -1;
 	size_t asz;
 
 	memset(&nr, 0, sizeof(nr));
+	memset(&plx, 0, sizeof(plx));
 	if (!lim)
 		lim = enpu_limits_default();
 	if (!input_label)
@@ -225,6 +249,20 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 		goto out;
 	}
 	bind_tensors(a, &in, arena, &en, offset);
+	if (part) {
+		enpu_pl_config cfg = {enpu_artifact_board(a), par, NULL};
+
+		plx.g = g;
+		plx.part = part;
+		plx.drv = enpu_pl_current();
+		plx.data = en.data;
+		if (plx.drv->open(&cfg, &plx.handle, e) < 0) {
+			plx.drv = NULL;
+			goto out;
+		}
+		en.hook = enpu_pl_hook;
+		en.hook_ctx = &plx;
+	}
 	t0 = now();
 	if (enpu_engine_run(&en, e) < 0)
 		goto out;
@@ -259,7 +297,8 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 		goto out;
 	if (enpu_npz_write(result_path, &res, e) < 0)
 		goto out;
-	if (report_path && write_report(a, report_path, t1 - t0, npu ? &nr : NULL, e) < 0)
+	if (report_path && write_report(a, report_path, t1 - t0, npu ? &nr : NULL,
+					part ? &plx : NULL, e) < 0)
 		goto out;
 	if (info) {
 		memset(info, 0, sizeof(*info));
@@ -274,9 +313,19 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 			info->npu_dram_bytes = nr.dram_read_bytes + nr.dram_write_bytes;
 			info->npu_utilisation = nr.utilisation;
 		}
+		if (part) {
+			info->pl_ops = part->pl_ops;
+			info->ps_ops = part->ps_ops;
+			info->pl_segments = plx.segments_run;
+			info->pl_cycles = plx.pl_cycles;
+		} else if (enpu_artifact_board(a)) {
+			info->ps_ops = g->n_ops;
+		}
 	}
 	rc = 0;
 out:
+	if (plx.drv && plx.drv->close)
+		plx.drv->close(plx.handle);
 	enpu_npu_report_free(&nr);
 	free(en.data);
 	free(offset);

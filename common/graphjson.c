@@ -155,6 +155,14 @@ const char *enpu_op_lowering(const char *backend, const enpu_opdef *d, char *ker
 {
 	const char *cls;
 
+	if (strcmp(backend, "zynq_ps") == 0) {
+		snprintf(kernel, cap, "zynq_ps.%s", d->kernel_name);
+		return "ps";
+	}
+	if (strcmp(backend, "fpga_board") == 0) {
+		snprintf(kernel, cap, "fpga_board.ps.%s", d->name);
+		return "ps";
+	}
 	if (strcmp(backend, "npu_sim") != 0) {
 		snprintf(kernel, cap, "%s.%s", backend, d->kernel_name);
 		return "reference";
@@ -660,8 +668,16 @@ int enpu_graph_from_json(const char *text, size_t len, const char *label,
 		    !(low = enpu_json_field(o, "lowering", json_type_string, label, ctx, e)))
 			goto fail;
 		lowering = enpu_op_lowering(g->backend, op->def, why, sizeof(why));
-		if (strcmp(why, json_object_get_string(v)) != 0)
+		if (strcmp(g->backend, "fpga_board") == 0 &&
+		    strcmp(json_object_get_string(low), "pl") == 0) {
+			/* a PL segment's op: which segment, the loader checks
+			 * against the partition of the manifest's target */
+			lowering = "pl";
+			if (strncmp(json_object_get_string(v), "fpga_board.pl.", 14) != 0)
+				BAD("%skernel '%s' is not a PL segment", ctx, json_object_get_string(v));
+		} else if (strcmp(why, json_object_get_string(v)) != 0) {
 			BAD("%skernel '%s' is not '%s'", ctx, json_object_get_string(v), why);
+		}
 		if (strcmp(lowering, json_object_get_string(low)) != 0)
 			BAD("%slowering '%s' is not '%s'", ctx, json_object_get_string(low), lowering);
 

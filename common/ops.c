@@ -8,8 +8,11 @@
 #include "npusim.h"
 
 #define A(field) offsetof(enpu_attrs, field)
-/* Until the board issue lands, cpu_ref and npu_sim lower every op. */
-#define BACKENDS ((1u << ENPU_BK_CPU_REF) | (1u << ENPU_BK_NPU_SIM))
+/* Every backend lowers every op: zynq_ps runs the reference kernels on the
+ * ARM cores; fpga_board puts what its PL accepts there (fpga.c) and runs the
+ * rest on the PS, so no op is ever refused. */
+#define BACKENDS ((1u << ENPU_BK_CPU_REF) | (1u << ENPU_BK_NPU_SIM) | \
+		  (1u << ENPU_BK_ZYNQ_PS) | (1u << ENPU_BK_FPGA_BOARD))
 #define GEMM ENPU_NPU_GEMM
 #define VEC ENPU_NPU_VECTOR
 #define FREE ENPU_NPU_FREE

@@ -1,7 +1,9 @@
 /* plan.h: the memory planner (one arena for every intermediate tensor,
  * shared between tensors whose lifetimes do not overlap) and plan.json in
  * both directions. Internal to common/: the compiler writes the plan, the
- * artifact loader reads and verifies it, the executor uses it. */
+ * artifact loader reads and verifies it, the executor uses it. The planner
+ * and verification (plan.c) are part of the compute core and need libc
+ * only; plan.json (planjson.c) needs json-c. */
 #ifndef ENPU_PLAN_H
 #define ENPU_PLAN_H
 

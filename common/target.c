@@ -10,10 +10,12 @@
 #include "graphjson.h"
 #include "spec_int.h"
 #include "target.h"
+#include "board_target.h"
 
 struct enpu_target {
 	enpu_backend bk;
 	enpu_npu_target npu;     /* npu_sim only */
+	enpu_board_target board; /* zynq_ps, fpga_board only */
 	json_object *json;       /* canonical options, or NULL */
 };
 
@@ -69,12 +71,17 @@ static int parse_options(enpu_target *t, const enpu_ynode *node, const char *lab
 					 "backend 'cpu_ref' takes no target options");
 		}
 		return 0;
-	default:
-		/* zynq_ps, fpga_board: no backend lowers them yet (validate says
-		 * so); their settings are kept as the spec wrote them */
-		if (spec_json && !(t->json = enpu_json_canonical(spec_json)))
+	case ENPU_BK_ZYNQ_PS:
+	case ENPU_BK_FPGA_BOARD:
+		(void)spec_json;
+		if (enpu_board_target_parse(t->bk, node, label, &t->board, e) < 0)
+			return -1;
+		if (!(t->json = enpu_board_target_json(&t->board)))
 			return enpu_fail(e, ENPU_E_NOMEM, label, NULL, "out of memory reading the target");
 		return 0;
+	default:
+		return enpu_fail(e, ENPU_E_INTERNAL, label, NULL, "backend %d has no target options",
+				 (int)t->bk);
 	}
 }
 
@@ -160,6 +167,11 @@ struct json_object *enpu_target_json(const enpu_target *t)
 const enpu_npu_target *enpu_target_npu(const enpu_target *t)
 {
 	return t->bk == ENPU_BK_NPU_SIM ? &t->npu : NULL;
+}
+
+const enpu_board_target *enpu_target_board(const enpu_target *t)
+{
+	return t->bk == ENPU_BK_ZYNQ_PS || t->bk == ENPU_BK_FPGA_BOARD ? &t->board : NULL;
 }
 
 int enpu_target_lowers(const enpu_target *t, const enpu_opdef *d)

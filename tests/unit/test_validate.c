@@ -275,11 +275,14 @@ Test(validate, backend_argument)
 	cr_expect_str_eq(g->backend, "npu_sim");
 	enpu_graph_free(g);
 	g = NULL;
-	/* boards: no op lowers to them yet */
-	cr_expect_eq(enpu_validate(s, "fpga_board", &g, &e), -1);
-	cr_expect_eq(e.code, ENPU_E_BACKEND);
-	cr_expect(strstr(e.message, "not available in this build"), "%s", e.message);
-	cr_expect(strstr(e.fix, "cpu_ref, npu_sim"), "%s", e.fix);
+	/* boards: every op lowers (fpga_board falls back to the PS) */
+	cr_expect_eq(enpu_validate(s, "fpga_board", &g, &e), 0, "%s: %s", e.where, e.message);
+	cr_expect_str_eq(g->backend, "fpga_board");
+	enpu_graph_free(g);
+	g = NULL;
+	cr_expect_eq(enpu_validate(s, "zynq_ps", &g, &e), 0, "%s: %s", e.where, e.message);
+	enpu_graph_free(g);
+	g = NULL;
 	cr_expect_eq(enpu_validate(s, "cpu_ref", &g, &e), 0);
 	enpu_graph_free(g);
 	enpu_spec_free(s);

@@ -1,0 +1,515 @@
+/* board_target.c: targets.zynq_ps and targets.fpga_board. YAML in with
+ * every error at the offending node's line:col, canonical JSON out for the
+ * manifest and the cache key, and back from JSON when an artifact loads.
+ * README "Boards" documents every field. */
+#include <json-c/json.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "board_target.h"
+#include "spec_int.h"
+
+#define MAX_ARRAY 4096
+#define MAX_BUFFER_KIB 1048576          /* 1 GiB of on-chip buffer is plenty */
+#define MAX_DIM_LIMIT INT64_C(2147483647)
+#define MAX_DMA 65536
+
+static const char *const cpu_names[] = {"cortex-a9", "cortex-a53", NULL};
+static const char *const df_names[] = {"os", "ws", "is", NULL};
+
+/* Fields in sorted order: the canonical JSON's order too. */
+enum { F_ARRAY, F_BUFFER, F_CLOCK, F_CPU, F_DATAFLOW, F_DMA, F_MAXDIM, F_PLOPS, F_COUNT };
+static const char *const fpga_fields[] = {
+	"array", "buffer_kib", "clock_mhz", "cpu", "dataflow", "dma_bytes_per_cycle",
+	"max_dim", "pl_ops", NULL};
+static const char *const zynq_fields[] = {"cpu", NULL};
+
+const char *enpu_board_cpu_name(enpu_board_cpu c)
+{
+	return (unsigned)c < ENPU_CPU_COUNT ? cpu_names[c] : "?";
+}
+
+void enpu_board_target_default(enpu_backend bk, enpu_board_target *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->bk = bk;
+	t->cpu = ENPU_CPU_CORTEX_A9;
+	t->pl_ops = ENPU_PL_OPS_DEFAULT;
+	t->buffer_kib = 512;
+	t->max_dim = 4096;
+	t->rows = 8;
+	t->cols = 8;
+	t->dataflow = ENPU_DF_OS;
+	t->clock_mhz = 100;
+	t->dma_bytes_per_cycle = 8;
+}
+
+/* ---- YAML --------------------------------------------------------------- */
+
+typedef struct pctx {
+	const char *label;
+	const char *what;        /* "the fpga_board target" */
+	enpu_err *e;
+	char where[512];
+} pctx;
+
+static int fail_at(pctx *c, const enpu_ynode *n, const char *fix, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int fail_at(pctx *c, const enpu_ynode *n, const char *fix, const char *fmt, ...)
+{
+	char msg[sizeof(c->e->message)];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(c->where, sizeof(c->where), "%s:%d:%d", c->label, n ? n->line : 1, n ? n->col : 1);
+	return enpu_fail(c->e, ENPU_E_TARGET, c->where, fix, "%s", msg);
+}
+
+static const char *txt(const enpu_ynode *n)
+{
+	if (!n)
+		return "";
+	return n->kind == ENPU_YN_SCALAR ? n->text : n->kind == ENPU_YN_SEQ ? "[...]" : "{...}";
+}
+
+static const char *closest(const char *w, const char *const *cands)
+{
+	const char *best = NULL;
+	int bd = 3;
+
+	for (int i = 0; cands[i]; i++) {
+		int d = enpu_edit_distance(w, cands[i], 2);
+
+		if (d < bd && d < (int)strlen(cands[i])) {
+			bd = d;
+			best = cands[i];
+		}
+	}
+	return best;
+}
+
+static void join(const char *const *list, char *buf, size_t cap)
+{
+	size_t off = 0;
+
+	buf[0] = 0;
+	for (int i = 0; list[i] && off < cap; i++)
+		off += (size_t)snprintf(buf + off, cap - off, "%s%s", i ? ", " : "", list[i]);
+}
+
+/* Names of the ops in mask, in table order, NULL-terminated. */
+static void op_names(uint32_t mask, const char **names)
+{
+	int n = 0;
+
+	for (int i = 0; i < ENPU_OP_COUNT; i++)
+		if (mask & (1u << i))
+			names[n++] = enpu_op_by_id((enpu_opid)i)->name;
+	names[n] = NULL;
+}
+
+static int get_int(pctx *c, const enpu_ynode *v, const char *what, int64_t lo, int64_t hi,
+		   int64_t *out)
+{
+	int64_t x;
+
+	if (enpu_ynode_int(v, &x) || x < lo || x > hi)
+		return fail_at(c, v, NULL, "%s must be an integer from %lld to %lld (got '%.32s')", what,
+			       (long long)lo, (long long)hi, txt(v));
+	*out = x;
+	return 0;
+}
+
+/* One of names (a NULL-terminated list) into *idx. */
+static int get_choice(pctx *c, const enpu_ynode *v, const char *field, const char *const *names,
+		      int *idx)
+{
+	char list[128], fix[160];
+	const char *near;
+
+	if (v->kind == ENPU_YN_SCALAR)
+		for (int i = 0; names[i]; i++)
+			if (strcmp(v->text, names[i]) == 0) {
+				*idx = i;
+				return 0;
+			}
+	join(names, list, sizeof(list));
+	snprintf(fix, sizeof(fix), "use one of: %s", list);
+	near = v->kind == ENPU_YN_SCALAR ? closest(v->text, names) : NULL;
+	return fail_at(c, v, fix, "'%s' must be one of %s (got '%.32s')%s%s%s", field, list, txt(v),
+		       near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+}
+
+/* Split the mapping into its allowed fields; unknown or duplicate keys fail. */
+static int split(pctx *c, const enpu_ynode *map, const char *const *allowed,
+		 const enpu_ynode **vals)
+{
+	int n = 0;
+
+	while (allowed[n])
+		vals[n++] = NULL;
+	for (size_t i = 0; i < map->n; i++) {
+		const enpu_ynode *k = map->kids[2 * i];
+		int j;
+
+		if (k->kind != ENPU_YN_SCALAR)
+			return fail_at(c, k, NULL, "keys in %s must be strings", c->what);
+		for (j = 0; j < n; j++)
+			if (strcmp(k->text, allowed[j]) == 0)
+				break;
+		if (j == n) {
+			char list[256], fix[320];
+			const char *near = closest(k->text, allowed);
+
+			join(allowed, list, sizeof(list));
+			snprintf(fix, sizeof(fix), "use one of: %s", list);
+			return fail_at(c, k, fix, "unknown field '%.64s' in %s%s%s%s", k->text, c->what,
+				       near ? " (did you mean '" : "", near ? near : "",
+				       near ? "'?)" : "");
+		}
+		if (vals[j])
+			return fail_at(c, k, "remove one of the two", "duplicate field '%s' in %s",
+				       k->text, c->what);
+		/* a field written as null (`clock_mhz:`) keeps its default */
+		vals[j] = enpu_ynode_null(map->kids[2 * i + 1]) ? NULL : map->kids[2 * i + 1];
+	}
+	return 0;
+}
+
+static int parse_array(pctx *c, const enpu_ynode *v, enpu_board_target *t)
+{
+	int64_t rc[2];
+
+	if (v->kind != ENPU_YN_SEQ || v->n != 2)
+		return fail_at(c, v, "write array: [rows, cols], e.g. array: [8, 8]",
+			       "'array' must be a list of two integers [rows, cols]");
+	if (get_int(c, v->kids[0], "'array' rows", 1, MAX_ARRAY, &rc[0]) ||
+	    get_int(c, v->kids[1], "'array' cols", 1, MAX_ARRAY, &rc[1]))
+		return -1;
+	t->rows = (int)rc[0];
+	t->cols = (int)rc[1];
+	return 0;
+}
+
+static int parse_pl_ops(pctx *c, const enpu_ynode *v, enpu_board_target *t)
+{
+	const char *all[ENPU_OP_COUNT + 1], *pl[ENPU_OP_COUNT + 1];
+	char list[512], fix[600];
+
+	op_names((1u << ENPU_OP_COUNT) - 1, all);
+	op_names(ENPU_PL_GEMMS | ENPU_PL_ELEMENTWISE, pl);
+	join(pl, list, sizeof(list));
+	if (v->kind != ENPU_YN_SEQ)
+		return fail_at(c, v, "write pl_ops: [matmul, gemm, conv2d, add, relu]",
+			       "'pl_ops' must be a list of op names");
+	t->pl_ops = 0;
+	for (size_t i = 0; i < v->n; i++) {
+		const enpu_ynode *it = v->kids[i];
+		const enpu_opdef *d = it->kind == ENPU_YN_SCALAR ? enpu_op_by_name(it->text) : NULL;
+
+		if (!d) {
+			const char *near = it->kind == ENPU_YN_SCALAR ? closest(it->text, all) : NULL;
+
+			snprintf(fix, sizeof(fix), "the PL takes: %s", list);
+			return fail_at(c, it, fix, "unknown op '%.64s' in 'pl_ops'%s%s%s", txt(it),
+				       near ? " (did you mean '" : "", near ? near : "",
+				       near ? "'?)" : "");
+		}
+		if (!((ENPU_PL_GEMMS | ENPU_PL_ELEMENTWISE) & (1u << d->id))) {
+			snprintf(fix, sizeof(fix), "leave it out (it runs on the PS); the PL takes: %s",
+				 list);
+			return fail_at(c, it, fix,
+				       "op '%s' in 'pl_ops' cannot run on the PL: it takes GEMM-class and elementwise ops only",
+				       d->name);
+		}
+		t->pl_ops |= 1u << d->id;
+	}
+	return 0;
+}
+
+int enpu_board_target_parse(enpu_backend bk, const enpu_ynode *node, const char *label,
+			    enpu_board_target *t, enpu_err *e)
+{
+	const enpu_ynode *v[F_COUNT];
+	const char *const *fields = bk == ENPU_BK_FPGA_BOARD ? fpga_fields : zynq_fields;
+	pctx c = {label ? label : "target",
+		  bk == ENPU_BK_FPGA_BOARD ? "the fpga_board target" : "the zynq_ps target", e, ""};
+	int64_t x;
+	int idx;
+
+	enpu_board_target_default(bk, t);
+	if (bk != ENPU_BK_ZYNQ_PS && bk != ENPU_BK_FPGA_BOARD)
+		return enpu_fail(e, ENPU_E_INTERNAL, label, NULL, "not a board backend");
+	if (!node || enpu_ynode_null(node))
+		return 0;
+	if (node->kind != ENPU_YN_MAP) {
+		char list[256];
+
+		join(fields, list, sizeof(list));
+		return fail_at(&c, node, NULL, "%s must be a mapping of fields (%s)", c.what, list);
+	}
+	if (split(&c, node, fields, v))
+		return -1;
+	if (bk == ENPU_BK_ZYNQ_PS) {
+		/* zynq_fields is {"cpu"}: its one slot is v[0] */
+		if (v[0] && get_choice(&c, v[0], "cpu", cpu_names, &idx))
+			return -1;
+		if (v[0])
+			t->cpu = (enpu_board_cpu)idx;
+		return 0;
+	}
+	if (v[F_CPU]) {
+		if (get_choice(&c, v[F_CPU], "cpu", cpu_names, &idx))
+			return -1;
+		t->cpu = (enpu_board_cpu)idx;
+	}
+	if (v[F_ARRAY] && parse_array(&c, v[F_ARRAY], t))
+		return -1;
+	if (v[F_DATAFLOW]) {
+		if (get_choice(&c, v[F_DATAFLOW], "dataflow", df_names, &idx))
+			return -1;
+		t->dataflow = (enpu_dataflow)idx;
+	}
+	if (v[F_BUFFER]) {
+		if (get_int(&c, v[F_BUFFER], "'buffer_kib'", 1, MAX_BUFFER_KIB, &x))
+			return -1;
+		t->buffer_kib = (uint32_t)x;
+	}
+	if (v[F_MAXDIM]) {
+		if (get_int(&c, v[F_MAXDIM], "'max_dim'", 1, MAX_DIM_LIMIT, &x))
+			return -1;
+		t->max_dim = x;
+	}
+	if (v[F_DMA]) {
+		if (get_int(&c, v[F_DMA], "'dma_bytes_per_cycle'", 1, MAX_DMA, &x))
+			return -1;
+		t->dma_bytes_per_cycle = (uint32_t)x;
+	}
+	if (v[F_CLOCK]) {
+		double d;
+
+		if (enpu_ynode_float(v[F_CLOCK], &d) || !isfinite(d) || !(d > 0) || d > 1e6)
+			return fail_at(&c, v[F_CLOCK], NULL,
+				       "'clock_mhz' must be a number greater than 0 and at most 1000000 (got '%.32s')",
+				       txt(v[F_CLOCK]));
+		t->clock_mhz = d;
+	}
+	if (v[F_PLOPS] && parse_pl_ops(&c, v[F_PLOPS], t))
+		return -1;
+	return 0;
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+/* Integers as such, else the shortest %.Ng that reads back as the same
+ * double: canonical and exact. */
+static json_object *exact_double(double d)
+{
+	char buf[40];
+
+	if (d == floor(d) && fabs(d) < 9007199254740992.0) {
+		snprintf(buf, sizeof(buf), "%.0f", d);
+		return json_object_new_double_s(d, buf);
+	}
+	for (int p = 1; p <= 17; p++) {
+		snprintf(buf, sizeof(buf), "%.*g", p, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	return json_object_new_double_s(d, buf);
+}
+
+static void put(json_object *o, const char *k, json_object *v, int *bad)
+{
+	if (!v || json_object_object_add(o, k, v)) {
+		json_object_put(v);
+		*bad = 1;
+	}
+}
+
+static void push(json_object *a, json_object *v, int *bad)
+{
+	if (!v || json_object_array_add(a, v)) {
+		json_object_put(v);
+		*bad = 1;
+	}
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+json_object *enpu_board_target_json(const enpu_board_target *t)
+{
+	json_object *o = json_object_new_object(), *a;
+	const char *names[ENPU_OP_COUNT + 1];
+	int bad = !o, n = 0;
+
+	if (bad)
+		return NULL;
+	if (t->bk != ENPU_BK_FPGA_BOARD) {
+		put(o, "cpu", json_object_new_string(enpu_board_cpu_name(t->cpu)), &bad);
+		goto out;
+	}
+	/* keys in sorted order: json-c keeps insertion order */
+	if ((a = json_object_new_array())) {
+		push(a, json_object_new_int(t->rows), &bad);
+		push(a, json_object_new_int(t->cols), &bad);
+	}
+	put(o, "array", a, &bad);
+	put(o, "buffer_kib", json_object_new_int64(t->buffer_kib), &bad);
+	put(o, "clock_mhz", exact_double(t->clock_mhz), &bad);
+	put(o, "cpu", json_object_new_string(enpu_board_cpu_name(t->cpu)), &bad);
+	put(o, "dataflow", json_object_new_string(df_names[t->dataflow <= ENPU_DF_IS ? t->dataflow : 0]),
+	    &bad);
+	put(o, "dma_bytes_per_cycle", json_object_new_int64(t->dma_bytes_per_cycle), &bad);
+	put(o, "max_dim", json_object_new_int64(t->max_dim), &bad);
+	op_names(t->pl_ops, names);
+	while (names[n])
+		n++;
+	qsort(names, (size_t)n, sizeof(names[0]), cmp_str);
+	if ((a = json_object_new_array()))
+		for (int i = 0; i < n; i++)
+			push(a, json_object_new_string(names[i]), &bad);
+	put(o, "pl_ops", a, &bad);
+out:
+	if (bad) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+typedef struct jctx {
+	const char *label;
+	enpu_err *e;
+} jctx;
+
+static int jfail(jctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int jfail(jctx *c, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return enpu_fail(c->e, ENPU_E_ARTIFACT, c->label, "recompile the artifact",
+			 "target: %s", msg);
+}
+
+static int jfield(jctx *c, json_object *o, const char *k, json_type ty, json_object **out)
+{
+	if (!json_object_object_get_ex(o, k, out) || !json_object_is_type(*out, ty))
+		return jfail(c, "field '%s' is missing or of the wrong type", k);
+	return 0;
+}
+
+static int jint(jctx *c, json_object *o, const char *k, int64_t lo, int64_t hi, int64_t *out)
+{
+	json_object *v;
+
+	if (jfield(c, o, k, json_type_int, &v))
+		return -1;
+	*out = json_object_get_int64(v);
+	if (*out < lo || *out > hi)
+		return jfail(c, "field '%s' is %lld, outside [%lld, %lld]", k, (long long)*out,
+			     (long long)lo, (long long)hi);
+	return 0;
+}
+
+static int jchoice(jctx *c, json_object *o, const char *k, const char *const *names, int *idx)
+{
+	json_object *v;
+
+	if (jfield(c, o, k, json_type_string, &v))
+		return -1;
+	for (int i = 0; names[i]; i++)
+		if (strcmp(json_object_get_string(v), names[i]) == 0) {
+			*idx = i;
+			return 0;
+		}
+	return jfail(c, "field '%s' has the unknown value '%.32s'", k, json_object_get_string(v));
+}
+
+int enpu_board_target_from_json(enpu_backend bk, json_object *o, const char *label,
+				enpu_board_target *t, enpu_err *e)
+{
+	jctx c = {label ? label : "target", e};
+	const char *const *fields = bk == ENPU_BK_FPGA_BOARD ? fpga_fields : zynq_fields;
+	json_object *v;
+	int64_t x;
+	int idx, nf = 0;
+	double d;
+
+	enpu_board_target_default(bk, t);
+	if (bk != ENPU_BK_ZYNQ_PS && bk != ENPU_BK_FPGA_BOARD)
+		return jfail(&c, "not a board backend");
+	if (!json_object_is_type(o, json_type_object))
+		return jfail(&c, "must be an object");
+	while (fields[nf])
+		nf++;
+	json_object_object_foreach(o, key, val) {
+		int known = 0;
+
+		(void)val;
+		for (int i = 0; i < nf; i++)
+			known |= strcmp(key, fields[i]) == 0;
+		if (!known)
+			return jfail(&c, "unknown field '%.64s'", key);
+	}
+	if (jchoice(&c, o, "cpu", cpu_names, &idx))
+		return -1;
+	t->cpu = (enpu_board_cpu)idx;
+	if (bk == ENPU_BK_ZYNQ_PS)
+		return 0;
+	if (jfield(&c, o, "array", json_type_array, &v))
+		return -1;
+	if (json_object_array_length(v) != 2)
+		return jfail(&c, "field 'array' must hold two integers");
+	for (int i = 0; i < 2; i++) {
+		json_object *it = json_object_array_get_idx(v, (size_t)i);
+
+		if (!json_object_is_type(it, json_type_int) || json_object_get_int64(it) < 1 ||
+		    json_object_get_int64(it) > MAX_ARRAY)
+			return jfail(&c, "field 'array' must hold two integers from 1 to %d", MAX_ARRAY);
+		*(i ? &t->cols : &t->rows) = (int)json_object_get_int64(it);
+	}
+	if (jint(&c, o, "buffer_kib", 1, MAX_BUFFER_KIB, &x))
+		return -1;
+	t->buffer_kib = (uint32_t)x;
+	if (jint(&c, o, "max_dim", 1, MAX_DIM_LIMIT, &x))
+		return -1;
+	t->max_dim = x;
+	if (jint(&c, o, "dma_bytes_per_cycle", 1, MAX_DMA, &x))
+		return -1;
+	t->dma_bytes_per_cycle = (uint32_t)x;
+	if (jchoice(&c, o, "dataflow", df_names, &idx))
+		return -1;
+	t->dataflow = (enpu_dataflow)idx;
+	if (!json_object_object_get_ex(o, "clock_mhz", &v) ||
+	    !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+		return jfail(&c, "field 'clock_mhz' is missing or not a number");
+	d = json_object_get_double(v);
+	if (!isfinite(d) || !(d > 0) || d > 1e6)
+		return jfail(&c, "field 'clock_mhz' is out of range");
+	t->clock_mhz = d;
+	if (jfield(&c, o, "pl_ops", json_type_array, &v))
+		return -1;
+	t->pl_ops = 0;
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		json_object *it = json_object_array_get_idx(v, i);
+		const enpu_opdef *od = json_object_is_type(it, json_type_string) ?
+			enpu_op_by_name(json_object_get_string(it)) : NULL;
+
+		if (!od || !((ENPU_PL_GEMMS | ENPU_PL_ELEMENTWISE) & (1u << od->id)))
+			return jfail(&c, "field 'pl_ops' entry %zu is not an op the PL takes", i);
+		t->pl_ops |= 1u << od->id;
+	}
+	return 0;
+}

@@ -1,0 +1,78 @@
+/* board_target.h: the target options of the two board backends, zynq_ps
+ * (the Zynq's ARM cores) and fpga_board (its programmable logic, the PL,
+ * plus the ARM cores as the PS). YAML in (targets.<backend> or a target
+ * file), canonical JSON both ways (manifest.json, the compile cache key). */
+#ifndef ENPU_BOARD_TARGET_H
+#define ENPU_BOARD_TARGET_H
+
+#include <stdint.h>
+#include "ops.h"
+#include "npusim.h"
+
+struct json_object;
+struct enpu_ynode;
+struct enpu_target;
+
+typedef enum enpu_board_cpu {
+	ENPU_CPU_CORTEX_A9,    /* Zynq-7000 (the default) */
+	ENPU_CPU_CORTEX_A53,   /* Zynq UltraScale+ */
+	ENPU_CPU_COUNT
+} enpu_board_cpu;
+
+/* The PL's ops when the target does not say: the three GEMM-class ops and
+ * the cheap elementwise ops (no divider, no transcendental units): add,
+ * sub, mul, relu, leaky_relu, clip. */
+#define ENPU_PL_OPS_DEFAULT \
+	((1u << ENPU_OP_MATMUL) | (1u << ENPU_OP_GEMM) | (1u << ENPU_OP_CONV2D) | \
+	 (1u << ENPU_OP_ADD) | (1u << ENPU_OP_SUB) | (1u << ENPU_OP_MUL) | \
+	 (1u << ENPU_OP_RELU) | (1u << ENPU_OP_LEAKY_RELU) | (1u << ENPU_OP_CLIP))
+
+/* The ops a PL segment can start with (GEMM-class, on the array). */
+#define ENPU_PL_GEMMS \
+	((1u << ENPU_OP_MATMUL) | (1u << ENPU_OP_GEMM) | (1u << ENPU_OP_CONV2D))
+/* The elementwise ops a segment can fuse after its GEMM; `pl_ops` may name
+ * any op of these two sets and no other. */
+#define ENPU_PL_ELEMENTWISE \
+	((1u << ENPU_OP_ADD) | (1u << ENPU_OP_SUB) | (1u << ENPU_OP_MUL) | \
+	 (1u << ENPU_OP_DIV) | (1u << ENPU_OP_RELU) | (1u << ENPU_OP_SIGMOID) | \
+	 (1u << ENPU_OP_TANH) | (1u << ENPU_OP_LEAKY_RELU) | (1u << ENPU_OP_CLIP) | \
+	 (1u << ENPU_OP_GELU))
+
+typedef struct enpu_board_target {
+	enpu_backend bk;               /* ENPU_BK_ZYNQ_PS or ENPU_BK_FPGA_BOARD */
+	enpu_board_cpu cpu;            /* both; informational in v1 */
+	/* fpga_board only (defaults filled for zynq_ps too, never used) */
+	uint32_t pl_ops;               /* bit (1u << enpu_opid); ENPU_PL_OPS_DEFAULT */
+	uint32_t buffer_kib;           /* on-chip buffer; 512 */
+	int64_t max_dim;               /* largest dim of any PL tensor; 4096 */
+	int rows, cols;                /* the PL's systolic array; 8 x 8 */
+	enpu_dataflow dataflow;        /* os */
+	double clock_mhz;              /* PL clock; 100 */
+	uint32_t dma_bytes_per_cycle;  /* PS<->PL DMA bandwidth; 8 */
+} enpu_board_target;
+
+const char *enpu_board_cpu_name(enpu_board_cpu c);   /* "cortex-a9" */
+
+void enpu_board_target_default(enpu_backend bk, enpu_board_target *t);
+
+/* From the YAML mapping of targets.<backend> (or a target file's root);
+ * node NULL or null = all defaults. Unknown fields (with did-you-mean),
+ * wrong types, values out of range and unknown ops or CPUs are
+ * ENPU_E_TARGET at label:line:col of the offending node. */
+int enpu_board_target_parse(enpu_backend bk, const struct enpu_ynode *node, const char *label,
+			    enpu_board_target *t, enpu_err *e);
+
+/* Canonical JSON: every field present, keys sorted, pl_ops sorted by name.
+ * zynq_ps: {"cpu"}; fpga_board: {"array", "buffer_kib", "clock_mhz", "cpu",
+ * "dataflow", "dma_bytes_per_cycle", "max_dim", "pl_ops"}. New reference. */
+struct json_object *enpu_board_target_json(const enpu_board_target *t);
+/* Back from that JSON (an artifact's manifest): every field required,
+ * nothing else allowed. ENPU_E_ARTIFACT naming label. */
+int enpu_board_target_from_json(enpu_backend bk, struct json_object *o, const char *label,
+				enpu_board_target *t, enpu_err *e);
+
+/* The board options of a resolved target (target.c), NULL for other
+ * backends. */
+const enpu_board_target *enpu_target_board(const struct enpu_target *t);
+
+#endif

@@ -1,0 +1,223 @@
+/* planjson.c: plan.json in both directions (json-c). The planner and the
+ * plan's verification stay in plan.c, which the compute core builds
+ * without json-c; a plan read here is verified there. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "plan.h"
+#include "graphjson.h"
+
+int enpu_plan_to_json(const enpu_graph *g, const enpu_plan *p, enpu_buf *out,
+		      enpu_err *e)
+{
+	return enpu_plan_to_json_npu(g, p, NULL, out, e);
+}
+
+int enpu_plan_to_json_npu(const enpu_graph *g, const enpu_plan *p, struct json_object *npu,
+			  enpu_buf *out, enpu_err *e)
+{
+	json_object *root = json_object_new_object(), *sched = json_object_new_array();
+	json_object *bufs = json_object_new_array();
+	int rc = -1;
+
+	if (!root || !sched || !bufs) {
+		json_object_put(sched);
+		json_object_put(bufs);
+		goto nomem;
+	}
+	json_object_object_add(root, "format", json_object_new_string("eulernpu-plan"));
+	json_object_object_add(root, "version", json_object_new_int(1));
+	for (int k = 0; k < g->n_ops; k++)
+		json_object_array_add(sched, json_object_new_string(g->ops[k].name));
+	json_object_object_add(root, "schedule", sched);
+	json_object_object_add(root, "alignment", json_object_new_int(ENPU_PLAN_ALIGN));
+	json_object_object_add(root, "arena_bytes", json_object_new_int64((int64_t)p->arena_bytes));
+	for (int k = 0; k < p->n_bufs; k++) {
+		const enpu_plan_buf *b = &p->bufs[k];
+		json_object *o = json_object_new_object();
+		if (!o) {
+			json_object_put(bufs);
+			goto nomem;
+		}
+		json_object_object_add(o, "tensor", json_object_new_string(g->tensors[b->tensor].name));
+		json_object_object_add(o, "offset", json_object_new_int64((int64_t)b->offset));
+		json_object_object_add(o, "bytes", json_object_new_int64((int64_t)b->bytes));
+		json_object_object_add(o, "first_op", json_object_new_string(g->ops[b->first_op].name));
+		json_object_object_add(o, "last_op", json_object_new_string(g->ops[b->last_op].name));
+		json_object_array_add(bufs, o);
+	}
+	json_object_object_add(root, "buffers", bufs);
+	if (npu)
+		json_object_object_add(root, "npu", json_object_get(npu));
+	rc = enpu_json_dump(root, out, e);
+	json_object_put(root);
+	return rc;
+nomem:
+	json_object_put(root);
+	return enpu_fail(e, ENPU_E_NOMEM, "plan.json", NULL, "cannot build plan.json");
+}
+
+static int op_index(const enpu_graph *g, const char *name)
+{
+	for (int k = 0; k < g->n_ops; k++)
+		if (strcmp(g->ops[k].name, name) == 0)
+			return k;
+	return -1;
+}
+
+/* The "npu" section: present exactly for npu_sim graphs; its target parses
+ * and it has one op entry per op. */
+static int read_npu(const enpu_graph *g, json_object *root, const char *label,
+		    enpu_npu_target *out, enpu_err *e)
+{
+	json_object *npu, *t, *ops;
+	enpu_npu_target tmp;
+	int want = g->backend && strcmp(g->backend, "npu_sim") == 0;
+
+	if (!json_object_object_get_ex(root, "npu", &npu))
+		npu = NULL;
+	if (!want) {
+		if (npu)
+			return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+					 "field 'npu' is only for npu_sim plans, the graph is for '%s'",
+					 g->backend ? g->backend : "?");
+		return 0;
+	}
+	if (!(npu = enpu_json_field(root, "npu", json_type_object, label, "", e)) ||
+	    !(t = enpu_json_field(npu, "target", json_type_object, label, "npu: ", e)) ||
+	    !(ops = enpu_json_field(npu, "ops", json_type_array, label, "npu: ", e)))
+		return -1;
+	if (json_object_array_length(ops) != (size_t)g->n_ops)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+				 "npu: field 'ops' has %zu entries, the graph has %d ops",
+				 json_object_array_length(ops), g->n_ops);
+	return enpu_npu_target_from_json(t, label, out ? out : &tmp, e);
+}
+
+int enpu_plan_from_json(const enpu_graph *g, const char *text, size_t len,
+			const char *label, enpu_plan *p, enpu_err *e)
+{
+	return enpu_plan_from_json_npu(g, text, len, label, p, NULL, e);
+}
+
+int enpu_plan_from_json_npu(const enpu_graph *g, const char *text, size_t len,
+			    const char *label, enpu_plan *p, enpu_npu_target *npu,
+			    enpu_err *e)
+{
+	json_object *root, *v, *sched, *bufs;
+	int64_t iv;
+	size_t nb;
+
+	memset(p, 0, sizeof(*p));
+	if (!(root = enpu_json_parse(text, len, label, e)))
+		return -1;
+	if (!(v = enpu_json_field(root, "format", json_type_string, label, "", e)))
+		goto fail;
+	if (strcmp(json_object_get_string(v), "eulernpu-plan") != 0) {
+		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "field 'format' is not \"eulernpu-plan\"");
+		goto fail;
+	}
+	if (!(v = enpu_json_field(root, "version", json_type_int, label, "", e)) ||
+	    enpu_json_int(v, 1, 1, label, "field 'version'", &iv, e) < 0)
+		goto fail;
+	if (!(v = enpu_json_field(root, "alignment", json_type_int, label, "", e)) ||
+	    enpu_json_int(v, ENPU_PLAN_ALIGN, ENPU_PLAN_ALIGN, label, "field 'alignment'", &iv, e) < 0)
+		goto fail;
+	if (!(v = enpu_json_field(root, "arena_bytes", json_type_int, label, "", e)) ||
+	    enpu_json_int(v, 0, INT64_MAX, label, "field 'arena_bytes'", &iv, e) < 0)
+		goto fail;
+	p->arena_bytes = (uint64_t)iv;
+	if (!(sched = enpu_json_field(root, "schedule", json_type_array, label, "", e)))
+		goto fail;
+	if (json_object_array_length(sched) != (size_t)g->n_ops) {
+		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+			  "field 'schedule' lists %zu ops, the graph has %d",
+			  json_object_array_length(sched), g->n_ops);
+		goto fail;
+	}
+	for (int k = 0; k < g->n_ops; k++) {
+		json_object *s = json_object_array_get_idx(sched, (size_t)k);
+		if (!json_object_is_type(s, json_type_string) ||
+		    strcmp(json_object_get_string(s), g->ops[k].name) != 0) {
+			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+				  "field 'schedule' entry %d is not op '%s'", k, g->ops[k].name);
+			goto fail;
+		}
+	}
+	if (!(bufs = enpu_json_field(root, "buffers", json_type_array, label, "", e)))
+		goto fail;
+	nb = json_object_array_length(bufs);
+	if (nb > (size_t)g->n_tensors) {
+		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "field 'buffers' has more entries than tensors");
+		goto fail;
+	}
+	p->n_tensors = g->n_tensors;
+	p->tensor_buf = malloc(sizeof(int) * (size_t)(g->n_tensors ? g->n_tensors : 1));
+	p->bufs = calloc(nb ? nb : 1, sizeof(*p->bufs));
+	if (!p->tensor_buf || !p->bufs) {
+		enpu_fail(e, ENPU_E_NOMEM, label, NULL, "cannot allocate the memory plan");
+		goto fail;
+	}
+	for (int i = 0; i < g->n_tensors; i++)
+		p->tensor_buf[i] = -1;
+	for (size_t k = 0; k < nb; k++) {
+		json_object *o = json_object_array_get_idx(bufs, k);
+		enpu_plan_buf *b = &p->bufs[k];
+		char ctx[64];
+		snprintf(ctx, sizeof(ctx), "buffer %zu: ", k);
+		if (!json_object_is_type(o, json_type_object)) {
+			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "buffer %zu is not an object", k);
+			goto fail;
+		}
+		if (!(v = enpu_json_field(o, "tensor", json_type_string, label, ctx, e)))
+			goto fail;
+		b->tensor = enpu_graph_find(g, json_object_get_string(v));
+		if (b->tensor < 0 || g->tensors[b->tensor].kind != ENPU_TK_INTERMEDIATE) {
+			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+				  "buffer %zu: tensor '%s' is not an intermediate of the graph",
+				  k, json_object_get_string(v));
+			goto fail;
+		}
+		if (p->tensor_buf[b->tensor] >= 0) {
+			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+				  "tensor '%s' has more than one buffer", json_object_get_string(v));
+			goto fail;
+		}
+		p->tensor_buf[b->tensor] = (int)k;
+		if (!(v = enpu_json_field(o, "offset", json_type_int, label, ctx, e)) ||
+		    enpu_json_int(v, 0, INT64_MAX, label, "field 'offset'", &iv, e) < 0)
+			goto fail;
+		b->offset = (uint64_t)iv;
+		if (!(v = enpu_json_field(o, "bytes", json_type_int, label, ctx, e)) ||
+		    enpu_json_int(v, 0, INT64_MAX, label, "field 'bytes'", &iv, e) < 0)
+			goto fail;
+		b->bytes = (uint64_t)iv;
+		if (!(v = enpu_json_field(o, "first_op", json_type_string, label, ctx, e)))
+			goto fail;
+		if ((b->first_op = op_index(g, json_object_get_string(v))) < 0) {
+			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "buffer %zu: unknown op '%s'",
+				  k, json_object_get_string(v));
+			goto fail;
+		}
+		if (!(v = enpu_json_field(o, "last_op", json_type_string, label, ctx, e)))
+			goto fail;
+		if ((b->last_op = op_index(g, json_object_get_string(v))) < 0) {
+			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "buffer %zu: unknown op '%s'",
+				  k, json_object_get_string(v));
+			goto fail;
+		}
+	}
+	p->n_bufs = (int)nb;
+	if (read_npu(g, root, label, npu, e) < 0)
+		goto fail;
+	json_object_put(root);
+	if (enpu_plan_verify(g, p, label, e) < 0) {
+		enpu_plan_free(p);
+		return -1;
+	}
+	return 0;
+fail:
+	json_object_put(root);
+	enpu_plan_free(p);
+	return -1;
+}
