@@ -2,12 +2,17 @@
 # build/libeulernpu.a; `make demo` runs the tiny_mlp pipeline; `make test`
 # runs every test, then again under ASan+UBSan. Quiet by default; V=1 shows
 # the commands. SAN=1 builds the sanitizer variant into build-san/.
+# `make core` builds the compute core alone (libc, libm, pthread: no
+# pkg-config package); `make cross` builds its static test runner for armhf
+# and aarch64 (tests/cross/, run under qemu-user-static by make test).
 
 CC      ?= cc
 PKGS    := libmicrohttpd libcurl yaml-0.1 json-c libzip zlib libcrypto
 DEBS    := libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev \
            libzip-dev zlib1g-dev libssl-dev libcriterion-dev python3-numpy \
-           pkg-config curl
+           pkg-config curl \
+           gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu \
+           libc6-dev-armhf-cross libc6-dev-arm64-cross qemu-user-static systemd
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wno-unused-parameter
 ifeq ($(CI),true)
@@ -18,10 +23,15 @@ CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -ffp-contract=off -fno-fast-mat
            -pthread -MMD -MP -Icommon -Iproto
 LDLIBS  += -pthread -lm
 
+# The compute core's flags: the same, minus the packages' include paths.
+CORE_CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -ffp-contract=off -fno-fast-math \
+           -pthread -MMD -MP -Icommon
+
 ifeq ($(SAN),1)
 B       := build-san
 BIN     := build-san/bin
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+CORE_CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined
 else
 B       := build
@@ -52,7 +62,36 @@ LIB        := $(B)/libeulernpu.a
 SRV_LIB    := $(B)/libsrv.a
 CLI_LIB    := $(B)/libcli.a
 
-.PHONY: all deps demo test test-unit test-e2e test-san clean tests check-deps
+# The compute core: kernels, shape rules, planner, executor, over tensors in
+# memory. Exactly these files, with libc + libm + pthread and nothing else.
+CORE_SRC   := common/err.c common/buf.c common/tensor.c common/ops.c common/shape.c \
+              $(sort $(wildcard common/kernels*.c)) common/kmath.c common/par.c \
+              common/plan.c common/ir.c common/engine.c
+CORE_OBJ   := $(CORE_SRC:%.c=$(B)/core/%.o)
+CORE_LIB   := $(B)/libeulernpu-core.a
+
+# Cross-ISA proof: the runner, static, for the Zynq-7000 (Cortex-A9, VFPv3 +
+# NEON, hard float) and the Zynq UltraScale+ (Cortex-A53). Always unsanitized,
+# always into build/cross/. The host tools (bundle writer and comparer, and
+# a native runner) follow SAN like everything else.
+CROSS_ARMHF   ?= arm-linux-gnueabihf-gcc
+CROSS_AARCH64 ?= aarch64-linux-gnu-gcc
+CROSS_CFLAGS  := -std=c11 -D_GNU_SOURCE -O2 $(WARN) -ffp-contract=off -fno-fast-math \
+                 -pthread -static -Icommon
+ARMHF_CPU     := -mcpu=cortex-a9 -mfpu=neon -mfloat-abi=hard
+AARCH64_CPU   := -mcpu=cortex-a53
+CROSS_DEPS    := tests/cross/runner.c tests/cross/bundle.h $(CORE_SRC) $(wildcard common/*.h)
+CROSS_BINS    := build/cross/armhf/runner build/cross/aarch64/runner
+CROSS_HOST    := $(B)/cross/bundle $(B)/cross/runner
+
+# make install [PREFIX=/usr/local] [DESTDIR=]: the two programs. make
+# install-board: also the board agent's unit (its ExecStart follows PREFIX);
+# then `systemctl enable --now eulernpud-board` (README, "Boards").
+PREFIX  ?= /usr/local
+UNITDIR ?= /etc/systemd/system
+
+.PHONY: all deps demo test test-unit test-e2e test-san clean tests check-deps \
+        core cross cross-host print-core-src install install-board
 all: $(BIN)/eulernpud $(BIN)/eulernpu $(LIB)
 
 $(B)/obj/%.o: %.c
@@ -62,13 +101,13 @@ $(B)/obj/%.o: %.c
 
 $(LIB): $(COMMON_OBJ)
 	@$(if $(Q),echo "  AR      $@")
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(SRV_LIB): $(filter-out %/main.o,$(SERVER_OBJ))
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(CLI_LIB): $(filter-out %/main.o,$(CLIENT_OBJ))
-	$(Q)rm -f $@ && ar rcs $@ $^
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
 
 $(BIN)/eulernpud: $(SERVER_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
@@ -85,7 +124,55 @@ $(B)/tests/%: tests/unit/%.c $(LIB) $(SRV_LIB) $(CLI_LIB)
 	@$(if $(Q),echo "  TEST    $@")
 	$(Q)$(CC) $(CFLAGS) -Iserver -Iclient $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(SRV_LIB) $(CLI_LIB) $(LIB) $(CRIT_LIBS) $(PKG_LIBS) $(LDLIBS)
 
-tests: all $(TEST_BINS)
+tests: all $(TEST_BINS) $(CROSS_HOST)
+
+$(B)/core/%.o: %.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (core)")
+	$(Q)$(CC) $(CORE_CFLAGS) -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+core: $(CORE_LIB)
+
+build/cross/armhf/runner: $(CROSS_DEPS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CROSS   $@")
+	$(Q)$(CROSS_ARMHF) $(CROSS_CFLAGS) $(ARMHF_CPU) -o $@ tests/cross/runner.c $(CORE_SRC) -lm
+
+build/cross/aarch64/runner: $(CROSS_DEPS)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CROSS   $@")
+	$(Q)$(CROSS_AARCH64) $(CROSS_CFLAGS) $(AARCH64_CPU) -o $@ tests/cross/runner.c $(CORE_SRC) -lm
+
+cross: $(CROSS_BINS)
+
+$(B)/cross/bundle: tests/cross/bundle.c $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS) $(LDLIBS)
+
+$(B)/cross/runner: tests/cross/runner.c $(CORE_LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CORE_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_LIB) $(LDLIBS)
+
+cross-host: $(CROSS_HOST)
+
+print-core-src:
+	@echo $(CORE_SRC)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 $(BIN)/eulernpud $(BIN)/eulernpu $(DESTDIR)$(PREFIX)/bin/
+
+install-board: install
+	install -d $(DESTDIR)$(UNITDIR)
+	sed 's|/usr/local/bin/eulernpud|$(PREFIX)/bin/eulernpud|' systemd/eulernpud-board.service \
+	  >$(DESTDIR)$(UNITDIR)/eulernpud-board.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/eulernpud-board.service
 
 # Install the Debian packages the build and the tests need (sudo when not root).
 deps:
@@ -105,11 +192,12 @@ demo: deps
 # The whole suite: unit tests and end-to-end tests, then again under
 # ASan+UBSan. Prints a closing "N passed, N failed" line.
 test: deps
-	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)$(MAKE) --no-print-directory tests cross
 	$(Q)$(MAKE) --no-print-directory SAN=1 tests
 	$(Q)tests/run.sh
 
 clean:
 	rm -rf build build-san bin
 
--include $(COMMON_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(CLIENT_OBJ:.o=.d) $(TEST_BINS:=.d)
+-include $(COMMON_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(CLIENT_OBJ:.o=.d) $(TEST_BINS:=.d) \
+	 $(CORE_OBJ:.o=.d) $(CROSS_HOST:=.d)
