@@ -76,31 +76,6 @@ static const char *txt(const enpu_ynode *n)
 	return n->kind == ENPU_YN_SCALAR ? n->text : n->kind == ENPU_YN_SEQ ? "[...]" : "{...}";
 }
 
-static const char *closest(const char *w, const char *const *cands)
-{
-	const char *best = NULL;
-	int bd = 3;
-
-	for (int i = 0; cands[i]; i++) {
-		int d = enpu_edit_distance(w, cands[i], 2);
-
-		if (d < bd && d < (int)strlen(cands[i])) {
-			bd = d;
-			best = cands[i];
-		}
-	}
-	return best;
-}
-
-static void join(const char *const *list, char *buf, size_t cap)
-{
-	size_t off = 0;
-
-	buf[0] = 0;
-	for (int i = 0; list[i] && off < cap; i++)
-		off += (size_t)snprintf(buf + off, cap - off, "%s%s", i ? ", " : "", list[i]);
-}
-
 /* Names of the ops in mask, in table order, NULL-terminated. */
 static void op_names(uint32_t mask, const char **names)
 {
@@ -137,9 +112,9 @@ static int get_choice(pctx *c, const enpu_ynode *v, const char *field, const cha
 				*idx = i;
 				return 0;
 			}
-	join(names, list, sizeof(list));
+	enpu_join(names, list, sizeof(list));
 	snprintf(fix, sizeof(fix), "use one of: %s", list);
-	near = v->kind == ENPU_YN_SCALAR ? closest(v->text, names) : NULL;
+	near = v->kind == ENPU_YN_SCALAR ? enpu_closest(v->text, names) : NULL;
 	return fail_at(c, v, fix, "'%s' must be one of %s (got '%.32s')%s%s%s", field, list, txt(v),
 		       near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
 }
@@ -163,9 +138,9 @@ static int split(pctx *c, const enpu_ynode *map, const char *const *allowed,
 				break;
 		if (j == n) {
 			char list[256], fix[320];
-			const char *near = closest(k->text, allowed);
+			const char *near = enpu_closest(k->text, allowed);
 
-			join(allowed, list, sizeof(list));
+			enpu_join(allowed, list, sizeof(list));
 			snprintf(fix, sizeof(fix), "use one of: %s", list);
 			return fail_at(c, k, fix, "unknown field '%.64s' in %s%s%s%s", k->text, c->what,
 				       near ? " (did you mean '" : "", near ? near : "",
@@ -202,7 +177,7 @@ static int parse_pl_ops(pctx *c, const enpu_ynode *v, enpu_board_target *t)
 
 	op_names((1u << ENPU_OP_COUNT) - 1, all);
 	op_names(ENPU_PL_GEMMS | ENPU_PL_ELEMENTWISE, pl);
-	join(pl, list, sizeof(list));
+	enpu_join(pl, list, sizeof(list));
 	if (v->kind != ENPU_YN_SEQ)
 		return fail_at(c, v, "write pl_ops: [matmul, gemm, conv2d, add, relu]",
 			       "'pl_ops' must be a list of op names");
@@ -212,7 +187,7 @@ static int parse_pl_ops(pctx *c, const enpu_ynode *v, enpu_board_target *t)
 		const enpu_opdef *d = it->kind == ENPU_YN_SCALAR ? enpu_op_by_name(it->text) : NULL;
 
 		if (!d) {
-			const char *near = it->kind == ENPU_YN_SCALAR ? closest(it->text, all) : NULL;
+			const char *near = it->kind == ENPU_YN_SCALAR ? enpu_closest(it->text, all) : NULL;
 
 			snprintf(fix, sizeof(fix), "the PL takes: %s", list);
 			return fail_at(c, it, fix, "unknown op '%.64s' in 'pl_ops'%s%s%s", txt(it),
@@ -249,7 +224,7 @@ int enpu_board_target_parse(enpu_backend bk, const enpu_ynode *node, const char 
 	if (node->kind != ENPU_YN_MAP) {
 		char list[256];
 
-		join(fields, list, sizeof(list));
+		enpu_join(fields, list, sizeof(list));
 		return fail_at(&c, node, NULL, "%s must be a mapping of fields (%s)", c.what, list);
 	}
 	if (split(&c, node, fields, v))

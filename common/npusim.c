@@ -81,31 +81,6 @@ void enpu_npu_target_default(enpu_npu_target *t)
 	t->scalesim_compat = 0;
 }
 
-static const char *closest(const char *w, const char *const *cands)
-{
-	const char *best = NULL;
-	int bd = 3;
-
-	for (int i = 0; cands[i]; i++) {
-		int d = enpu_edit_distance(w, cands[i], 2);
-
-		if (d < bd && d < (int)strlen(cands[i])) {
-			bd = d;
-			best = cands[i];
-		}
-	}
-	return best;
-}
-
-static void join(const char *const *list, char *buf, size_t cap)
-{
-	size_t off = 0;
-
-	buf[0] = 0;
-	for (int i = 0; list[i] && off < cap; i++)
-		off += (size_t)snprintf(buf + off, cap - off, "%s%s", i ? ", " : "", list[i]);
-}
-
 /* The op names in table order, NULL-terminated (ENPU_OP_COUNT + 1 slots). */
 static void op_name_list(const char **names)
 {
@@ -186,9 +161,9 @@ static int split(pctx *c, const enpu_ynode *map, const char *const *allowed,
 				break;
 		if (j == n) {
 			char list[256], fix[320];
-			const char *near = closest(k->text, allowed);
+			const char *near = enpu_closest(k->text, allowed);
 
-			join(allowed, list, sizeof(list));
+			enpu_join(allowed, list, sizeof(list));
 			snprintf(fix, sizeof(fix), "use one of: %s", list);
 			return fail_at(c, k, fix, "unknown field '%.64s' %s%s%s%s", k->text, in_what,
 				       near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
@@ -267,9 +242,9 @@ static int parse_ops(pctx *c, const enpu_ynode *v, enpu_npu_target *t)
 
 		if (!d) {
 			char list[512], fix[600];
-			const char *near = it->kind == ENPU_YN_SCALAR ? closest(it->text, names) : NULL;
+			const char *near = it->kind == ENPU_YN_SCALAR ? enpu_closest(it->text, names) : NULL;
 
-			join(names, list, sizeof(list));
+			enpu_join(names, list, sizeof(list));
 			snprintf(fix, sizeof(fix), "known ops: %s", list);
 			return fail_at(c, it, fix, "unknown op '%.64s' in 'ops'%s%s%s", txt(it),
 				       near ? " (did you mean '" : "", near ? near : "",
@@ -293,7 +268,7 @@ int enpu_npu_target_parse(const enpu_ynode *node, const char *label, enpu_npu_ta
 	if (node->kind != ENPU_YN_MAP) {
 		char list[256];
 
-		join(field_names, list, sizeof(list));
+		enpu_join(field_names, list, sizeof(list));
 		return fail_at(&c, node, NULL, "the npu_sim target must be a mapping of fields (%s)",
 			       list);
 	}

@@ -225,8 +225,7 @@ int enpu_edit_distance(const char *a, const char *b, int cap)
 	return row[lb] > cap ? cap + 1 : row[lb];
 }
 
-/* The closest of a NULL-terminated list, or NULL if none is close. */
-static const char *closest(const char *w, const char *const *cands)
+const char *enpu_closest(const char *w, const char *const *cands)
 {
 	const char *best = NULL;
 	int bd = 3;
@@ -242,10 +241,12 @@ static const char *closest(const char *w, const char *const *cands)
 	return best;
 }
 
-static void join(const char *const *list, char *buf, size_t cap)
+void enpu_join(const char *const *list, char *buf, size_t cap)
 {
 	size_t off = 0;
 
+	if (!cap)
+		return;
 	buf[0] = 0;
 	for (int i = 0; list[i] && off < cap; i++)
 		off += (size_t)snprintf(buf + off, cap - off, "%s%s", i ? ", " : "", list[i]);
@@ -517,9 +518,9 @@ static int fields(pctx *c, const enpu_ynode *map, const char *const *allowed,
 				break;
 		if (j == n) {
 			char list[256];
-			const char *near = closest(k->text, allowed);
+			const char *near = enpu_closest(k->text, allowed);
 
-			join(allowed, list, sizeof(list));
+			enpu_join(allowed, list, sizeof(list));
 			return fail_at(c, k, ENPU_E_SCHEMA, NULL,
 				       "unknown key '%.64s' %s (allowed: %s)%s%s%s", k->text, in_what,
 				       list, near ? "; did you mean '" : "", near ? near : "",
@@ -881,7 +882,7 @@ static int parse_targets(pctx *c, const enpu_ynode *v)
 	for (int i = 0; i < ENPU_BK_COUNT; i++)
 		names[i] = enpu_backend_name((enpu_backend)i);
 	names[ENPU_BK_COUNT] = NULL;
-	join(names, known, sizeof(known));
+	enpu_join(names, known, sizeof(known));
 	if (enpu_ynode_null(v))
 		return 0;
 	if (v->kind != ENPU_YN_MAP)

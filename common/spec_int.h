@@ -89,4 +89,10 @@ int enpu_ynode_null(const enpu_ynode *n);
  * long or very different strings). */
 int enpu_edit_distance(const char *a, const char *b, int cap);
 
+/* The closest of a NULL-terminated list of names (edit distance at most 2,
+ * and less than the candidate's length), or NULL when none is close. */
+const char *enpu_closest(const char *w, const char *const *cands);
+/* "a, b, c" into buf, truncated to fit cap. */
+void enpu_join(const char *const *list, char *buf, size_t cap);
+
 #endif
