@@ -43,6 +43,7 @@ int cmd_backends(cli_ctx *ctx, int argc, char **argv);
 int cmd_explain(cli_ctx *ctx, int argc, char **argv);
 int cmd_version(cli_ctx *ctx, int argc, char **argv);
 int cmd_report(cli_ctx *ctx, int argc, char **argv);
+int cmd_boards(cli_ctx *ctx, int argc, char **argv);
 
 /* ---- options (opts.c) ------------------------------------------------ */
 

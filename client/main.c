@@ -15,6 +15,7 @@ static const cli_verb verbs[] = {
 	{"compare",  cmd_compare,  "compare a result with golden tensors"},
 	{"report",   cmd_report,   "print an npu_sim run's cycles and memory traffic per op"},
 	{"backends", cmd_backends, "print which ops each backend lowers"},
+	{"boards",   cmd_boards,   "print the board agents a lab server fronts, up/down, busy"},
 	{"explain",  cmd_explain,  "explain an error code (E0301), or list them all"},
 	{"version",  cmd_version,  "print the client's and the server's versions"},
 };

@@ -21,6 +21,7 @@
 #define API_JOB_RESULT        "/result"           /* GET /v1/jobs/{id}/result */
 #define API_JOB_REPORT        "/report"           /* GET /v1/jobs/{id}/report */
 #define API_COMPARE           "/v1/compare"
+#define API_BOARDS            "/v1/boards"
 
 /* Query parameters. */
 #define Q_WAIT                "wait"      /* seconds to long-poll for a job to finish */
@@ -99,6 +100,25 @@
 #define F_DRAM_BYTES         "dram_bytes"
 #define F_UTILISATION        "utilisation"
 #define F_CLOCK_MHZ          "clock_mhz"
+
+/* Boards: GET /v1/boards, a board agent's health, and a board job's JSON. */
+#define F_BOARDS             "boards"
+#define F_BOARD              "board"       /* job: the board that ran it (null before) */
+#define F_ATTEMPTS           "attempts"    /* job: tries on boards */
+#define F_FAILURE            "failure"     /* failed job: "model", "board", "timeout", "cancelled" */
+#define F_URL                "url"
+#define F_BUSY               "busy"
+#define F_QUEUE              "queue"
+#define F_PL                 "pl"
+#define F_LAST_ERROR         "last_error"
+#define F_LAST_SEEN          "last_seen"
+#define F_JOBS_DONE          "jobs_done"
+#define F_ARTIFACTS_CACHED   "artifacts_cached"
+#define F_BLOBS_RECEIVED     "blobs_received"
+#define F_BLOBS_BYTES        "blobs_bytes_received"
+#define BOARD_UP             "up"
+#define BOARD_DOWN           "down"
+#define H_AUTHORIZATION      "Authorization"   /* "Bearer <token>" to a board agent */
 
 /* Job states. */
 #define JOB_QUEUED            "queued"

@@ -2,6 +2,7 @@
  * compile's output, import of a manifest built elsewhere (materialized from
  * CAS blobs and verified before it becomes visible), and an LRU of loaded
  * handles so that repeated jobs do not re-read and re-verify the weights. */
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -229,6 +230,44 @@ int srv_artifact_present(srv_cas *c, const char *id)
 	}
 	srv_manifest_free(&m);
 	return ok;
+}
+
+void srv_artifact_touch(srv_cas *c, const char *id)
+{
+	srv_manifest m;
+	enpu_buf raw = ENPU_BUF_INIT;
+	enpu_err e = ENPU_ERR_INIT;
+	char dig[65];
+	int i;
+
+	if (srv_artifact_manifest(c, id, &m, &raw, &e) != 0) {
+		enpu_buf_free(&raw);
+		return;
+	}
+	for (i = 0; i < m.n; i++)
+		srv_cas_touch(c, m.files[i].sha256);
+	enpu_sha256_hex(raw.data, raw.len, dig);
+	srv_cas_touch(c, dig);
+	srv_manifest_free(&m);
+	enpu_buf_free(&raw);
+}
+
+long srv_artifact_count(srv_cas *c)
+{
+	char p[4200];
+	DIR *d;
+	struct dirent *de;
+	long n = 0;
+
+	snprintf(p, sizeof p, "%s/artifacts", srv_cas_root(c));
+	d = opendir(p);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		if (enpu_is_sha256_hex(de->d_name))
+			n++;
+	closedir(d);
+	return n;
 }
 
 /* rename(dir, artifacts/<id>); when another request got there first, keep

@@ -45,6 +45,12 @@ int srv_artifact_manifest(srv_cas *c, const char *id, srv_manifest *m, enpu_buf 
  * are present with the listed sizes, and its recomputed id is id. 1 = ok. */
 int srv_artifact_present(srv_cas *c, const char *id);
 
+/* Touch (srv_cas_touch) every blob of artifact id and its manifest: it is
+ * being used. Silent when the artifact is absent. */
+void srv_artifact_touch(srv_cas *c, const char *id);
+/* Number of artifact directories in the cache. */
+long srv_artifact_count(srv_cas *c);
+
 /* A fresh compile's output dir (under tmp/): store every listed file and
  * manifest.json in the CAS, then move the dir to artifacts/<id> (an
  * existing one is kept and dir removed). */

@@ -210,6 +210,16 @@ int srv_cas_has(const srv_cas *c, const char *digest, uint64_t *size)
 	return 1;
 }
 
+void srv_cas_touch(const srv_cas *c, const char *digest)
+{
+	char p[4200];
+
+	if (!enpu_is_sha256_hex(digest))
+		return;
+	srv_cas_blob_path(c, digest, p, sizeof p);
+	utimensat(AT_FDCWD, p, NULL, 0);
+}
+
 void srv_cas_tmpname(srv_cas *c, const char *suffix, char *out, size_t cap)
 {
 	char r[33];

@@ -24,6 +24,10 @@ void srv_cas_blob_path(const srv_cas *c, const char *digest, char *out, size_t c
 /* 1 if the blob exists (its size in *size if non-NULL), 0 if not. */
 int srv_cas_has(const srv_cas *c, const char *digest, uint64_t *size);
 
+/* Mark a blob as just used (its mtime, which --cache-max eviction orders
+ * by). Silent when the blob is absent. */
+void srv_cas_touch(const srv_cas *c, const char *digest);
+
 /* Streaming upload: bytes go to a temp file while being hashed. finish
  * checks the digest against expect (NULL = accept any), moves the file into
  * place (keeping an existing blob: *existed = 1) and frees u, success or not.

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <microhttpd.h>
 #include <json-c/json.h>
+#include <openssl/crypto.h>
 #include "srv.h"
 #include "digest.h"
 #include "http.h"
@@ -646,6 +647,25 @@ static void end_body(srv_req *r)
 	}
 }
 
+/* ---- bearer token --------------------------------------------------------------- */
+
+/* "Bearer <token>" naming ours. Compared as SHA-256 digests with
+ * CRYPTO_memcmp: constant time, and the length of ours never shows. */
+static int auth_ok(const char *token, const char *header)
+{
+	char want[65], got[65];
+	const char *t;
+
+	if (!header || strncasecmp(header, "Bearer ", 7) != 0)
+		return 0;
+	t = header + 7;
+	while (*t == ' ')
+		t++;
+	enpu_sha256_hex(token, strlen(token), want);
+	enpu_sha256_hex(t, strlen(t), got);
+	return CRYPTO_memcmp(want, got, 64) == 0;
+}
+
 /* ---- MHD callbacks --------------------------------------------------------------- */
 
 static enum MHD_Result queue(srv_req *r)
@@ -698,6 +718,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			} else {
 				srv_reply_fail(r, ENPU_E_NOT_FOUND, url, "no route '%s %s'", method, url);
 			}
+			return queue(r);
+		}
+		/* a board agent with a token: everything but the liveness check */
+		if (ctx->token && r->route->fn != srv_get_health &&
+		    !auth_ok(ctx->token, srv_req_header(r, MHD_HTTP_HEADER_AUTHORIZATION))) {
+			srv_reply_fail(r, ENPU_E_AUTH, url, "%s '%s' needs 'Authorization: Bearer TOKEN' "
+				       "with this server's token", method, url);
+			srv_reply_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
 			return queue(r);
 		}
 		if (begin_body(r) != 0)

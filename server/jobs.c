@@ -2,7 +2,9 @@
  * owns a kernel thread pool (enpu_par) and takes one job at a time: load
  * the artifact (via the LRU in artifact.c), enpu_run into tmp/, store the
  * result and the report.json in the CAS. Results are the same bytes for any
- * worker count. */
+ * worker count. Board jobs (zynq_ps, fpga_board on a lab server) wait in a
+ * second queue that boards.c's dispatchers take from; they carry a deadline,
+ * the board that ran them and how many tries it took. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -12,6 +14,7 @@
 #include "srv.h"
 #include "artifact.h"
 #include "http.h"
+#include "ops.h"
 #include "jobs.h"
 
 #define MAX_KEEP 10000          /* finished jobs remembered */
@@ -37,20 +40,38 @@ typedef struct job {
 	enpu_err err;
 	volatile int cancel;
 	struct job *qnext;
+	/* board jobs */
+	int remote, bk, attempts, timeout_s;
+	double deadline;
+	char board[64];
+	char last_fault[800];      /* the last board fault, for a timeout's message */
+	const char *failure;       /* "model", "board", "timeout", "cancelled" once failed */
+	json_object *extra;        /* keys of the board's job JSON shown as they are */
 } job;
 
 struct srv_jobs {
 	srv_cas *cas;
 	const enpu_limits *lim;
 	pthread_mutex_t mu;
-	pthread_cond_t work, done;
+	pthread_cond_t work, done, rwork;
 	job **all;
 	int n_all, cap_all;
-	job *qhead, *qtail;
-	int queued, running, max_queue, stopping;
+	job *qhead, *qtail;        /* local jobs, for the workers */
+	job *rhead, *rtail;        /* board jobs, for boards.c */
+	int queued, rqueued, running, max_queue, stopping;
 	pthread_t *threads;
 	int n_workers, par_threads;
+	void (*on_store)(void *);
+	void *on_store_arg;
 };
+
+void srv_jobs_on_store(srv_jobs *j, void (*fn)(void *), void *arg)
+{
+	pthread_mutex_lock(&j->mu);
+	j->on_store = fn;
+	j->on_store_arg = arg;
+	pthread_mutex_unlock(&j->mu);
+}
 
 static job *find(srv_jobs *j, const char *id)
 {
@@ -64,6 +85,7 @@ static job *find(srv_jobs *j, const char *id)
 static void job_free(job *jb)
 {
 	json_object_put(jb->outputs);
+	json_object_put(jb->extra);
 	free(jb);
 }
 
@@ -84,6 +106,22 @@ static void prune(srv_jobs *j)
 		}
 	}
 	j->n_all = k;
+}
+
+/* Take jb out of the queue headed by *head (tail kept right). */
+static void unqueue(job **head, job **tail, job *jb)
+{
+	job **pp;
+
+	for (pp = head; *pp; pp = &(*pp)->qnext)
+		if (*pp == jb) {
+			*pp = jb->qnext;
+			break;
+		}
+	jb->qnext = NULL;
+	*tail = NULL;
+	for (job *q = *head; q; q = q->qnext)
+		*tail = q;
 }
 
 static void finish(srv_jobs *j, job *jb, int state)
@@ -191,6 +229,8 @@ static void *worker(void *arg)
 
 		double t0 = srv_now();
 		int rc = run_job(j, jb, par);
+		if (rc == 0 && j->on_store)
+			j->on_store(j->on_store_arg);
 		if (rc == 0)
 			srv_log("info", "job=%s artifact=%.12s succeeded in %.3fs", jb->id,
 				jb->artifact, srv_now() - t0);
@@ -200,8 +240,10 @@ static void *worker(void *arg)
 
 		pthread_mutex_lock(&j->mu);
 		j->running--;
-		if (rc != 0)
+		if (rc != 0) {
 			jb->seconds = srv_now() - t0;
+			jb->failure = jb->cancel ? "cancelled" : "model";
+		}
 		finish(j, jb, rc == 0 ? S_SUCCEEDED : S_FAILED);
 	}
 	pthread_mutex_unlock(&j->mu);
@@ -227,6 +269,7 @@ srv_jobs *srv_jobs_start(srv_cas *cas, const enpu_limits *lim, int workers, int 
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_cond_init(&j->work, NULL);
 	pthread_cond_init(&j->done, NULL);
+	pthread_cond_init(&j->rwork, NULL);
 	j->threads = calloc((size_t)workers, sizeof *j->threads);
 	if (!j->threads) {
 		srv_jobs_free(j);
@@ -257,11 +300,28 @@ void srv_jobs_shutdown(srv_jobs *j)
 		j->qhead = jb->qnext;
 		enpu_fail(&jb->err, ENPU_E_JOB_FAILED, jb->id, "submit it again",
 			  "the server shut down before job '%s' started", jb->id);
+		jb->failure = "cancelled";
 		finish(j, jb, S_FAILED);
 	}
 	j->qtail = NULL;
 	j->queued = 0;
+	while (j->rhead) {
+		job *jb = j->rhead;
+		j->rhead = jb->qnext;
+		enpu_fail(&jb->err, ENPU_E_JOB_FAILED, jb->id, "submit it again",
+			  "the server shut down before job '%s' started", jb->id);
+		jb->failure = "cancelled";
+		finish(j, jb, S_FAILED);
+	}
+	j->rtail = NULL;
+	j->rqueued = 0;
+	/* board jobs in flight stop at once (the dispatchers cancel them on
+	 * their boards); local ones are left to finish */
+	for (i = 0; i < j->n_all; i++)
+		if (j->all[i]->remote && j->all[i]->state == S_RUNNING)
+			j->all[i]->cancel = SRV_CANCEL_SHUTDOWN;
 	pthread_cond_broadcast(&j->work);
+	pthread_cond_broadcast(&j->rwork);
 	pthread_cond_broadcast(&j->done);
 	pthread_mutex_unlock(&j->mu);
 	for (i = 0; i < j->n_workers; i++)
@@ -283,11 +343,13 @@ void srv_jobs_free(srv_jobs *j)
 	pthread_mutex_destroy(&j->mu);
 	pthread_cond_destroy(&j->work);
 	pthread_cond_destroy(&j->done);
+	pthread_cond_destroy(&j->rwork);
 	free(j);
 }
 
-int srv_jobs_submit(srv_jobs *j, const char *artifact, const char *backend,
-		    const char *input, const char *input_name, char id[33], enpu_err *e)
+/* Both kinds of submit: remote jobs go to the board queue with a deadline. */
+static int submit(srv_jobs *j, const char *artifact, const char *backend, const char *input,
+		  const char *input_name, int remote, int timeout_s, char id[33], enpu_err *e)
 {
 	job *jb;
 
@@ -297,10 +359,11 @@ int srv_jobs_submit(srv_jobs *j, const char *artifact, const char *backend,
 		return enpu_fail(e, ENPU_E_STORAGE, NULL, "retry once the server is back",
 				 "the server is shutting down");
 	}
-	if (j->queued >= j->max_queue) {
+	if (j->queued + j->rqueued >= j->max_queue) {
 		pthread_mutex_unlock(&j->mu);
 		return enpu_fail(e, ENPU_E_QUEUE_FULL, NULL, "retry after a moment",
-				 "%d jobs are already waiting (the --max-queue limit)", j->queued);
+				 "%d jobs are already waiting (the --max-queue limit)",
+				 j->queued + j->rqueued);
 	}
 	if (j->n_all == j->cap_all) {
 		int ncap = j->cap_all ? j->cap_all * 2 : 64;
@@ -327,17 +390,44 @@ int srv_jobs_submit(srv_jobs *j, const char *artifact, const char *backend,
 	clock_gettime(CLOCK_REALTIME, &jb->created);
 	jb->state = S_QUEUED;
 	j->all[j->n_all++] = jb;
-	if (j->qtail)
-		j->qtail->qnext = jb;
-	else
-		j->qhead = jb;
-	j->qtail = jb;
-	j->queued++;
+	if (remote) {
+		jb->remote = 1;
+		jb->bk = enpu_backend_parse(backend);
+		jb->deadline = srv_now() + timeout_s;
+		jb->timeout_s = timeout_s;
+		if (j->rtail)
+			j->rtail->qnext = jb;
+		else
+			j->rhead = jb;
+		j->rtail = jb;
+		j->rqueued++;
+		pthread_cond_broadcast(&j->rwork);
+	} else {
+		if (j->qtail)
+			j->qtail->qnext = jb;
+		else
+			j->qhead = jb;
+		j->qtail = jb;
+		j->queued++;
+		pthread_cond_signal(&j->work);
+	}
 	memcpy(id, jb->id, 33);
 	prune(j);
-	pthread_cond_signal(&j->work);
 	pthread_mutex_unlock(&j->mu);
 	return 0;
+}
+
+int srv_jobs_submit(srv_jobs *j, const char *artifact, const char *backend,
+		    const char *input, const char *input_name, char id[33], enpu_err *e)
+{
+	return submit(j, artifact, backend, input, input_name, 0, 0, id, e);
+}
+
+int srv_jobs_submit_remote(srv_jobs *j, const char *artifact, const char *backend,
+			   const char *input, const char *input_name, int timeout_s,
+			   char id[33], enpu_err *e)
+{
+	return submit(j, artifact, backend, input, input_name, 1, timeout_s, id, e);
 }
 
 static void add_time(json_object *o, const char *key, const struct timespec *t)
@@ -385,9 +475,20 @@ static json_object *job_json(const job *jb)
 		json_object_object_add(n, F_UTILISATION, srv_json_double(jb->npu_utilisation));
 		json_object_object_add(o, F_NPU, n);
 	}
+	if (jb->remote) {
+		json_object_object_add(o, F_BOARD, jb->board[0] ? json_object_new_string(jb->board)
+				       : NULL);
+		json_object_object_add(o, F_ATTEMPTS, json_object_new_int(jb->attempts));
+		if (jb->state == S_SUCCEEDED && jb->extra) {
+			json_object_object_foreach(jb->extra, k, v)
+				json_object_object_add(o, k, json_object_get(v));
+		}
+	}
 	if (jb->state == S_FAILED) {
 		json_object *w = srv_error_json(&jb->err);
 		json_object_object_add(o, F_ERROR, json_object_get(json_object_object_get(w, F_ERROR)));
+		json_object_object_add(o, F_FAILURE, json_object_new_string(
+			jb->failure ? jb->failure : "model"));
 		json_object_put(w);
 	}
 	return o;
@@ -455,7 +556,7 @@ int srv_jobs_report(srv_jobs *j, const char *id, char digest[65], const char **s
 
 int srv_jobs_cancel(srv_jobs *j, const char *id)
 {
-	job *jb, **pp;
+	job *jb;
 
 	pthread_mutex_lock(&j->mu);
 	jb = find(j, id);
@@ -463,18 +564,18 @@ int srv_jobs_cancel(srv_jobs *j, const char *id)
 		pthread_mutex_unlock(&j->mu);
 		return -1;
 	}
-	jb->cancel = 1;
+	if (jb->state < S_SUCCEEDED && !jb->cancel)
+		jb->cancel = SRV_CANCEL_USER;
 	if (jb->state == S_QUEUED) {
-		for (pp = &j->qhead; *pp; pp = &(*pp)->qnext)
-			if (*pp == jb) {
-				*pp = jb->qnext;
-				break;
-			}
-		j->qtail = NULL;
-		for (job *q = j->qhead; q; q = q->qnext)
-			j->qtail = q;
-		j->queued--;
+		if (jb->remote) {
+			unqueue(&j->rhead, &j->rtail, jb);
+			j->rqueued--;
+		} else {
+			unqueue(&j->qhead, &j->qtail, jb);
+			j->queued--;
+		}
 		enpu_fail(&jb->err, ENPU_E_JOB_FAILED, jb->id, NULL, "job '%s' was cancelled", jb->id);
+		jb->failure = "cancelled";
 		finish(j, jb, S_FAILED);
 	}
 	pthread_mutex_unlock(&j->mu);
@@ -484,7 +585,7 @@ int srv_jobs_cancel(srv_jobs *j, const char *id)
 void srv_jobs_stats(srv_jobs *j, int *queued, int *running, int *workers)
 {
 	pthread_mutex_lock(&j->mu);
-	*queued = j->queued;
+	*queued = j->queued + j->rqueued;
 	*running = j->running;
 	*workers = j->stopping ? 0 : j->n_workers;
 	pthread_mutex_unlock(&j->mu);
@@ -494,7 +595,230 @@ int srv_jobs_idle(srv_jobs *j)
 {
 	int idle;
 	pthread_mutex_lock(&j->mu);
-	idle = j->queued == 0 && j->running == 0;
+	idle = j->queued == 0 && j->rqueued == 0 && j->running == 0;
 	pthread_mutex_unlock(&j->mu);
 	return idle;
+}
+
+/* ---- board jobs ------------------------------------------------------------ */
+
+static job *take_match(srv_jobs *j, unsigned mask)
+{
+	for (job *q = j->rhead; q; q = q->qnext)
+		if (q->bk >= 0 && (mask & (1u << q->bk)))
+			return q;
+	return NULL;
+}
+
+int srv_jobs_take_remote(srv_jobs *j, unsigned mask, const atomic_int *gate, const char *board,
+			 double wait_s, srv_rjob *out)
+{
+	struct timespec deadline;
+	job *jb;
+	long ns;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	ns = deadline.tv_nsec + (long)((wait_s - (double)(long)wait_s) * 1e9);
+	deadline.tv_sec += (time_t)wait_s + ns / 1000000000L;
+	deadline.tv_nsec = ns % 1000000000L;
+	pthread_mutex_lock(&j->mu);
+	while (!j->stopping && !(jb = take_match(j, mask))) {
+		if (pthread_cond_timedwait(&j->rwork, &j->mu, &deadline) == ETIMEDOUT) {
+			jb = j->stopping ? NULL : take_match(j, mask);
+			break;
+		}
+	}
+	if (j->stopping) {
+		pthread_mutex_unlock(&j->mu);
+		return -1;
+	}
+	if (!jb || !atomic_load(gate)) {
+		pthread_mutex_unlock(&j->mu);
+		return 0;
+	}
+	unqueue(&j->rhead, &j->rtail, jb);
+	j->rqueued--;
+	j->running++;
+	jb->state = S_RUNNING;
+	jb->attempts++;
+	snprintf(jb->board, sizeof jb->board, "%s", board);
+	if (jb->started.tv_sec == 0)
+		clock_gettime(CLOCK_REALTIME, &jb->started);
+	memset(out, 0, sizeof *out);
+	memcpy(out->id, jb->id, sizeof out->id);
+	memcpy(out->artifact, jb->artifact, sizeof out->artifact);
+	memcpy(out->backend, jb->backend, sizeof out->backend);
+	memcpy(out->input, jb->input, sizeof out->input);
+	memcpy(out->input_name, jb->input_name, sizeof out->input_name);
+	out->cancel = &jb->cancel;
+	out->deadline = jb->deadline;
+	out->attempt = jb->attempts;
+	pthread_mutex_unlock(&j->mu);
+	return 1;
+}
+
+/* The E0813 of a job that ran out of time; under the lock. */
+static void fail_timeout(srv_jobs *j, job *jb, int timeout_s, const char *what)
+{
+	if (jb->last_fault[0])
+		enpu_fail(&jb->err, ENPU_E_JOB_TIMEOUT, jb->id, NULL,
+			  "job '%s' (%s) did not finish within %d s (--job-timeout): %s; last board "
+			  "error: %s", jb->id, jb->backend, timeout_s, what, jb->last_fault);
+	else
+		enpu_fail(&jb->err, ENPU_E_JOB_TIMEOUT, jb->id, NULL,
+			  "job '%s' (%s) did not finish within %d s (--job-timeout): %s", jb->id,
+			  jb->backend, timeout_s, what);
+	jb->failure = "timeout";
+	finish(j, jb, S_FAILED);
+}
+
+int srv_jobs_remote_done(srv_jobs *j, const char *id, srv_rkind kind, srv_rresult *res,
+			 const enpu_err *e, int retries)
+{
+	job *jb;
+	int requeued = 0;
+
+	pthread_mutex_lock(&j->mu);
+	jb = find(j, id);
+	if (!jb || jb->state != S_RUNNING) {   /* cannot happen: running jobs stay */
+		pthread_mutex_unlock(&j->mu);
+		return 0;
+	}
+	j->running--;
+	jb->seconds = 0;
+	if (kind == SRV_RUN_FAULT && srv_now() >= jb->deadline)
+		kind = SRV_RUN_CANCEL;
+	switch (kind) {
+	case SRV_RUN_OK:
+		memcpy(jb->result, res->result, sizeof jb->result);
+		memcpy(jb->report, res->report, sizeof jb->report);
+		jb->seconds = res->seconds;
+		jb->outputs = res->outputs;
+		jb->extra = res->extra;
+		res->outputs = res->extra = NULL;
+		finish(j, jb, S_SUCCEEDED);
+		break;
+	case SRV_RUN_MODEL:
+		jb->err = *e;
+		jb->failure = "model";
+		finish(j, jb, S_FAILED);
+		break;
+	case SRV_RUN_FAULT:
+		snprintf(jb->last_fault, sizeof jb->last_fault, "%s", e->message);
+		if (jb->attempts <= retries && !jb->cancel && !j->stopping) {
+			/* back to the head: it has waited longest */
+			jb->state = S_QUEUED;
+			jb->qnext = j->rhead;
+			j->rhead = jb;
+			if (!j->rtail)
+				j->rtail = jb;
+			j->rqueued++;
+			requeued = 1;
+			pthread_cond_broadcast(&j->rwork);
+			break;
+		}
+		jb->err = *e;
+		jb->err.code = ENPU_E_BOARD_FAULT;
+		if (jb->attempts > 1) {
+			size_t n = strlen(jb->err.message);
+			snprintf(jb->err.message + n, sizeof jb->err.message - n,
+				 " (after %d tries on boards)", jb->attempts);
+		}
+		jb->failure = "board";
+		finish(j, jb, S_FAILED);
+		break;
+	case SRV_RUN_CANCEL:
+		if (jb->cancel == SRV_CANCEL_USER) {
+			enpu_fail(&jb->err, ENPU_E_JOB_FAILED, jb->id, NULL,
+				  "job '%s' was cancelled (and on board '%s')", jb->id, jb->board);
+			jb->failure = "cancelled";
+			finish(j, jb, S_FAILED);
+		} else if (jb->cancel == SRV_CANCEL_SHUTDOWN) {
+			enpu_fail(&jb->err, ENPU_E_JOB_FAILED, jb->id, "submit it again",
+				  "the server shut down while job '%s' ran on board '%s'", jb->id,
+				  jb->board);
+			jb->failure = "cancelled";
+			finish(j, jb, S_FAILED);
+		} else {
+			char what[160];
+			snprintf(what, sizeof what, "cancelled on board '%s'", jb->board);
+			fail_timeout(j, jb, jb->timeout_s, what);
+		}
+		break;
+	}
+	pthread_mutex_unlock(&j->mu);
+	return requeued;
+}
+
+void srv_jobs_expire(srv_jobs *j)
+{
+	double now = srv_now();
+	job *q, *next;
+	int i;
+
+	pthread_mutex_lock(&j->mu);
+	for (q = j->rhead; q; q = next) {
+		next = q->qnext;
+		if (now < q->deadline)
+			continue;
+		unqueue(&j->rhead, &j->rtail, q);
+		j->rqueued--;
+		fail_timeout(j, q, q->timeout_s, q->attempts ? "no board took it again"
+			     : "no board serving it was up");
+	}
+	for (i = 0; i < j->n_all; i++) {
+		job *jb = j->all[i];
+		if (jb->remote && jb->state == S_RUNNING && now >= jb->deadline && !jb->cancel)
+			jb->cancel = SRV_CANCEL_TIMEOUT;
+	}
+	pthread_mutex_unlock(&j->mu);
+}
+
+void srv_jobs_kick(srv_jobs *j)
+{
+	pthread_mutex_lock(&j->mu);
+	pthread_cond_broadcast(&j->rwork);
+	pthread_mutex_unlock(&j->mu);
+}
+
+int srv_jobs_remote_queued(srv_jobs *j, unsigned mask)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&j->mu);
+	for (job *q = j->rhead; q; q = q->qnext)
+		if (q->bk >= 0 && (mask & (1u << q->bk)))
+			n++;
+	pthread_mutex_unlock(&j->mu);
+	return n;
+}
+
+int srv_jobs_pins(srv_jobs *j, char (**out)[65])
+{
+	char (*p)[65] = NULL;
+	int i, n = 0, cap = 0;
+
+	*out = NULL;
+	pthread_mutex_lock(&j->mu);
+	for (i = 0; i < j->n_all; i++) {
+		job *jb = j->all[i];
+		if (jb->state >= S_SUCCEEDED)
+			continue;
+		if (n + 2 > cap) {
+			int ncap = cap ? cap * 2 : 32;
+			char (*np)[65] = realloc(p, (size_t)ncap * sizeof *np);
+			if (!np) {
+				pthread_mutex_unlock(&j->mu);
+				free(p);
+				return -1;
+			}
+			p = np;
+			cap = ncap;
+		}
+		memcpy(p[n++], jb->input, 65);
+		memcpy(p[n++], jb->artifact, 65);
+	}
+	pthread_mutex_unlock(&j->mu);
+	*out = p;
+	return n;
 }

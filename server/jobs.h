@@ -5,6 +5,7 @@
 #ifndef SRV_JOBS_H
 #define SRV_JOBS_H
 
+#include <stdatomic.h>
 #include "enpu.h"
 #include "cas.h"
 
@@ -15,6 +16,10 @@ typedef struct srv_jobs srv_jobs;
  * jobs waiting. NULL + *e on failure. */
 srv_jobs *srv_jobs_start(srv_cas *cas, const enpu_limits *lim, int workers, int threads,
 			 int max_queue, enpu_err *e);
+/* Called (outside the lock) after a worker stored a job's result in the
+ * CAS: the daemon keeps its cache bound there. */
+void srv_jobs_on_store(srv_jobs *j, void (*fn)(void *), void *arg);
+
 /* Stop accepting, fail queued jobs, wake every waiter, let running jobs
  * finish and join the workers. The table stays readable until free (which
  * shuts down first if needed). */
@@ -37,6 +42,66 @@ int srv_jobs_result(srv_jobs *j, const char *id, char digest[65], const char **s
 int srv_jobs_report(srv_jobs *j, const char *id, char digest[65], const char **state);
 /* Ask a job to stop (queued: removed and failed at once). 0, or -1 if unknown. */
 int srv_jobs_cancel(srv_jobs *j, const char *id);
+
+/* ---- board jobs (run by boards.c, not by the workers) --------------------- */
+
+/* How a forwarded run ended (board.c). */
+typedef enum srv_rkind {
+	SRV_RUN_OK = 0,
+	SRV_RUN_MODEL,     /* the board's own job error, passed through */
+	SRV_RUN_FAULT,     /* the board failed: refused, timed out, 5xx, garbage */
+	SRV_RUN_CANCEL,    /* cancelled here (user, --job-timeout, shutdown) */
+} srv_rkind;
+
+/* cancel values of a board job. */
+#define SRV_CANCEL_USER     1
+#define SRV_CANCEL_TIMEOUT  2
+#define SRV_CANCEL_SHUTDOWN 3
+
+/* A board job handed to a dispatcher. cancel points into the job, which
+ * stays valid until srv_jobs_remote_done (running jobs are never freed). */
+typedef struct srv_rjob {
+	char id[33], artifact[65], backend[32], input[65], input_name[256];
+	const volatile int *cancel;
+	double deadline;           /* srv_now() seconds */
+	int attempt;               /* 1 for the first try */
+} srv_rjob;
+
+/* What the dispatcher brings back. outputs/extra are owned by the job
+ * afterwards (extra: other keys of the board's job JSON to show, e.g. "npu"). */
+typedef struct srv_rresult {
+	char result[65], report[65];
+	double seconds;
+	struct json_object *outputs, *extra;
+} srv_rresult;
+
+/* Queue a board job (backend is zynq_ps or fpga_board) that must end within
+ * timeout_s seconds. As srv_jobs_submit otherwise. */
+int srv_jobs_submit_remote(srv_jobs *j, const char *artifact, const char *backend,
+			   const char *input, const char *input_name, int timeout_s,
+			   char id[33], enpu_err *e);
+/* Take the oldest queued board job whose backend bit (1u << enpu_backend)
+ * is in mask, for board `board`, waiting up to wait_s seconds, and only
+ * while *gate is non-zero (the board is up: checked when a job is there).
+ * 1 = got one (it is running now), 0 = none, -1 = shutting down. */
+int srv_jobs_take_remote(srv_jobs *j, unsigned mask, const atomic_int *gate, const char *board,
+			 double wait_s, srv_rjob *out);
+/* End a try: OK succeeds (res taken), MODEL fails with *e, FAULT requeues
+ * the job at the head while tries remain (retries + 1 in all), else fails
+ * it with *e; CANCEL fails it as the cancel flag says. Returns 1 when the
+ * job went back to the queue. */
+int srv_jobs_remote_done(srv_jobs *j, const char *id, srv_rkind kind, srv_rresult *res,
+			 const enpu_err *e, int retries);
+/* Fail queued board jobs past their deadline (E0813) and flag running ones
+ * to stop (SRV_CANCEL_TIMEOUT). Called by a timer. */
+void srv_jobs_expire(srv_jobs *j);
+/* Wake the dispatchers (a board came up). */
+void srv_jobs_kick(srv_jobs *j);
+/* Queued board jobs whose backend bit is in mask. */
+int srv_jobs_remote_queued(srv_jobs *j, unsigned mask);
+/* Digests that queued and running jobs need: their inputs and artifact ids,
+ * each as a 65-byte string appended to *out (caller frees). Count or -1. */
+int srv_jobs_pins(srv_jobs *j, char (**out)[65]);
 
 void srv_jobs_stats(srv_jobs *j, int *queued, int *running, int *workers);
 int srv_jobs_idle(srv_jobs *j);

@@ -17,8 +17,11 @@
 #include <sys/un.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <curl/curl.h>
 #include "srv.h"
 #include "buf.h"
+#include "boards.h"
+#include "pl.h"
 #include "cas.h"
 #include "jobs.h"
 #include "http.h"
@@ -47,9 +50,37 @@ static const char usage[] =
 "  --conn-limit N        simultaneous connections (default 64)\n"
 "  --conn-timeout SEC    idle connection timeout (default 60)\n"
 "  --log FILE            log here instead of stderr (one line per request)\n"
+"  --cache-max BYTES     keep at most this many bytes of blobs in the cache\n"
+"                        (default 0 = unbounded). Past it, the least recently\n"
+"                        used blobs that no queued or running job needs are\n"
+"                        evicted, then artifacts that lost a file (a later run\n"
+"                        uploads them again)\n"
 "  --pid-file FILE       write the daemon's pid there (removed at exit)\n"
 "  --version             print the version and exit\n"
 "  --help                print this help and exit\n"
+"\n"
+"Roles and boards:\n"
+"  --role local|server|board\n"
+"                        local (default) and server run cpu_ref and npu_sim jobs\n"
+"                        and send zynq_ps and fpga_board jobs to board agents;\n"
+"                        board is a board agent: it runs every backend itself\n"
+"  --pl emulated         board role: the PL driver. emulated (the default, and\n"
+"                        the only one in this build) computes PL segments with\n"
+"                        the reference kernels and models the PL cycles\n"
+"  --token-file FILE     require 'Authorization: Bearer <token in FILE>' on every\n"
+"                        request but GET /v1/health (401 E0814 otherwise)\n"
+"  --board NAME=URL      a board agent to send board jobs to (repeatable);\n"
+"                        URL is http://HOST:PORT or unix:/PATH\n"
+"  --board-token-file FILE  the bearer token to send to the boards\n"
+"  --board-health-interval S  seconds between health checks of a board (default 5)\n"
+"  --board-backoff-max S  longest wait between checks of a down board; the wait\n"
+"                        starts at 1 s and doubles (default 60)\n"
+"  --board-timeout S     bound on each HTTP call to a board (default 30)\n"
+"  --board-retries N     a job whose board faults runs on another board at most\n"
+"                        N more times (default 2)\n"
+"  --job-timeout S       a board job's queue and run time together (default 600);\n"
+"                        past it the job is cancelled on its board, E0813\n"
+"With no board that serves a job's backend, POST /v1/jobs answers 503 E0811.\n"
 "\n"
 "SIGTERM or SIGINT: stop accepting, finish running jobs, remove the socket, exit 0.\n";
 
@@ -85,7 +116,7 @@ static int parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-typedef enum { O_STR, O_INT, O_U64 } otype;
+typedef enum { O_STR, O_INT, O_U64, O_ROLE, O_BOARD } otype;
 typedef struct opt {
 	const char *name;
 	otype type;
@@ -95,18 +126,29 @@ typedef struct opt {
 
 #define OFF(f) offsetof(srv_config, f)
 static const opt opts[] = {   /* sorted by name */
+	{"--board",        O_BOARD, 0, 0, 0},
+	{"--board-backoff-max", O_INT, OFF(board_backoff_max), 1, 86400},
+	{"--board-health-interval", O_INT, OFF(board_health_interval), 1, 86400},
+	{"--board-retries", O_INT, OFF(board_retries), 0, 100},
+	{"--board-timeout", O_INT, OFF(board_timeout), 1, 86400},
+	{"--board-token-file", O_STR, OFF(board_token_file), 0, 0},
 	{"--cache",        O_STR, OFF(cache_dir), 0, 0},
+	{"--cache-max",    O_U64, OFF(cache_max), 0, UINT64_MAX / 2},
 	{"--conn-limit",   O_INT, OFF(conn_limit), 1, 100000},
 	{"--conn-timeout", O_INT, OFF(conn_timeout), 1, 86400},
 	{"--idle-exit",    O_INT, OFF(idle_exit), 0, INT_MAX},
+	{"--job-timeout",  O_INT, OFF(job_timeout), 1, 7 * 86400},
 	{"--listen",       O_STR, OFF(listen), 0, 0},
 	{"--log",          O_STR, OFF(log_file), 0, 0},
 	{"--max-queue",    O_INT, OFF(max_queue), 0, 1000000},
 	{"--max-upload",   O_U64, OFF(max_upload), 1, UINT64_MAX / 2},
 	{"--pid-file",     O_STR, OFF(pid_file), 0, 0},
+	{"--pl",           O_STR, OFF(pl), 0, 0},
 	{"--port-file",    O_STR, OFF(port_file), 0, 0},
+	{"--role",         O_ROLE, 0, 0, 0},
 	{"--socket",       O_STR, OFF(socket_path), 0, 0},
 	{"--threads",      O_INT, OFF(threads), 1, 256},
+	{"--token-file",   O_STR, OFF(token_file), 0, 0},
 	{"--workers",      O_INT, OFF(workers), 1, 1024},
 };
 
@@ -142,7 +184,28 @@ static int parse_flags(int argc, char **argv, srv_config *c)
 			val = argv[++i];
 		else
 			return usage_error("option '%s' needs a value", name);
-		if (o->type == O_STR) {
+		if (o->type == O_ROLE) {
+			if (!strcmp(val, "local"))
+				c->role = SRV_ROLE_LOCAL;
+			else if (!strcmp(val, "server"))
+				c->role = SRV_ROLE_SERVER;
+			else if (!strcmp(val, "board"))
+				c->role = SRV_ROLE_BOARD;
+			else
+				return usage_error("--role '%s' is not one of local, server, board", val);
+		} else if (o->type == O_BOARD) {
+			enpu_err be = ENPU_ERR_INIT;
+			int k2;
+			if (c->n_boards == SRV_MAX_BOARDS)
+				return usage_error("at most %d --board options", SRV_MAX_BOARDS);
+			if (srv_board_parse(val, &c->boards[c->n_boards], &be) != 0)
+				return usage_error("%s", be.message);
+			for (k2 = 0; k2 < c->n_boards; k2++)
+				if (!strcmp(c->boards[k2].name, c->boards[c->n_boards].name))
+					return usage_error("board name '%s' is given twice",
+							   c->boards[k2].name);
+			c->n_boards++;
+		} else if (o->type == O_STR) {
 			if (!*val)
 				return usage_error("option '%s' needs a non-empty value", name);
 			*(const char **)((char *)c + o->off) = val;
@@ -160,6 +223,14 @@ static int parse_flags(int argc, char **argv, srv_config *c)
 	}
 	if (c->port_file && !c->listen)
 		return usage_error("--port-file needs --listen HOST:PORT");
+	if (c->pl && !enpu_pl_by_name(c->pl))
+		return usage_error("--pl '%s' is not a PL driver of this build (known: %s)", c->pl,
+				   enpu_pl_names());
+	if (c->pl && c->role != SRV_ROLE_BOARD)
+		return usage_error("--pl applies to a board agent: add --role board");
+	if (c->role == SRV_ROLE_BOARD && (c->n_boards || c->board_token_file))
+		return usage_error("a board agent (--role board) fronts no boards: drop --board%s",
+				   c->board_token_file ? " and --board-token-file" : "");
 	return 0;
 }
 
@@ -294,6 +365,11 @@ static void defaults(srv_config *c)
 	c->max_queue = 256;
 	c->conn_limit = 64;
 	c->conn_timeout = 60;
+	c->board_health_interval = 5;
+	c->board_timeout = 30;
+	c->board_backoff_max = 60;
+	c->job_timeout = 600;
+	c->board_retries = 2;
 	if ((x = getenv("XDG_CACHE_HOME")) && *x)
 		snprintf(cache_buf, sizeof cache_buf, "%s/eulernpu", x);
 	else
@@ -311,6 +387,42 @@ static const char *default_socket(void)
 		snprintf(sock_path_buf, sizeof sock_path_buf, "/tmp/eulernpu-%u/eulernpud.sock",
 			 (unsigned)getuid());
 	return sock_path_buf;
+}
+
+/* A bearer token from a file: one line, trailing whitespace dropped, no
+ * spaces or control characters (it goes into a header). Never logged. */
+static int read_token(const char *flag, const char *path, char **out)
+{
+	enpu_buf b = ENPU_BUF_INIT;
+	enpu_err e = ENPU_ERR_INIT;
+	size_t n, i;
+
+	if (enpu_read_file(path, 4096, &b, &e) != 0) {
+		enpu_buf_free(&b);
+		return usage_error("%s '%s': %s", flag, path, e.message);
+	}
+	n = b.len;
+	while (n > 0 && (b.data[n - 1] == '\n' || b.data[n - 1] == '\r' || b.data[n - 1] == ' ' ||
+			 b.data[n - 1] == '\t'))
+		n--;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)b.data[i] <= ' ' || (unsigned char)b.data[i] == 0x7f)
+			break;
+	if (n == 0 || i < n) {
+		enpu_buf_free(&b);
+		return usage_error("%s '%s': the token must be one line of printable characters, "
+				   "without spaces", flag, path);
+	}
+	*out = strndup(b.data, n);
+	enpu_buf_free(&b);
+	if (!*out)
+		return usage_error("out of memory");
+	return 0;
+}
+
+static void enforce_cb(void *ctx)
+{
+	srv_cache_enforce(ctx);
 }
 
 static int write_small(const char *path, const char *text)
@@ -341,9 +453,20 @@ int main(int argc, char **argv)
 		return 2;
 	if (!ctx.cfg.socket_path && !ctx.cfg.listen)
 		ctx.cfg.socket_path = default_socket();
+	if ((ctx.cfg.token_file && read_token("--token-file", ctx.cfg.token_file, &ctx.token)) ||
+	    (ctx.cfg.board_token_file &&
+	     read_token("--board-token-file", ctx.cfg.board_token_file, &ctx.board_token))) {
+		free(ctx.token);
+		free(ctx.board_token);
+		return 2;
+	}
 	if (srv_log_open(ctx.cfg.log_file) != 0)
 		return usage_error("cannot open log file '%s': %s", ctx.cfg.log_file, strerror(errno));
 	ctx.lim = enpu_limits_default();
+	if (ctx.cfg.role == SRV_ROLE_BOARD &&
+	    enpu_pl_select(ctx.cfg.pl ? ctx.cfg.pl : SRV_PL_EMULATED, &e) != 0)
+		return usage_error("%s", e.message);
+	curl_global_init(CURL_GLOBAL_DEFAULT);   /* before any thread */
 
 	/* Signals are taken synchronously by this thread: block them before any
 	 * thread starts so that every thread inherits the mask. */
@@ -365,6 +488,14 @@ int main(int argc, char **argv)
 		srv_log("error", "cannot start workers: %s", e.message);
 		goto out;
 	}
+	srv_jobs_on_store(ctx.jobs, enforce_cb, &ctx);
+	if (ctx.cfg.role != SRV_ROLE_BOARD) {
+		ctx.boards = srv_boards_start(&ctx, &e);
+		if (!ctx.boards) {
+			srv_log("error", "cannot start the board pool: %s", e.message);
+			goto out;
+		}
+	}
 	if (ctx.cfg.socket_path) {
 		if ((fd_unix = open_unix(ctx.cfg.socket_path)) < 0 ||
 		    !(d_unix = srv_http_start(&ctx, fd_unix)))
@@ -385,11 +516,14 @@ int main(int argc, char **argv)
 		if (write_small(ctx.cfg.pid_file, line) != 0)
 			goto out;
 	}
-	srv_log("info", "eulernpud %s listening%s%s%s%s (port %d) cache=%s workers=%d threads=%d",
-		ENPU_VERSION, ctx.cfg.socket_path ? " on " : "",
+	srv_log("info", "eulernpud %s listening%s%s%s%s (port %d) cache=%s workers=%d threads=%d "
+		"role=%s boards=%d%s%s", ENPU_VERSION, ctx.cfg.socket_path ? " on " : "",
 		ctx.cfg.socket_path ? ctx.cfg.socket_path : "", ctx.cfg.listen ? " tcp " : "",
 		ctx.cfg.listen ? ctx.cfg.listen : "", port, ctx.cfg.cache_dir, ctx.cfg.workers,
-		ctx.cfg.threads);
+		ctx.cfg.threads, ctx.cfg.role == SRV_ROLE_BOARD ? "board" :
+		ctx.cfg.role == SRV_ROLE_SERVER ? "server" : "local", ctx.cfg.n_boards,
+		ctx.cfg.role == SRV_ROLE_BOARD ? " pl=" : "",
+		ctx.cfg.role == SRV_ROLE_BOARD ? enpu_pl_current()->name : "");
 
 	for (;;) {
 		struct timespec tick = {1, 0};
@@ -424,6 +558,8 @@ out:
 	srv_jobs_shutdown(ctx.jobs);
 	srv_http_stop(d_unix);
 	srv_http_stop(d_tcp);
+	srv_boards_free(ctx.boards);   /* after the table stops: dispatchers leave */
+	ctx.boards = NULL;
 	if (fd_unix >= 0)
 		close(fd_unix);
 	if (fd_tcp >= 0)
@@ -435,6 +571,9 @@ out:
 	srv_jobs_free(ctx.jobs);
 	srv_cas_close(ctx.cas);
 	srv_artifact_cache_clear();
+	free(ctx.token);
+	free(ctx.board_token);
+	curl_global_cleanup();
 	srv_log("info", "stopped");
 	srv_log_close();
 	return status;

@@ -22,5 +22,6 @@ const srv_route srv_routes[] = {
 	{"GET",    API_JOBS "/*" API_JOB_RESULT,    SRV_BODY_NONE, srv_get_job_result},
 	{"GET",    API_JOBS "/*" API_JOB_REPORT,    SRV_BODY_NONE, srv_get_job_report},
 	{"POST",   API_COMPARE,                     SRV_BODY_FORM, srv_post_compare},
+	{"GET",    API_BOARDS,                      SRV_BODY_NONE, srv_get_boards},
 };
 const int srv_n_routes = (int)(sizeof srv_routes / sizeof srv_routes[0]);

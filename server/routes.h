@@ -14,6 +14,7 @@ void srv_get_health(srv_ctx *ctx, srv_req *r);
 void srv_get_backends(srv_ctx *ctx, srv_req *r);
 void srv_post_compare(srv_ctx *ctx, srv_req *r);
 void srv_get_metrics(srv_ctx *ctx, srv_req *r);
+void srv_get_boards(srv_ctx *ctx, srv_req *r);
 /* routes_blobs.c */
 void srv_post_blobs_missing(srv_ctx *ctx, srv_req *r);
 void srv_put_blob(srv_ctx *ctx, srv_req *r);

@@ -22,6 +22,7 @@ void srv_get_artifact(srv_ctx *ctx, srv_req *r)
 		return;
 	}
 	srv_manifest_free(&m);
+	srv_artifact_touch(ctx->cas, id);
 	srv_artifact_dir(ctx->cas, id, dir, sizeof dir);
 	snprintf(p, sizeof p, "%s/manifest.json", dir);
 	srv_reply_file(r, p, "application/json");
@@ -86,4 +87,6 @@ void srv_put_artifact(srv_ctx *ctx, srv_req *r)
 	json_object_object_add(o, F_ARTIFACT_ID, json_object_new_string(id));
 	json_object_object_add(o, "created", json_object_new_boolean(created));
 	srv_reply_json(r, created ? 201 : 200, o);
+	if (created)
+		srv_cache_enforce(ctx);
 }

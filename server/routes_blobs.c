@@ -43,6 +43,8 @@ void srv_post_blobs_missing(srv_ctx *ctx, srv_req *r)
 		const char *d = json_object_get_string(json_object_array_get_idx(arr, i));
 		if (!srv_cas_has(ctx->cas, d, NULL))
 			json_object_array_add(missing, json_object_new_string(d));
+		else
+			srv_cas_touch(ctx->cas, d);   /* about to be used */
 	}
 	o = json_object_new_object();
 	json_object_object_add(o, F_MISSING, missing);
@@ -58,7 +60,6 @@ void srv_put_blob(srv_ctx *ctx, srv_req *r)
 	int existed = 0;
 	uint64_t n;
 	json_object *o;
-	(void)ctx;
 
 	if (!u) {
 		srv_reply_fail(r, ENPU_E_INTERNAL, NULL, "no upload in progress");
@@ -70,11 +71,17 @@ void srv_put_blob(srv_ctx *ctx, srv_req *r)
 		srv_reply_error(r, &e, NULL);
 		return;
 	}
+	if (!existed) {
+		atomic_fetch_add(&ctx->blobs_received, 1);
+		atomic_fetch_add(&ctx->blobs_bytes_received, n);
+	}
 	o = json_object_new_object();
 	json_object_object_add(o, F_SHA256, json_object_new_string(dig));
 	json_object_object_add(o, F_BYTES, json_object_new_int64((int64_t)n));
 	json_object_object_add(o, "created", json_object_new_boolean(!existed));
 	srv_reply_json(r, existed ? 200 : 201, o);
+	if (!existed)
+		srv_cache_enforce(ctx);
 }
 
 void srv_get_blob(srv_ctx *ctx, srv_req *r)
@@ -91,6 +98,7 @@ void srv_get_blob(srv_ctx *ctx, srv_req *r)
 		srv_reply_fail(r, ENPU_E_NOT_FOUND, d, "blob %s is not on the server", d);
 		return;
 	}
+	srv_cas_touch(ctx->cas, d);
 	srv_cas_blob_path(ctx->cas, d, path, sizeof path);
 	srv_reply_file(r, path, "application/octet-stream");
 }

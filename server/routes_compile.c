@@ -177,6 +177,7 @@ void srv_post_compile(srv_ctx *ctx, srv_req *r)
 	o = json_object_new_object();
 	if (srv_ac_get(ctx->cas, key, id) && cached_summary(ctx, id, o) == 0) {
 		cached = 1;
+		srv_artifact_touch(ctx->cas, id);
 	} else {
 		json_object_put(o);
 		o = json_object_new_object();
@@ -210,6 +211,8 @@ void srv_post_compile(srv_ctx *ctx, srv_req *r)
 		srv_manifest_free(&m);
 		srv_reply_json(r, 200, res);
 	}
+	if (!cached)
+		srv_cache_enforce(ctx);
 	goto out;
 fail:
 	srv_reply_error(r, &e, NULL);

@@ -1,7 +1,8 @@
 /* routes_jobs.c: POST /v1/jobs (queue a run; ?wait=S answers when done),
  * GET /v1/jobs/{id}[?wait=S] (long-poll), DELETE (cancel), /result (the
  * result.npz bytes) and /report. A long poll blocks only its own
- * connection thread. */
+ * connection thread. On a local or lab server, zynq_ps and fpga_board jobs
+ * go to the board pool (boards.c); with no board for them, 503 at once. */
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
@@ -9,6 +10,7 @@
 #include "digest.h"
 #include "artifact.h"
 #include "jobs.h"
+#include "boards.h"
 #include "routes.h"
 
 #define DEFAULT_INPUT_NAME "input.npz"
@@ -37,7 +39,7 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 	enpu_artifact *a = NULL;
 	enpu_err e = ENPU_ERR_INIT;
 	char backend[32];
-	int wait_s;
+	int wait_s, remote = 0;
 
 	if (srv_query_wait(r, &wait_s) || srv_field_str(r, F_ARTIFACT, 1, &art) ||
 	    srv_field_str(r, F_INPUT_NAME, 0, &input_name))
@@ -54,12 +56,27 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 	}
 	snprintf(backend, sizeof backend, "%s", enpu_artifact_backend(a));
 	srv_artifact_release(a);
+	if (ctx->cfg.role != SRV_ROLE_BOARD && srv_backend_on_board(backend)) {
+		/* never run here; refused now rather than queued forever */
+		if (!srv_boards_serves(ctx->boards, backend)) {
+			enpu_fail(&e, ENPU_E_NO_BOARD, F_BACKEND, NULL,
+				  "no board serves backend '%s' (this server fronts %d board%s%s)",
+				  backend, ctx->cfg.n_boards, ctx->cfg.n_boards == 1 ? "" : "s",
+				  ctx->cfg.n_boards ? " and none of them serves it" : "");
+			srv_reply_error(r, &e, NULL);
+			return;
+		}
+		remote = 1;
+	}
 	if (srv_blob_field(ctx, r, F_INPUT, path, sizeof path))
 		return;
 	srv_field_str(r, F_INPUT, 1, &input);
 	if (!input_name || !*input_name)
 		input_name = DEFAULT_INPUT_NAME;
-	if (srv_jobs_submit(ctx->jobs, art, backend, input, input_name, id, &e) != 0) {
+	srv_artifact_touch(ctx->cas, art);
+	if ((remote ? srv_jobs_submit_remote(ctx->jobs, art, backend, input, input_name,
+					     ctx->cfg.job_timeout, id, &e)
+		    : srv_jobs_submit(ctx->jobs, art, backend, input, input_name, id, &e)) != 0) {
 		srv_reply_error(r, &e, NULL);
 		return;
 	}

@@ -1,5 +1,6 @@
 /* routes_misc.c: GET /v1/health, GET /v1/backends (the op x backend
- * capability matrix from the op table), POST /v1/compare, GET /metrics. */
+ * capability matrix from the op table), POST /v1/compare, GET /metrics,
+ * GET /v1/boards. */
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
@@ -7,6 +8,9 @@
 #include "ops.h"
 #include "cas.h"
 #include "jobs.h"
+#include "artifact.h"
+#include "boards.h"
+#include "pl.h"
 #include "routes.h"
 
 /* A backend is available when at least one op lowers to it. */
@@ -22,16 +26,35 @@ static unsigned available_mask(void)
 	return m;
 }
 
-static json_object *available_json(void)
+static json_object *mask_json(unsigned m)
 {
 	json_object *a = json_object_new_array();
-	unsigned m = available_mask();
 	int b;
 	for (b = 0; b < ENPU_BK_COUNT; b++)
 		if (m & (1u << b))
 			json_object_array_add(a, json_object_new_string(enpu_backend_name((enpu_backend)b)));
 	return a;
 }
+
+static json_object *available_json(void)
+{
+	return mask_json(available_mask());
+}
+
+/* The backends jobs can run on here: a board agent runs all it has; a
+ * local or lab server runs the board backends only through boards that are
+ * up now. */
+static unsigned runnable_mask(srv_ctx *ctx)
+{
+	unsigned m = available_mask();
+	unsigned onboard = (1u << ENPU_BK_ZYNQ_PS) | (1u << ENPU_BK_FPGA_BOARD);
+
+	if (ctx->cfg.role == SRV_ROLE_BOARD)
+		return m;
+	return (m & ~onboard) | (srv_boards_up_mask(ctx->boards) & onboard);
+}
+
+static const char *const role_names[] = {"local", "server", "board"};
 
 void srv_get_health(srv_ctx *ctx, srv_req *r)
 {
@@ -41,13 +64,28 @@ void srv_get_health(srv_ctx *ctx, srv_req *r)
 	srv_jobs_stats(ctx->jobs, &q, &run, &w);
 	json_object_object_add(o, F_STATUS, json_object_new_string("ok"));
 	json_object_object_add(o, F_VERSION, json_object_new_string(ENPU_VERSION));
-	json_object_object_add(o, F_ROLE, json_object_new_string("local"));
+	json_object_object_add(o, F_ROLE, json_object_new_string(role_names[ctx->cfg.role]));
+	if (ctx->cfg.role == SRV_ROLE_BOARD) {
+		const enpu_pl_driver *pl = enpu_pl_current();
+		json_object_object_add(o, F_PL, json_object_new_string(
+			!strcmp(pl->name, SRV_PL_EMULATED) ? SRV_PL_EMULATED_DESC : pl->description));
+	}
 	json_object_object_add(o, F_WORKERS, json_object_new_int(w));
 	json_object_object_add(o, F_THREADS, json_object_new_int(ctx->cfg.threads));
 	json_object_object_add(o, F_QUEUE_DEPTH, json_object_new_int(q));
 	json_object_object_add(o, F_RUNNING, json_object_new_int(run));
-	json_object_object_add(o, F_BACKENDS, available_json());
+	json_object_object_add(o, F_BACKENDS, mask_json(runnable_mask(ctx)));
+	json_object_object_add(o, F_ARTIFACTS_CACHED, json_object_new_int64(srv_artifact_count(ctx->cas)));
+	json_object_object_add(o, F_BLOBS_RECEIVED, json_object_new_int64(
+		(int64_t)atomic_load(&ctx->blobs_received)));
+	json_object_object_add(o, F_BLOBS_BYTES, json_object_new_int64(
+		(int64_t)atomic_load(&ctx->blobs_bytes_received)));
 	srv_reply_json(r, 200, o);
+}
+
+void srv_get_boards(srv_ctx *ctx, srv_req *r)
+{
+	srv_reply_json(r, 200, srv_boards_json(ctx->boards));
 }
 
 void srv_get_backends(srv_ctx *ctx, srv_req *r)
@@ -94,6 +132,7 @@ int srv_blob_field(srv_ctx *ctx, srv_req *r, const char *key, char *path, size_t
 		srv_reply_error(r, &e, extra);
 		return -1;
 	}
+	srv_cas_touch(ctx->cas, d);
 	srv_cas_blob_path(ctx->cas, d, path, cap);
 	return 0;
 }

@@ -1,0 +1,41 @@
+/* board.h: the lab server's link to one board agent, over the same REST
+ * API that any client uses (libcurl, one easy handle per link and thread):
+ * health checks, and forwarding one job: upload only the blobs the board
+ * lacks, import the artifact by its manifest, run, long-poll, and fetch the
+ * result and report into the local CAS. */
+#ifndef SRV_BOARD_H
+#define SRV_BOARD_H
+
+#include "srv.h"
+#include "cas.h"
+#include "jobs.h"
+
+struct json_object;
+typedef struct srv_blink srv_blink;
+
+/* name and url are copied; token (may be NULL) is sent as a bearer token on
+ * every call; timeout_s bounds each HTTP call (connect included). NULL on
+ * out of memory. */
+srv_blink *srv_blink_new(const char *name, const char *url, const char *token, int timeout_s);
+void srv_blink_free(srv_blink *l);
+
+/* GET /v1/health, then one authenticated call (an empty POST
+ * /v1/blobs/missing) so that a wrong token shows up as a fault here and not
+ * at the first job. 0 with the health object in *out (caller puts), or -1
+ * with *e (ENPU_E_BOARD_FAULT, or ENPU_E_AUTH when the board refused the
+ * token). A non-zero *stop (may be NULL) aborts the calls. */
+int srv_blink_health(srv_blink *l, const volatile int *stop, struct json_object **out,
+		     enpu_err *e);
+
+/* Forward job rj: see the file comment. Returns how it ended: SRV_RUN_OK
+ * (res filled), SRV_RUN_MODEL (the board's own error, intact, in *e),
+ * SRV_RUN_FAULT (*e says what the board did), or SRV_RUN_CANCEL (rj's
+ * cancel flag or deadline; the board's job was cancelled with DELETE). */
+srv_rkind srv_blink_run(srv_blink *l, srv_cas *cas, const srv_rjob *rj, srv_rresult *res,
+			enpu_err *e);
+
+/* The board's error object {"code","message","where","fix"} as an enpu_err
+ * (an unknown code becomes ENPU_E_BOARD_FAULT naming it). Pure. */
+void srv_board_err_from_json(struct json_object *err, const char *board, enpu_err *e);
+
+#endif

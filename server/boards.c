@@ -1,0 +1,487 @@
+/* boards.c: the lab server's pool of board agents. Each board has a health
+ * thread (GET /v1/health every --board-health-interval while up; while down
+ * with backoff from 1 s doubling up to --board-backoff-max) and a dispatcher
+ * thread that takes one board job at a time for the backends the board
+ * said it serves, and forwards it through board.c. A board fault marks the
+ * board down and sends the job back to the queue for another board (at most
+ * --board-retries times); a timer thread fails jobs past --job-timeout. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+#include "srv.h"
+#include "ops.h"
+#include "jobs.h"
+#include "board.h"
+#include "boards.h"
+
+#define TICK_S 0.2              /* the job-timeout timer's period */
+
+typedef struct board {
+	struct srv_boards *pool;
+	char name[64], url[512];
+	srv_blink *hlink, *dlink;   /* health and dispatch: one curl handle per thread */
+	pthread_t health_t, disp_t;
+	int health_started, disp_started;
+	/* under pool->mu (up is also read by the job table without it) */
+	atomic_int up;
+	int seen, failures;
+	unsigned mask;              /* board backends it serves (bits) */
+	char pl[200];
+	char last_error[800];
+	struct timespec last_seen;
+	double next_check;
+	int busy;
+	char job[33];
+	long long artifacts_cached, jobs_done;
+} board;
+
+struct srv_boards {
+	srv_ctx *ctx;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	volatile int stopping;
+	board *b;
+	int n;
+	pthread_t timer_t;
+	int timer_started;
+};
+
+static const unsigned BOARD_MASK = (1u << ENPU_BK_ZYNQ_PS) | (1u << ENPU_BK_FPGA_BOARD);
+
+/* ---- pure helpers ------------------------------------------------------------ */
+
+int srv_board_backoff(int failures, int max_s)
+{
+	int s = 1;
+
+	if (max_s < 1)
+		max_s = 1;
+	while (failures-- > 1 && s < max_s)
+		s *= 2;
+	return s < max_s ? s : max_s;
+}
+
+int srv_board_parse(const char *arg, srv_board_cfg *out, enpu_err *e)
+{
+	const char *eq = strchr(arg, '=');
+	size_t nlen;
+	const char *url, *p, *colon;
+
+	memset(out, 0, sizeof *out);
+	if (!eq || eq == arg)
+		return enpu_fail(e, ENPU_E_USAGE, "--board", "give --board NAME=http://HOST:PORT",
+				 "--board '%.200s' is not NAME=URL", arg);
+	nlen = (size_t)(eq - arg);
+	if (nlen >= sizeof out->name || strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+					     "0123456789_.-") < nlen)
+		return enpu_fail(e, ENPU_E_USAGE, "--board", "use letters, digits, '_', '.', '-' (at most 63)",
+				 "board name '%.*s' is not a plain name", (int)(nlen > 80 ? 80 : nlen), arg);
+	url = eq + 1;
+	if (strlen(url) >= sizeof out->url)
+		return enpu_fail(e, ENPU_E_USAGE, "--board", NULL, "board URL of '%.*s' is too long",
+				 (int)nlen, arg);
+	if (!strncmp(url, "unix:", 5)) {
+		if (url[5] != '/')
+			return enpu_fail(e, ENPU_E_USAGE, "--board", "give unix:/absolute/path.sock",
+					 "board '%.*s': '%.200s' names no absolute socket path", (int)nlen,
+					 arg, url);
+	} else if (!strncmp(url, "http://", 7)) {
+		p = url + 7;
+		colon = strrchr(p, ':');
+		if (!colon || colon == p || !colon[1] || strspn(colon + 1, "0123456789/") != strlen(colon + 1) ||
+		    colon[1] == '/' || (strchr(p, '/') && strchr(p, '/') < colon))
+			return enpu_fail(e, ENPU_E_USAGE, "--board", "give --board NAME=http://HOST:PORT",
+					 "board '%.*s': '%.200s' is not http://HOST:PORT", (int)nlen, arg, url);
+		/* a path after the port would be prepended to every API path */
+		if (strchr(colon, '/') && strcmp(strchr(colon, '/'), "/") != 0)
+			return enpu_fail(e, ENPU_E_USAGE, "--board", "give --board NAME=http://HOST:PORT",
+					 "board '%.*s': '%.200s' has a path after the port", (int)nlen, arg,
+					 url);
+		long port = strtol(colon + 1, NULL, 10);
+		if (port < 1 || port > 65535)
+			return enpu_fail(e, ENPU_E_USAGE, "--board", NULL, "board '%.*s': port of '%.200s' "
+					 "is not in 1..65535", (int)nlen, arg, url);
+	} else {
+		return enpu_fail(e, ENPU_E_USAGE, "--board", "give --board NAME=http://HOST:PORT",
+				 "board '%.*s': '%.200s' is neither http://HOST:PORT nor unix:/PATH",
+				 (int)nlen, arg, url);
+	}
+	memcpy(out->name, arg, nlen);
+	out->name[nlen] = '\0';
+	snprintf(out->url, sizeof out->url, "%s", url);
+	return 0;
+}
+
+int srv_backend_on_board(const char *backend)
+{
+	int bk = backend ? enpu_backend_parse(backend) : -1;
+	return bk >= 0 && (BOARD_MASK & (1u << bk));
+}
+
+/* ---- state changes (under pool->mu) ------------------------------------------------ */
+
+static void mark_down(board *b, const char *why)
+{
+	int was = b->up;
+	int wait;
+
+	b->up = 0;
+	b->failures++;
+	wait = srv_board_backoff(b->failures, b->pool->ctx->cfg.board_backoff_max);
+	b->next_check = srv_now() + wait;
+	snprintf(b->last_error, sizeof b->last_error, "%s", why);
+	if (was || b->failures == 1)
+		srv_log("warn", "board=%s down: %s (next check in %d s)", b->name, why, wait);
+	pthread_cond_broadcast(&b->pool->cv);
+}
+
+static unsigned mask_of(json_object *h)
+{
+	json_object *arr;
+	unsigned m = 0;
+	size_t i;
+
+	if (!json_object_object_get_ex(h, F_BACKENDS, &arr) || !json_object_is_type(arr, json_type_array))
+		return 0;
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		const char *name = json_object_get_string(json_object_array_get_idx(arr, i));
+		int bk = name ? enpu_backend_parse(name) : -1;
+		if (bk >= 0)
+			m |= 1u << bk;
+	}
+	return m & BOARD_MASK;
+}
+
+static void mark_up(board *b, json_object *h)
+{
+	json_object *v;
+	int was = b->up;
+
+	b->up = 1;
+	b->seen = 1;
+	b->failures = 0;
+	b->mask = mask_of(h);
+	b->next_check = srv_now() + b->pool->ctx->cfg.board_health_interval;
+	b->last_error[0] = '\0';
+	clock_gettime(CLOCK_REALTIME, &b->last_seen);
+	b->pl[0] = '\0';
+	if (json_object_object_get_ex(h, F_PL, &v) && json_object_is_type(v, json_type_string))
+		snprintf(b->pl, sizeof b->pl, "%s", json_object_get_string(v));
+	if (json_object_object_get_ex(h, F_ARTIFACTS_CACHED, &v) && json_object_is_type(v, json_type_int))
+		b->artifacts_cached = json_object_get_int64(v);
+	if (!was)
+		srv_log("info", "board=%s up (%s)", b->name, b->pl[0] ? b->pl : "no PL named");
+	pthread_cond_broadcast(&b->pool->cv);
+}
+
+/* ---- threads --------------------------------------------------------------------- */
+
+static void wait_until(srv_boards *p, double t)
+{
+	struct timespec ts;
+	double dt = t - srv_now();
+
+	if (dt <= 0)
+		return;
+	if (dt > 1)
+		dt = 1;            /* wake now and then: stop, and state changes */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)dt;
+	ts.tv_nsec += (long)((dt - (double)(time_t)dt) * 1e9);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+}
+
+static void *health_main(void *arg)
+{
+	board *b = arg;
+	srv_boards *p = b->pool;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->stopping) {
+		json_object *h = NULL;
+		enpu_err e = ENPU_ERR_INIT;
+		int rc;
+
+		if (srv_now() < b->next_check) {
+			wait_until(p, b->next_check);
+			continue;
+		}
+		pthread_mutex_unlock(&p->mu);
+		rc = srv_blink_health(b->hlink, &p->stopping, &h, &e);
+		pthread_mutex_lock(&p->mu);
+		if (p->stopping) {
+			json_object_put(h);
+			break;
+		}
+		if (rc == 0) {
+			int was = b->up;
+			mark_up(b, h);
+			if (!was) {
+				pthread_mutex_unlock(&p->mu);
+				srv_jobs_kick(p->ctx->jobs);
+				pthread_mutex_lock(&p->mu);
+			}
+		} else {
+			mark_down(b, e.message);
+		}
+		json_object_put(h);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* An earlier board in the list that is up, idle and serves at least what
+ * b serves: it gets the next job, so that the order of --board is the order
+ * of preference. Under pool->mu. */
+static int earlier_idle(const board *b)
+{
+	const srv_boards *p = b->pool;
+
+	for (const board *o = p->b; o < b; o++)
+		if (o->up && !o->busy && (o->mask & b->mask) == b->mask)
+			return 1;
+	return 0;
+}
+
+static void *disp_main(void *arg)
+{
+	board *b = arg;
+	srv_boards *p = b->pool;
+	srv_ctx *ctx = p->ctx;
+
+	for (;;) {
+		srv_rjob rj;
+		srv_rresult res;
+		enpu_err e = ENPU_ERR_INIT;
+		srv_rkind kind;
+		unsigned mask;
+		int rc;
+
+		pthread_mutex_lock(&p->mu);
+		while (!p->stopping && (!(b->up && b->mask) || earlier_idle(b)))
+			wait_until(p, srv_now() + 1);
+		mask = b->mask;
+		pthread_mutex_unlock(&p->mu);
+		if (p->stopping)
+			break;
+		rc = srv_jobs_take_remote(ctx->jobs, mask, &b->up, b->name, 0.25, &rj);
+		if (rc < 0)
+			break;
+		if (rc == 0)
+			continue;
+		pthread_mutex_lock(&p->mu);
+		b->busy = 1;
+		snprintf(b->job, sizeof b->job, "%s", rj.id);
+		pthread_cond_broadcast(&p->cv);    /* later boards may take the next job */
+		pthread_mutex_unlock(&p->mu);
+
+		double t0 = srv_now();
+		kind = srv_blink_run(b->dlink, ctx->cas, &rj, &res, &e);
+		srv_log(kind == SRV_RUN_OK ? "info" : "warn", "job=%s board=%s attempt=%d %s in %.3fs%s%s",
+			rj.id, b->name, rj.attempt,
+			kind == SRV_RUN_OK ? "succeeded" : kind == SRV_RUN_MODEL ? "failed (model)"
+			: kind == SRV_RUN_FAULT ? "failed (board fault)" : "cancelled",
+			srv_now() - t0, kind == SRV_RUN_OK ? "" : ": ",
+			kind == SRV_RUN_OK ? "" : e.message);
+
+		pthread_mutex_lock(&p->mu);
+		b->busy = 0;
+		b->job[0] = '\0';
+		pthread_cond_broadcast(&p->cv);
+		if (kind == SRV_RUN_OK || kind == SRV_RUN_MODEL)
+			b->jobs_done++;
+		if (kind == SRV_RUN_FAULT)
+			mark_down(b, e.message);
+		pthread_mutex_unlock(&p->mu);
+		srv_jobs_remote_done(ctx->jobs, rj.id, kind, &res, &e, ctx->cfg.board_retries);
+		json_object_put(res.outputs);
+		json_object_put(res.extra);
+		if (kind == SRV_RUN_OK)
+			srv_cache_enforce(ctx);
+	}
+	return NULL;
+}
+
+static void *timer_main(void *arg)
+{
+	srv_boards *p = arg;
+
+	pthread_mutex_lock(&p->mu);
+	while (!p->stopping) {
+		pthread_mutex_unlock(&p->mu);
+		srv_jobs_expire(p->ctx->jobs);
+		pthread_mutex_lock(&p->mu);
+		if (!p->stopping)
+			wait_until(p, srv_now() + TICK_S);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return NULL;
+}
+
+/* ---- the pool ------------------------------------------------------------------------ */
+
+srv_boards *srv_boards_start(srv_ctx *ctx, enpu_err *e)
+{
+	srv_boards *p = calloc(1, sizeof *p);
+	int i;
+
+	if (!p) {
+		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
+		return NULL;
+	}
+	p->ctx = ctx;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	p->b = calloc((size_t)(ctx->cfg.n_boards ? ctx->cfg.n_boards : 1), sizeof *p->b);
+	if (!p->b) {
+		srv_boards_free(p);
+		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
+		return NULL;
+	}
+	for (i = 0; i < ctx->cfg.n_boards; i++) {
+		board *b = &p->b[i];
+		b->pool = p;
+		snprintf(b->name, sizeof b->name, "%s", ctx->cfg.boards[i].name);
+		snprintf(b->url, sizeof b->url, "%s", ctx->cfg.boards[i].url);
+		b->hlink = srv_blink_new(b->name, b->url, ctx->board_token, ctx->cfg.board_timeout);
+		b->dlink = srv_blink_new(b->name, b->url, ctx->board_token, ctx->cfg.board_timeout);
+		snprintf(b->last_error, sizeof b->last_error, "not checked yet");
+		p->n++;
+		if (!b->hlink || !b->dlink) {
+			srv_boards_free(p);
+			enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
+			return NULL;
+		}
+	}
+	for (i = 0; i < p->n; i++) {
+		board *b = &p->b[i];
+		if (pthread_create(&b->health_t, NULL, health_main, b) != 0 ||
+		    !(b->health_started = 1) ||
+		    pthread_create(&b->disp_t, NULL, disp_main, b) != 0 || !(b->disp_started = 1)) {
+			srv_boards_free(p);
+			enpu_fail(e, ENPU_E_INTERNAL, NULL, NULL, "cannot start the threads of board '%s'",
+				  b->name);
+			return NULL;
+		}
+	}
+	if (pthread_create(&p->timer_t, NULL, timer_main, p) != 0) {
+		srv_boards_free(p);
+		enpu_fail(e, ENPU_E_INTERNAL, NULL, NULL, "cannot start the job timer");
+		return NULL;
+	}
+	p->timer_started = 1;
+	return p;
+}
+
+void srv_boards_free(srv_boards *p)
+{
+	int i;
+
+	if (!p)
+		return;
+	pthread_mutex_lock(&p->mu);
+	p->stopping = 1;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	/* dispatchers leave once srv_jobs_take_remote says the table stops */
+	srv_jobs_kick(p->ctx->jobs);
+	for (i = 0; i < p->n; i++) {
+		if (p->b[i].health_started)
+			pthread_join(p->b[i].health_t, NULL);
+		if (p->b[i].disp_started)
+			pthread_join(p->b[i].disp_t, NULL);
+		srv_blink_free(p->b[i].hlink);
+		srv_blink_free(p->b[i].dlink);
+	}
+	if (p->timer_started)
+		pthread_join(p->timer_t, NULL);
+	free(p->b);
+	pthread_mutex_destroy(&p->mu);
+	pthread_cond_destroy(&p->cv);
+	free(p);
+}
+
+int srv_boards_serves(srv_boards *p, const char *backend)
+{
+	int bk = enpu_backend_parse(backend), i, yes = 0;
+
+	if (!p || bk < 0)
+		return 0;
+	pthread_mutex_lock(&p->mu);
+	for (i = 0; i < p->n; i++)
+		if (!p->b[i].seen || (p->b[i].mask & (1u << bk)))
+			yes = 1;
+	pthread_mutex_unlock(&p->mu);
+	return yes;
+}
+
+unsigned srv_boards_up_mask(srv_boards *p)
+{
+	unsigned m = 0;
+	int i;
+
+	if (!p)
+		return 0;
+	pthread_mutex_lock(&p->mu);
+	for (i = 0; i < p->n; i++)
+		if (p->b[i].up)
+			m |= p->b[i].mask;
+	pthread_mutex_unlock(&p->mu);
+	return m;
+}
+
+json_object *srv_boards_json(srv_boards *p)
+{
+	json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	unsigned masks[SRV_MAX_BOARDS];
+	int i, bk;
+
+	json_object_object_add(o, F_BOARDS, arr);
+	if (!p)
+		return o;
+	pthread_mutex_lock(&p->mu);
+	for (i = 0; i < p->n; i++)
+		masks[i] = p->b[i].seen ? p->b[i].mask : BOARD_MASK;
+	pthread_mutex_unlock(&p->mu);
+	for (i = 0; i < p->n; i++) {
+		/* counted outside our lock: the job table has its own */
+		int queue = srv_jobs_remote_queued(p->ctx->jobs, masks[i]);
+		board *b = &p->b[i];
+		json_object *x = json_object_new_object(), *bks = json_object_new_array();
+		char ts[48];
+
+		pthread_mutex_lock(&p->mu);
+		for (bk = 0; bk < ENPU_BK_COUNT; bk++)
+			if (b->mask & (1u << bk))
+				json_object_array_add(bks, json_object_new_string(
+					enpu_backend_name((enpu_backend)bk)));
+		json_object_object_add(x, F_NAME, json_object_new_string(b->name));
+		json_object_object_add(x, F_URL, json_object_new_string(b->url));
+		json_object_object_add(x, F_STATE, json_object_new_string(b->up ? BOARD_UP : BOARD_DOWN));
+		json_object_object_add(x, F_BUSY, json_object_new_boolean(b->busy));
+		json_object_object_add(x, F_JOB, b->busy ? json_object_new_string(b->job) : NULL);
+		json_object_object_add(x, F_QUEUE, json_object_new_int(queue));
+		json_object_object_add(x, F_BACKENDS, bks);
+		json_object_object_add(x, F_PL, b->pl[0] ? json_object_new_string(b->pl) : NULL);
+		json_object_object_add(x, F_LAST_ERROR, b->last_error[0] ?
+				       json_object_new_string(b->last_error) : NULL);
+		if (b->last_seen.tv_sec) {
+			srv_time_str(&b->last_seen, ts, sizeof ts);
+			json_object_object_add(x, F_LAST_SEEN, json_object_new_string(ts));
+		} else {
+			json_object_object_add(x, F_LAST_SEEN, NULL);
+		}
+		json_object_object_add(x, F_ARTIFACTS_CACHED, json_object_new_int64(b->artifacts_cached));
+		json_object_object_add(x, F_JOBS_DONE, json_object_new_int64(b->jobs_done));
+		pthread_mutex_unlock(&p->mu);
+		json_object_array_add(arr, x);
+	}
+	return o;
+}

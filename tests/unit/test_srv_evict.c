@@ -1,0 +1,120 @@
+/* test_srv_evict.c: the --cache-max bound (server/evict.c) on a real cache
+ * directory: least recently used blobs go first, touched blobs count as
+ * used, blobs that a queued job needs stay, and nothing happens under the
+ * bound or with no bound. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "srv.h"
+#include "cas.h"
+#include "jobs.h"
+#include "artifact.h"
+
+static char root[256];
+static srv_ctx ctx;
+
+static void setup(void)
+{
+	enpu_err e = ENPU_ERR_INIT;
+
+	snprintf(root, sizeof root, "/tmp/enpu-test-evict.XXXXXX");
+	cr_assert_not_null(mkdtemp(root));
+	memset(&ctx, 0, sizeof ctx);
+	ctx.lim = enpu_limits_default();
+	ctx.cas = srv_cas_open(root, &e);
+	cr_assert_not_null(ctx.cas, "%s", e.message);
+	/* no workers would take a job: queued ones stay queued (pinned) */
+	ctx.jobs = srv_jobs_start(ctx.cas, ctx.lim, 1, 1, 16, &e);
+	cr_assert_not_null(ctx.jobs, "%s", e.message);
+}
+
+static void teardown(void)
+{
+	srv_jobs_free(ctx.jobs);
+	srv_cas_close(ctx.cas);
+	srv_artifact_cache_clear();
+	srv_rmtree(root);
+}
+
+/* A 1000-byte blob of fill, last used `age` seconds ago. */
+static void put_aged(char fill, int age, char dig[65])
+{
+	char buf[1000], path[4300];
+	enpu_err e = ENPU_ERR_INIT;
+	struct timespec t[2];
+
+	memset(buf, fill, sizeof buf);
+	cr_assert_eq(srv_cas_put_mem(ctx.cas, buf, sizeof buf, dig, &e), 0, "%s", e.message);
+	srv_cas_blob_path(ctx.cas, dig, path, sizeof path);
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= age;
+	t[1] = t[0];
+	cr_assert_eq(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+TestSuite(evict, .init = setup, .fini = teardown);
+
+Test(evict, oldest_first_down_to_the_bound)
+{
+	char a[65], b[65], c[65], d[65];
+
+	put_aged('a', 400, a);
+	put_aged('b', 300, b);
+	put_aged('c', 200, c);
+	put_aged('d', 100, d);
+	ctx.cfg.cache_max = 2500;
+	srv_cache_enforce(&ctx);
+	cr_expect_not(srv_cas_has(ctx.cas, a, NULL), "the oldest goes");
+	cr_expect_not(srv_cas_has(ctx.cas, b, NULL), "the second oldest goes");
+	cr_expect(srv_cas_has(ctx.cas, c, NULL));
+	cr_expect(srv_cas_has(ctx.cas, d, NULL));
+}
+
+Test(evict, a_touch_makes_a_blob_recent)
+{
+	char a[65], b[65], c[65];
+
+	put_aged('a', 300, a);
+	put_aged('b', 200, b);
+	put_aged('c', 100, c);
+	srv_cas_touch(ctx.cas, a);
+	ctx.cfg.cache_max = 2000;
+	srv_cache_enforce(&ctx);
+	cr_expect(srv_cas_has(ctx.cas, a, NULL), "touched: kept");
+	cr_expect_not(srv_cas_has(ctx.cas, b, NULL), "now the least recently used");
+	cr_expect(srv_cas_has(ctx.cas, c, NULL));
+}
+
+Test(evict, unbounded_or_under_the_bound_keeps_everything)
+{
+	char a[65], b[65];
+
+	put_aged('a', 300, a);
+	put_aged('b', 200, b);
+	ctx.cfg.cache_max = 0;
+	srv_cache_enforce(&ctx);
+	ctx.cfg.cache_max = 2000;
+	srv_cache_enforce(&ctx);
+	cr_expect(srv_cas_has(ctx.cas, a, NULL));
+	cr_expect(srv_cas_has(ctx.cas, b, NULL));
+}
+
+Test(evict, a_queued_jobs_input_stays)
+{
+	char a[65], b[65], c[65], id[33];
+	enpu_err e = ENPU_ERR_INIT;
+
+	put_aged('a', 300, a);
+	put_aged('b', 200, b);
+	put_aged('c', 100, c);
+	/* a board job (no board takes it here) that needs the oldest blob */
+	cr_assert_eq(srv_jobs_submit_remote(ctx.jobs, c, "zynq_ps", a, "in.npz", 60, id, &e), 0,
+		     "%s", e.message);
+	ctx.cfg.cache_max = 1000;
+	srv_cache_enforce(&ctx);
+	cr_expect(srv_cas_has(ctx.cas, a, NULL), "pinned by the queued job");
+	cr_expect_not(srv_cas_has(ctx.cas, b, NULL));
+	cr_expect(srv_cas_has(ctx.cas, c, NULL), "pinned: named as the job's artifact");
+}
