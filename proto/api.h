@@ -21,6 +21,10 @@
 #define API_JOB_RESULT        "/result"           /* GET /v1/jobs/{id}/result */
 #define API_JOB_REPORT        "/report"           /* GET /v1/jobs/{id}/report */
 #define API_COMPARE           "/v1/compare"
+#define API_JOB_EVENTS        "/events"           /* GET /v1/jobs/{id}/events: server-sent events */
+#define API_CACHE             "/v1/cache"         /* GET: stats */
+#define API_CACHE_ENTRIES     "/v1/cache/entries" /* GET: list; DELETE /v1/cache/entries/{digest or artifact id} */
+#define API_CACHE_GC          "/v1/cache/gc"      /* POST: evict down to --cache-max, drop unreferenced temp files */
 #define API_BOARDS            "/v1/boards"
 
 /* Query parameters. */

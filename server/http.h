@@ -27,11 +27,17 @@ typedef enum srv_body {
 	SRV_BODY_BLOB,   /* streamed into the CAS -> srv_req_take_upload */
 } srv_body;
 
+/* Who may call a route on TCP when the server has a token file: anyone
+ * (health), a token of role user (compile, run, read), or admin (cache and
+ * board management). Unix sockets rely on file permissions instead. */
+typedef enum { SRV_ROLE_PUBLIC, SRV_ROLE_USER, SRV_ROLE_ADMIN } srv_access;
+
 typedef struct srv_route {
 	const char *method;
 	const char *pattern;   /* "/v1/jobs/ * /result": "*" one segment, "**" the rest */
 	srv_body body;
 	srv_handler fn;
+	srv_access access;
 } srv_route;
 
 /* Start serving on a listening socket (bound and listening); NULL on error

@@ -32,6 +32,13 @@ void srv_get_job(srv_ctx *ctx, srv_req *r);
 void srv_delete_job(srv_ctx *ctx, srv_req *r);
 void srv_get_job_result(srv_ctx *ctx, srv_req *r);
 void srv_get_job_report(srv_ctx *ctx, srv_req *r);
+void srv_list_jobs(srv_ctx *ctx, srv_req *r);        /* GET /v1/jobs?state=&backend=&limit= */
+void srv_get_job_events(srv_ctx *ctx, srv_req *r);   /* server-sent events of a job */
+/* routes_cache.c */
+void srv_get_cache_stats(srv_ctx *ctx, srv_req *r);
+void srv_get_cache_entries(srv_ctx *ctx, srv_req *r);
+void srv_delete_cache_entry(srv_ctx *ctx, srv_req *r);
+void srv_post_cache_gc(srv_ctx *ctx, srv_req *r);
 
 extern const srv_route srv_routes[];
 extern const int srv_n_routes;
