@@ -115,6 +115,9 @@ size_t cli_text_width(const char *s);
  * (missing fields print as "-"). -1 when npu is not an object with cycles
  * (not an npu_sim job): print nothing then. */
 int cli_npu_summary(struct json_object *npu, char *out, size_t cap);
+/* "fpga_board : 5 of 8 ops on the PL in 2 segments · 3 on the PS" from a
+ * validate or compile answer; -1 when it has no partition. */
+int cli_fpga_summary(struct json_object *res, char *out, size_t cap);
 
 /* `eulernpu report`'s text for a parsed report.json (label names it in
  * errors): for npu_sim a header, the per-op table sorted by cost (compute +

@@ -160,6 +160,11 @@ int cmd_compile(cli_ctx *ctx, int argc, char **argv)
 	if (download_files(ctx->conn, id, files, out, &e) < 0)
 		goto fail;
 	printf("Compile  OK: %lld op%s lowered \xc2\xb7 plan written\n", nops, nops == 1 ? "" : "s");
+	{
+		char line[256];
+		if (cli_fpga_summary(res, line, sizeof line) == 0)
+			printf("%s\n", line);
+	}
 	json_object_put(req);
 	json_object_put(res);
 	return 0;

@@ -72,6 +72,11 @@ int cmd_validate(cli_ctx *ctx, int argc, char **argv)
 	}
 	printf("Validation OK: %lld operator%s \xc2\xb7 %lld component%s \xc2\xb7 backend=%s\n",
 	       nops, nops == 1 ? "" : "s", ncomp, ncomp == 1 ? "" : "s", bk);
+	{
+		char line[256];
+		if (cli_fpga_summary(res, line, sizeof line) == 0)
+			printf("%s\n", line);
+	}
 	json_object_put(req);
 	json_object_put(res);
 	return 0;

@@ -177,6 +177,21 @@ int cli_npu_summary(struct json_object *npu, char *out, size_t cap)
 	return 0;
 }
 
+/* fpga_board's partition, after the Validation/Compile OK line: how many
+ * ops went to the PL. -1 when the answer carries no partition. */
+int cli_fpga_summary(struct json_object *res, char *out, size_t cap)
+{
+	uint64_t pl, ps, seg;
+
+	if (!res || jcount(res, F_PL_OPS, &pl) < 0 || jcount(res, F_PS_OPS, &ps) < 0 ||
+	    jcount(res, F_PL_SEGMENTS, &seg) < 0)
+		return -1;
+	snprintf(out, cap, "fpga_board : %llu of %llu ops on the PL in %llu segment%s" DOT
+		 "%llu on the PS", (unsigned long long)pl, (unsigned long long)(pl + ps),
+		 (unsigned long long)seg, seg == 1 ? "" : "s", (unsigned long long)ps);
+	return 0;
+}
+
 /* ---- the per-op table ------------------------------------------------------ */
 
 typedef struct row {

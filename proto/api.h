@@ -60,6 +60,9 @@
 #define F_ID                  "id"
 #define F_STATE               "state"
 #define F_CACHED              "cached"
+#define F_PL_OPS              "pl_ops"       /* fpga_board: ops the partition puts on the PL */
+#define F_PS_OPS              "ps_ops"       /* ... and on the PS */
+#define F_PL_SEGMENTS         "pl_segments"
 #define F_OPERATORS           "operators"
 #define F_COMPONENTS          "components"
 #define F_FILES               "files"

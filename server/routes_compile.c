@@ -48,6 +48,28 @@ static int target_field(srv_ctx *ctx, srv_req *r, char *path, size_t cap, const 
 	return 0;
 }
 
+/* fpga_board: how many ops the partition puts on the PL and the PS, so
+ * validate and compile can say so. A graph is validated for the count when
+ * the caller has none at hand. */
+static void add_partition(json_object *o, const enpu_spec *spec, const enpu_graph *g,
+			  const enpu_target *t)
+{
+	enpu_graph *own = NULL;
+	enpu_err e = ENPU_ERR_INIT;
+	int pl = 0, ps = 0, seg = 0;
+
+	if (strcmp(enpu_target_backend(t), "fpga_board") != 0)
+		return;
+	if (!g && enpu_validate_for(spec, t, &own, &e) != 0)
+		return;
+	if (enpu_fpga_partition_count(g ? g : own, t, &pl, &ps, &seg, &e) == 0) {
+		json_object_object_add(o, F_PL_OPS, json_object_new_int(pl));
+		json_object_object_add(o, F_PS_OPS, json_object_new_int(ps));
+		json_object_object_add(o, F_PL_SEGMENTS, json_object_new_int(seg));
+	}
+	enpu_graph_free(own);
+}
+
 void srv_post_validate(srv_ctx *ctx, srv_req *r)
 {
 	const enpu_buf *raw = srv_req_raw(r);
@@ -87,6 +109,7 @@ void srv_post_validate(srv_ctx *ctx, srv_req *r)
 	json_object_object_add(o, F_OPERATORS, json_object_new_int(g->n_ops));
 	json_object_object_add(o, F_COMPONENTS, json_object_new_int(g->n_components));
 	json_object_object_add(o, F_BACKEND, json_object_new_string(enpu_target_backend(tgt)));
+	add_partition(o, spec, g, tgt);
 	srv_reply_json(r, 200, o);
 out:
 	enpu_target_free(tgt);
@@ -199,6 +222,7 @@ void srv_post_compile(srv_ctx *ctx, srv_req *r)
 		json_object_object_add(o, F_ARENA_BYTES, json_object_new_int64((int64_t)info.arena_bytes));
 		srv_log("info", "compiled artifact=%.12s backend=%s spec=%.12s", id, info.backend, spec_d);
 	}
+	add_partition(o, spec, NULL, tgt);
 	if (srv_artifact_manifest(ctx->cas, id, &m, &raw, &e) != 0)
 		goto fail;
 	{
