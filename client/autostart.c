@@ -281,5 +281,10 @@ int cli_connect(cli_ctx *ctx, enpu_err *e)
 		server = url;
 	}
 	ctx->conn = cli_conn_new(server, e);
+	if (ctx->conn && cli_conn_set_auth(ctx->conn, ctx->token, ctx->cacert) != 0) {
+		cli_conn_free(ctx->conn);
+		ctx->conn = NULL;
+		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
+	}
 	return ctx->conn ? 0 : -1;
 }

@@ -15,15 +15,35 @@ typedef struct cli_conn cli_conn;   /* rest.h */
 
 #define CLI_VERSION "0.1.0"
 
-/* One run of the tool. server is --server, else $EULERNPU_SERVER, else NULL
- * (a private daemon is found or started on first use). conn is opened by
- * cli_connect and closed by main. */
+/* One run of the tool. server is --server, else $EULERNPU_SERVER, else the
+ * config file's server:, else NULL (a private daemon is found or started
+ * on first use). token and cacert are found the same way (flags > env >
+ * ~/.config/eulernpu/config.yaml). conn is opened by cli_connect and closed
+ * by main. */
 typedef struct cli_ctx {
 	const char *server;
 	cli_conn *conn;
+	char *token;              /* bearer token for http(s) servers; never printed */
+	const char *cacert;       /* CA file for https:// servers */
 } cli_ctx;
 
-#define CLI_CTX_INIT {NULL, NULL}
+#define CLI_CTX_INIT {NULL, NULL, NULL, NULL}
+
+/* ---- the client's config file (opts.c) -------------------------------- */
+
+/* ~/.config/eulernpu/config.yaml ($XDG_CONFIG_HOME): a mapping with server,
+ * token or token_file, cacert. Absent file: 0 and nothing set. Values are
+ * allocated (caller frees). -1 + *e (ENPU_E_USAGE at path:line:col). */
+typedef struct cli_config {
+	char *server, *token, *token_file, *cacert;
+} cli_config;
+
+int cli_config_path(char *out, size_t cap);
+int cli_config_load(const char *path, cli_config *out, enpu_err *e);
+void cli_config_free(cli_config *c);
+/* A token file's token: the first line, trailing whitespace dropped, one
+ * word of printable characters. Allocated into *out. */
+int cli_read_token(const char *path, char **out, enpu_err *e);
 
 /* A verb: cmd_x(ctx, argc, argv) with argv[0] the verb's name; the return
  * value is the process's exit status. */
@@ -44,6 +64,8 @@ int cmd_explain(cli_ctx *ctx, int argc, char **argv);
 int cmd_version(cli_ctx *ctx, int argc, char **argv);
 int cmd_report(cli_ctx *ctx, int argc, char **argv);
 int cmd_boards(cli_ctx *ctx, int argc, char **argv);
+int cmd_jobs(cli_ctx *ctx, int argc, char **argv);
+int cmd_cache(cli_ctx *ctx, int argc, char **argv);
 
 /* ---- options (opts.c) ------------------------------------------------ */
 

@@ -16,13 +16,15 @@ static const cli_verb verbs[] = {
 	{"report",   cmd_report,   "print an npu_sim run's cycles and memory traffic per op"},
 	{"backends", cmd_backends, "print which ops each backend lowers"},
 	{"boards",   cmd_boards,   "print the board agents a lab server fronts, up/down, busy"},
+	{"jobs",     cmd_jobs,     "list, show, wait for or cancel the server's jobs"},
+	{"cache",    cmd_cache,    "the server's cache: stats, ls, rm ID, gc"},
 	{"explain",  cmd_explain,  "explain an error code (E0301), or list them all"},
 	{"version",  cmd_version,  "print the client's and the server's versions"},
 };
 
 static void usage(FILE *f)
 {
-	fputs("usage: eulernpu [--server URL] VERB [options]\n"
+	fputs("usage: eulernpu [--server URL] [--token-file FILE] [--cacert FILE] VERB [options]\n"
 	      "\n"
 	      "verbs:\n", f);
 	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
@@ -32,10 +34,49 @@ static void usage(FILE *f)
 	      "  --server URL  the daemon: unix:/path/to.sock or http://host:port\n"
 	      "                (default: $EULERNPU_SERVER, else a private daemon that\n"
 	      "                is started on demand and exits when idle)\n"
+	      "  --token-file FILE  send the bearer token in FILE to an http(s) server\n"
+	      "                (default: $EULERNPU_TOKEN, else the config file's token)\n"
+	      "  --cacert FILE the CA certificates (PEM) that signed an https:// server's\n"
+	      "                certificate (default: $EULERNPU_CACERT, else the config\n"
+	      "                file's cacert, else the system's CAs)\n"
+	      "\n"
+	      "config file: $XDG_CONFIG_HOME/eulernpu/config.yaml (~/.config/...), keys\n"
+	      "server, token or token_file, cacert; options beat the environment, which\n"
+	      "beats the file.\n"
 	      "  -h, --help    this help; `eulernpu VERB --help` for a verb's\n"
 	      "\n"
 	      "exit status: 0 ok, 1 compare or job failed, 2 usage or input error,\n"
 	      "3 server unreachable.\n", f);
+}
+
+/* Server, token and CA: options > environment > config file. The config
+ * file is read only when something is still missing. */
+static int resolve_access(cli_ctx *ctx, const char *token_file, cli_config *cfg, enpu_err *e)
+{
+	const char *env_tok = getenv("EULERNPU_TOKEN"), *env_ca = getenv("EULERNPU_CACERT");
+	int have_tok = token_file || (env_tok && *env_tok);
+	char path[4096];
+
+	if (!ctx->cacert && env_ca && *env_ca)
+		ctx->cacert = env_ca;
+	if ((!ctx->server || !ctx->cacert || !have_tok) &&
+	    cli_config_path(path, sizeof path) == 0 && cli_config_load(path, cfg, e) != 0)
+		return -1;
+	if (!ctx->server && cfg->server)
+		ctx->server = cfg->server;
+	if (!ctx->cacert && cfg->cacert)
+		ctx->cacert = cfg->cacert;
+	if (token_file)
+		return cli_read_token(token_file, &ctx->token, e);
+	if (env_tok && *env_tok)
+		ctx->token = strdup(env_tok);
+	else if (cfg->token)
+		ctx->token = strdup(cfg->token);
+	else if (cfg->token_file)
+		return cli_read_token(cfg->token_file, &ctx->token, e);
+	else
+		return 0;
+	return ctx->token ? 0 : enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
 }
 
 int main(int argc, char **argv)
@@ -45,6 +86,8 @@ int main(int argc, char **argv)
 	char **args;
 	int n = 0, verb_at = -1, ret, help = 0;
 	const char *env = getenv("EULERNPU_SERVER");
+	const char *token_file = NULL;
+	cli_config cfg = {0};
 
 	if (env && *env)
 		ctx.server = env;
@@ -69,6 +112,21 @@ int main(int argc, char **argv)
 				goto out;
 			}
 			ctx.server = argv[++i];
+			continue;
+		}
+		if (!strcmp(a, "--token-file") || !strcmp(a, "--cacert") ||
+		    !strncmp(a, "--token-file=", 13) || !strncmp(a, "--cacert=", 9)) {
+			const char *eq = strchr(a, '='), *v = eq ? eq + 1 : i + 1 < argc ? argv[++i] : "";
+			int is_tok = !strncmp(a, "--token-file", 12);
+			if (!*v) {
+				ret = cli_report((cli_usage(&e, NULL, "option '%s' needs a file",
+							    is_tok ? "--token-file" : "--cacert"), &e));
+				goto out;
+			}
+			if (is_tok)
+				token_file = v;
+			else
+				ctx.cacert = v;
 			continue;
 		}
 		if (strncmp(a, "--server=", 9) == 0) {
@@ -118,6 +176,10 @@ int main(int argc, char **argv)
 	if (help) {
 		args[n++] = "--help";
 	}
+	if (resolve_access(&ctx, token_file, &cfg, &e) != 0) {
+		ret = cli_report(&e);
+		goto out;
+	}
 	ret = -1;
 	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
 		if (strcmp(verbs[i].name, args[verb_at]) == 0) {
@@ -131,6 +193,11 @@ int main(int argc, char **argv)
 	fflush(stdout);
 out:
 	cli_conn_free(ctx.conn);
+	if (ctx.token) {
+		memset(ctx.token, 0, strlen(ctx.token));
+		free(ctx.token);
+	}
+	cli_config_free(&cfg);
 	free(args);
 	return ret;
 }

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <json-c/json.h>
+#include <yaml.h>
 #include "cli.h"
 
 int cli_usage(enpu_err *e, const char *verb, const char *fmt, ...)
@@ -137,4 +139,150 @@ void cli_err_from_json(struct json_object *err, enpu_err *e)
 	snprintf(e->message, sizeof e->message, "%s", msg ? msg : ci->title);
 	snprintf(e->where, sizeof e->where, "%s", where ? where : "");
 	snprintf(e->fix, sizeof e->fix, "%s", fix ? fix : "");
+}
+
+/* ---- the config file --------------------------------------------------- */
+
+int cli_config_path(char *out, size_t cap)
+{
+	const char *x = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (x && *x)
+		n = snprintf(out, cap, "%s/eulernpu/config.yaml", x);
+	else if (home && *home)
+		n = snprintf(out, cap, "%s/.config/eulernpu/config.yaml", home);
+	else
+		return -1;
+	return n > 0 && (size_t)n < cap ? 0 : -1;
+}
+
+static int cfg_fail(enpu_err *e, const char *path, const yaml_mark_t *m, const char *msg)
+{
+	char where[600];
+
+	snprintf(where, sizeof where, "%.500s:%zu:%zu", path, m->line + 1, m->column + 1);
+	return enpu_fail(e, ENPU_E_USAGE, where, "write 'server: URL', 'token_file: PATH' "
+			 "(or 'token: TOKEN') and 'cacert: PATH' lines", "%s", msg);
+}
+
+int cli_config_load(const char *path, cli_config *out, enpu_err *e)
+{
+	enpu_buf b = ENPU_BUF_INIT;
+	yaml_parser_t p;
+	yaml_event_t ev;
+	int have = 0, depth = 0, rc = -1;
+	char **want = NULL;
+
+	memset(out, 0, sizeof *out);
+	if (access(path, F_OK) != 0)
+		return 0;
+	if (enpu_read_file(path, 64u << 10, &b, e) != 0) {
+		enpu_buf_free(&b);
+		return -1;
+	}
+	if (!yaml_parser_initialize(&p)) {
+		enpu_buf_free(&b);
+		return enpu_fail(e, ENPU_E_NOMEM, path, NULL, "out of memory");
+	}
+	yaml_parser_set_input_string(&p, (const unsigned char *)(b.data ? b.data : ""), b.len);
+	for (;;) {
+		if (have)
+			yaml_event_delete(&ev);
+		have = 0;
+		if (!yaml_parser_parse(&p, &ev)) {
+			cfg_fail(e, path, &p.problem_mark, p.problem ? p.problem : "not valid YAML");
+			goto out;
+		}
+		have = 1;
+		if (ev.type == YAML_STREAM_END_EVENT)
+			break;
+		if (ev.type == YAML_ALIAS_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
+		    (ev.type == YAML_MAPPING_START_EVENT && depth > 0)) {
+			cfg_fail(e, path, &ev.start_mark, "each setting takes a single value");
+			goto out;
+		}
+		if (ev.type == YAML_MAPPING_START_EVENT)
+			depth++;
+		if (ev.type != YAML_SCALAR_EVENT)
+			continue;
+		if (depth == 0) {
+			if (ev.data.scalar.length) {
+				cfg_fail(e, path, &ev.start_mark, "the file must be a mapping of settings");
+				goto out;
+			}
+			continue;
+		}
+		if (!want) {
+			const char *k = (const char *)ev.data.scalar.value;
+			want = !strcmp(k, "server") ? &out->server
+			     : !strcmp(k, "token") ? &out->token
+			     : !strcmp(k, "token_file") || !strcmp(k, "token-file") ? &out->token_file
+			     : !strcmp(k, "cacert") ? &out->cacert : NULL;
+			if (!want) {
+				char msg[160];
+				snprintf(msg, sizeof msg, "unknown setting '%.60s' (known: server, token, "
+					 "token_file, cacert)", k);
+				cfg_fail(e, path, &ev.start_mark, msg);
+				goto out;
+			}
+			continue;
+		}
+		free(*want);
+		*want = ev.data.scalar.length ? strdup((const char *)ev.data.scalar.value) : NULL;
+		want = NULL;
+	}
+	rc = 0;
+out:
+	if (have)
+		yaml_event_delete(&ev);
+	yaml_parser_delete(&p);
+	if (b.data)
+		memset(b.data, 0, b.len);   /* it may hold a token */
+	enpu_buf_free(&b);
+	if (rc != 0)
+		cli_config_free(out);
+	return rc;
+}
+
+void cli_config_free(cli_config *c)
+{
+	if (c->token) {
+		memset(c->token, 0, strlen(c->token));
+		free(c->token);
+	}
+	free(c->server);
+	free(c->token_file);
+	free(c->cacert);
+	memset(c, 0, sizeof *c);
+}
+
+int cli_read_token(const char *path, char **out, enpu_err *e)
+{
+	enpu_buf b = ENPU_BUF_INIT;
+	size_t n, i;
+
+	*out = NULL;
+	if (enpu_read_file(path, 4096, &b, e) != 0) {
+		enpu_buf_free(&b);
+		return -1;
+	}
+	n = b.len;
+	for (i = 0; i < n && b.data[i] != '\n'; i++)
+		;
+	n = i;
+	while (n > 0 && strchr("\r\t ", b.data[n - 1]))
+		n--;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)b.data[i] <= ' ' || (unsigned char)b.data[i] == 0x7f)
+			break;
+	if (n == 0 || i < n) {
+		enpu_buf_free(&b);
+		return enpu_fail(e, ENPU_E_USAGE, path, "put the token alone on the first line",
+				 "token file '%s' does not hold one token of printable characters", path);
+	}
+	*out = strndup(b.data, n);
+	memset(b.data, 0, b.len);
+	enpu_buf_free(&b);
+	return *out ? 0 : enpu_fail(e, ENPU_E_NOMEM, path, NULL, "out of memory");
 }

@@ -23,8 +23,26 @@ struct cli_conn {
 	char *url;          /* as given */
 	char *base;         /* "http://localhost" for a socket, else the URL */
 	char *sock;         /* Unix socket path or NULL */
+	char *auth;         /* "Authorization: Bearer ..." or NULL; never printed */
+	char *cacert;       /* CA file for https, or NULL */
 	CURL *h;
 };
+
+int cli_conn_set_auth(cli_conn *c, const char *token, const char *cacert)
+{
+	size_t n;
+
+	if (token) {
+		n = strlen(token) + 32;
+		c->auth = malloc(n);
+		if (!c->auth)
+			return -1;
+		snprintf(c->auth, n, "Authorization: Bearer %s", token);
+	}
+	if (cacert && !(c->cacert = strdup(cacert)))
+		return -1;
+	return 0;
+}
 
 cli_conn *cli_conn_new(const char *url, enpu_err *e)
 {
@@ -76,6 +94,11 @@ void cli_conn_free(cli_conn *c)
 		return;
 	if (c->h)
 		curl_easy_cleanup(c->h);
+	if (c->auth) {
+		memset(c->auth, 0, strlen(c->auth));
+		free(c->auth);
+	}
+	free(c->cacert);
 	free(c->url);
 	free(c->base);
 	free(c->sock);
@@ -155,6 +178,8 @@ int cli_http_do(cli_conn *c, const cli_req *r, long *status, enpu_buf *resp, enp
 	if (c->sock)
 		curl_easy_setopt(c->h, CURLOPT_UNIX_SOCKET_PATH, c->sock);
 	curl_easy_setopt(c->h, CURLOPT_ERRORBUFFER, errbuf);
+	if (c->cacert)
+		curl_easy_setopt(c->h, CURLOPT_CAINFO, c->cacert);
 	curl_easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c->h, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT);
 	if (r->timeout > 0)
@@ -164,6 +189,8 @@ int cli_http_do(cli_conn *c, const cli_req *r, long *status, enpu_buf *resp, enp
 	curl_easy_setopt(c->h, CURLOPT_WRITEDATA, &s);
 	/* No "Expect: 100-continue" round trip before uploads. */
 	hdrs = curl_slist_append(hdrs, "Expect:");
+	if (c->auth && !c->sock)
+		hdrs = curl_slist_append(hdrs, c->auth);
 
 	if (r->upload_file) {
 		struct stat st;
@@ -216,6 +243,16 @@ int cli_http_do(cli_conn *c, const cli_req *r, long *status, enpu_buf *resp, enp
 				  "cannot connect to the server: %s",
 				  errbuf[0] ? errbuf : curl_easy_strerror(rc));
 		}
+		break;
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_SSL_CERTPROBLEM:
+		enpu_fail(e, ENPU_E_UNREACHABLE, c->url,
+			  "pass --cacert FILE (or set EULERNPU_CACERT) naming the CA that signed "
+			  "the server's certificate",
+			  "cannot make a trusted TLS connection to the server: %s",
+			  errbuf[0] ? errbuf : curl_easy_strerror(rc));
 		break;
 	case CURLE_OPERATION_TIMEDOUT:
 		enpu_fail(e, ENPU_E_UNREACHABLE, c->url, UNREACH_FIX,

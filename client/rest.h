@@ -15,6 +15,10 @@ typedef struct cli_conn cli_conn;
  * with *e (ENPU_E_USAGE for a URL of another form, ENPU_E_NOMEM). */
 cli_conn *cli_conn_new(const char *url, enpu_err *e);
 void cli_conn_free(cli_conn *c);
+/* Send "Authorization: Bearer token" on http(s) requests (token copied;
+ * NULL for none), and verify an https server against cacert (NULL: the
+ * system's CAs). */
+int cli_conn_set_auth(cli_conn *c, const char *token, const char *cacert);
 const char *cli_conn_url(const cli_conn *c);    /* as given */
 
 typedef struct cli_req {

@@ -190,6 +190,20 @@ static const enpu_code_info table[] = {
 	 "send `Authorization: Bearer TOKEN` with the token the server was given",
 	 "This server requires a bearer token on every request but GET /v1/health, and\n"
 	 "the request carried none, or a wrong one."},
+	{ENPU_E_FORBIDDEN, "E0815", "forbidden: token's role lacks access", 403, EXIT_INPUT,
+	 "use a token of role admin, or ask the server's operator for one",
+	 "The token is valid but its role (user) may not call this route: cache and\n"
+	 "board management need a token of role admin in the server's --tokens file."},
+	{ENPU_E_CONFIG, "E0816", "invalid configuration", 500, EXIT_INPUT,
+	 "fix the file, then check it with `eulernpud --check-config --config FILE`",
+	 "The daemon's configuration file (YAML; keys are the long option names\n"
+	 "without --) has an unknown key, a value of the wrong type or out of range,\n"
+	 "or is not valid YAML. Command-line options override the file."},
+	{ENPU_E_CONFLICT, "E0817", "conflicts with a job's state", 409, EXIT_INPUT,
+	 "see the message: wait for the job, or cancel it first",
+	 "The request cannot be done in the job's current state: cancelling a job that\n"
+	 "has already finished, or removing a cache entry that a queued or running job\n"
+	 "still needs."},
 };
 
 const enpu_code_info *enpu_code_table(size_t *n)

@@ -61,6 +61,9 @@ typedef enum enpu_code {
 	ENPU_E_BOARD_FAULT,       /* E0812 board fault */
 	ENPU_E_JOB_TIMEOUT,       /* E0813 job timed out */
 	ENPU_E_AUTH,              /* E0814 missing or wrong bearer token */
+	ENPU_E_FORBIDDEN,         /* E0815 token's role lacks access */
+	ENPU_E_CONFIG,            /* E0816 invalid configuration */
+	ENPU_E_CONFLICT,          /* E0817 conflicts with a job's state */
 	ENPU_E_CODE_COUNT
 } enpu_code;
 

@@ -132,5 +132,53 @@
 #define JOB_RUNNING           "running"
 #define JOB_SUCCEEDED         "succeeded"
 #define JOB_FAILED            "failed"
+#define JOB_CANCELLED         "cancelled"  /* DELETE /v1/jobs/{id}, or the server shut down */
+#define JOB_TIMED_OUT         "timed_out"  /* queue + run past its timeout */
+
+/* Jobs: priority, queue position, ETA, timeout; GET /v1/jobs lists them. */
+#define F_PRIORITY           "priority"    /* "low" | "normal" (default) | "high" */
+#define F_POSITION           "position"    /* queued: 1 = next to start; null otherwise */
+#define F_ETA                "eta"         /* queued: estimated seconds until it finishes, or null */
+#define F_TIMEOUT            "timeout"     /* seconds for queue + run (capped by --job-timeout) */
+#define F_JOBS               "jobs"        /* GET /v1/jobs: the list, newest first */
+#define PRIO_LOW             "low"
+#define PRIO_NORMAL          "normal"
+#define PRIO_HIGH            "high"
+#define Q_STATE              "state"       /* GET /v1/jobs?state=queued,running */
+#define Q_BACKEND            "backend"     /* GET /v1/jobs?backend=npu_sim */
+#define Q_LIMIT              "limit"       /* GET /v1/jobs?limit=50 (default 100, at most 10000) */
+
+/* Cache management: GET /v1/cache (stats), GET /v1/cache/entries
+ * ?kind=blob|artifact|ac&limit=N (newest use first), DELETE
+ * /v1/cache/entries/{digest|artifact id|ac key}, POST /v1/cache/gc?verify=1. */
+#define F_BLOBS              "blobs"
+#define F_BLOB_BYTES         "blob_bytes"
+#define F_ARTIFACTS          "artifacts"
+#define F_AC_ENTRIES         "ac_entries"
+#define F_AC_HITS            "ac_hits"
+#define F_AC_MISSES          "ac_misses"
+#define F_AC_HIT_RATE        "ac_hit_rate"     /* hits / (hits + misses), null before any */
+#define F_CAS_HITS           "cas_hits"
+#define F_CAS_MISSES         "cas_misses"
+#define F_CAS_HIT_RATE       "cas_hit_rate"
+#define F_EVICTIONS          "evictions"
+#define F_EVICTED_BYTES      "evicted_bytes"
+#define F_INTEGRITY_FAILURES "integrity_failures"
+#define F_MAX_BYTES          "max_bytes"       /* --cache-max, 0 = unbounded */
+#define F_ENTRIES            "entries"
+#define F_TOTAL              "total"
+#define F_KIND               "kind"
+#define F_LAST_USE           "last_use"
+#define F_REMOVED            "removed"         /* DELETE: the kind removed */
+#define F_AC_DROPPED         "ac_dropped"
+#define F_ARTIFACTS_DROPPED  "artifacts_dropped"
+#define F_TMP_REMOVED        "tmp_removed"
+#define F_VERIFIED           "verified"
+#define F_HELD_BYTES         "held_bytes"
+#define KIND_BLOB            "blob"
+#define KIND_ARTIFACT        "artifact"
+#define KIND_AC              "ac"
+#define Q_KIND               "kind"
+#define Q_VERIFY             "verify"          /* POST /v1/cache/gc?verify=1: re-hash every blob */
 
 #endif

@@ -28,6 +28,13 @@ struct srv_blink {
 	int no_abort;                /* the cancel call itself must not be aborted */
 };
 
+static const char *blink_cacert;
+
+void srv_blink_set_cacert(const char *path)
+{
+	blink_cacert = path;
+}
+
 srv_blink *srv_blink_new(const char *name, const char *url, const char *token, int timeout_s)
 {
 	srv_blink *l = calloc(1, sizeof *l);
@@ -151,6 +158,8 @@ static int call(srv_blink *l, const bcall *c, long *status, enpu_buf *resp, enpu
 	if (l->sock)
 		curl_easy_setopt(l->h, CURLOPT_UNIX_SOCKET_PATH, l->sock);
 	curl_easy_setopt(l->h, CURLOPT_ERRORBUFFER, errbuf);
+	if (blink_cacert)
+		curl_easy_setopt(l->h, CURLOPT_CAINFO, blink_cacert);
 	curl_easy_setopt(l->h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(l->h, CURLOPT_CONNECTTIMEOUT, (long)l->timeout);
 	curl_easy_setopt(l->h, CURLOPT_TIMEOUT, (long)l->timeout + c->wait);

@@ -18,6 +18,9 @@ typedef struct srv_blink srv_blink;
  * out of memory. */
 srv_blink *srv_blink_new(const char *name, const char *url, const char *token, int timeout_s);
 void srv_blink_free(srv_blink *l);
+/* CA certificates (PEM file) to verify https:// boards with; NULL = the
+ * system's. Set once, before any link is used (--board-cacert). */
+void srv_blink_set_cacert(const char *path);
 
 /* GET /v1/health, then one authenticated call (an empty POST
  * /v1/blobs/missing) so that a wrong token shows up as a fault here and not

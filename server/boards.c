@@ -36,6 +36,7 @@ typedef struct board {
 	int busy;
 	char job[33];
 	long long artifacts_cached, jobs_done;
+	volatile int gone;          /* removed by a reload: threads leave */
 } board;
 
 struct srv_boards {
@@ -43,11 +44,13 @@ struct srv_boards {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	volatile int stopping;
-	board *b;
-	int n;
+	board *b;                   /* BOARD_SLOTS, so that reloads never move one */
+	int n;                      /* slots used, gone ones included */
 	pthread_t timer_t;
 	int timer_started;
 };
+
+#define BOARD_SLOTS (4 * SRV_MAX_BOARDS)
 
 static const unsigned BOARD_MASK = (1u << ENPU_BK_ZYNQ_PS) | (1u << ENPU_BK_FPGA_BOARD);
 
@@ -88,8 +91,8 @@ int srv_board_parse(const char *arg, srv_board_cfg *out, enpu_err *e)
 			return enpu_fail(e, ENPU_E_USAGE, "--board", "give unix:/absolute/path.sock",
 					 "board '%.*s': '%.200s' names no absolute socket path", (int)nlen,
 					 arg, url);
-	} else if (!strncmp(url, "http://", 7)) {
-		p = url + 7;
+	} else if (!strncmp(url, "http://", 7) || !strncmp(url, "https://", 8)) {
+		p = url + (url[4] == 's' ? 8 : 7);
 		colon = strrchr(p, ':');
 		if (!colon || colon == p || !colon[1] || strspn(colon + 1, "0123456789/") != strlen(colon + 1) ||
 		    colon[1] == '/' || (strchr(p, '/') && strchr(p, '/') < colon))
@@ -204,7 +207,7 @@ static void *health_main(void *arg)
 	srv_boards *p = b->pool;
 
 	pthread_mutex_lock(&p->mu);
-	while (!p->stopping) {
+	while (!p->stopping && !b->gone) {
 		json_object *h = NULL;
 		enpu_err e = ENPU_ERR_INIT;
 		int rc;
@@ -216,7 +219,7 @@ static void *health_main(void *arg)
 		pthread_mutex_unlock(&p->mu);
 		rc = srv_blink_health(b->hlink, &p->stopping, &h, &e);
 		pthread_mutex_lock(&p->mu);
-		if (p->stopping) {
+		if (p->stopping || b->gone) {
 			json_object_put(h);
 			break;
 		}
@@ -265,11 +268,11 @@ static void *disp_main(void *arg)
 		int rc;
 
 		pthread_mutex_lock(&p->mu);
-		while (!p->stopping && (!(b->up && b->mask) || earlier_idle(b)))
+		while (!p->stopping && !b->gone && (!(b->up && b->mask) || earlier_idle(b)))
 			wait_until(p, srv_now() + 1);
 		mask = b->mask;
 		pthread_mutex_unlock(&p->mu);
-		if (p->stopping)
+		if (p->stopping || b->gone)
 			break;
 		rc = srv_jobs_take_remote(ctx->jobs, mask, &b->up, b->name, 0.25, &rj);
 		if (rc < 0)
@@ -327,6 +330,38 @@ static void *timer_main(void *arg)
 
 /* ---- the pool ------------------------------------------------------------------------ */
 
+/* Set up slot p->n for c and start its threads; only the thread that starts
+ * and frees the pool calls this (start, reload). */
+static int board_add(srv_boards *p, const srv_board_cfg *c, enpu_err *e)
+{
+	srv_ctx *ctx = p->ctx;
+	board *b;
+
+	if (p->n == BOARD_SLOTS)
+		return enpu_fail(e, ENPU_E_LIMIT, c->name, "restart the server",
+				 "no room for board '%s': %d boards were added since the start",
+				 c->name, BOARD_SLOTS);
+	b = &p->b[p->n];
+	memset(b, 0, sizeof *b);
+	b->pool = p;
+	snprintf(b->name, sizeof b->name, "%s", c->name);
+	snprintf(b->url, sizeof b->url, "%s", c->url);
+	b->hlink = srv_blink_new(b->name, b->url, ctx->board_token, ctx->cfg.board_timeout);
+	b->dlink = srv_blink_new(b->name, b->url, ctx->board_token, ctx->cfg.board_timeout);
+	snprintf(b->last_error, sizeof b->last_error, "not checked yet");
+	pthread_mutex_lock(&p->mu);
+	p->n++;         /* freed with the pool whatever happens next */
+	pthread_mutex_unlock(&p->mu);
+	if (!b->hlink || !b->dlink)
+		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
+	if (pthread_create(&b->health_t, NULL, health_main, b) != 0 ||
+	    !(b->health_started = 1) ||
+	    pthread_create(&b->disp_t, NULL, disp_main, b) != 0 || !(b->disp_started = 1))
+		return enpu_fail(e, ENPU_E_INTERNAL, NULL, NULL, "cannot start the threads of board '%s'",
+				 b->name);
+	return 0;
+}
+
 srv_boards *srv_boards_start(srv_ctx *ctx, enpu_err *e)
 {
 	srv_boards *p = calloc(1, sizeof *p);
@@ -339,35 +374,15 @@ srv_boards *srv_boards_start(srv_ctx *ctx, enpu_err *e)
 	p->ctx = ctx;
 	pthread_mutex_init(&p->mu, NULL);
 	pthread_cond_init(&p->cv, NULL);
-	p->b = calloc((size_t)(ctx->cfg.n_boards ? ctx->cfg.n_boards : 1), sizeof *p->b);
+	p->b = calloc(BOARD_SLOTS, sizeof *p->b);
 	if (!p->b) {
 		srv_boards_free(p);
 		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
 		return NULL;
 	}
 	for (i = 0; i < ctx->cfg.n_boards; i++) {
-		board *b = &p->b[i];
-		b->pool = p;
-		snprintf(b->name, sizeof b->name, "%s", ctx->cfg.boards[i].name);
-		snprintf(b->url, sizeof b->url, "%s", ctx->cfg.boards[i].url);
-		b->hlink = srv_blink_new(b->name, b->url, ctx->board_token, ctx->cfg.board_timeout);
-		b->dlink = srv_blink_new(b->name, b->url, ctx->board_token, ctx->cfg.board_timeout);
-		snprintf(b->last_error, sizeof b->last_error, "not checked yet");
-		p->n++;
-		if (!b->hlink || !b->dlink) {
+		if (board_add(p, &ctx->cfg.boards[i], e) != 0) {
 			srv_boards_free(p);
-			enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
-			return NULL;
-		}
-	}
-	for (i = 0; i < p->n; i++) {
-		board *b = &p->b[i];
-		if (pthread_create(&b->health_t, NULL, health_main, b) != 0 ||
-		    !(b->health_started = 1) ||
-		    pthread_create(&b->disp_t, NULL, disp_main, b) != 0 || !(b->disp_started = 1)) {
-			srv_boards_free(p);
-			enpu_fail(e, ENPU_E_INTERNAL, NULL, NULL, "cannot start the threads of board '%s'",
-				  b->name);
 			return NULL;
 		}
 	}
@@ -378,6 +393,44 @@ srv_boards *srv_boards_start(srv_ctx *ctx, enpu_err *e)
 	}
 	p->timer_started = 1;
 	return p;
+}
+
+int srv_boards_reload(srv_boards *p, const srv_board_cfg *cfg, int n, enpu_err *e)
+{
+	int i, k;
+
+	if (!p)
+		return 0;
+	pthread_mutex_lock(&p->mu);
+	for (i = 0; i < p->n; i++) {
+		board *b = &p->b[i];
+		int keep = 0;
+		if (b->gone)
+			continue;
+		for (k = 0; k < n; k++)
+			if (!strcmp(cfg[k].name, b->name) && !strcmp(cfg[k].url, b->url))
+				keep = 1;
+		if (!keep) {
+			/* its threads leave; a job it runs now finishes there */
+			b->gone = 1;
+			b->up = 0;
+			srv_log("info", "board=%s removed", b->name);
+		}
+	}
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+	for (k = 0; k < n; k++) {
+		int have = 0;
+		for (i = 0; i < p->n; i++)
+			if (!p->b[i].gone && !strcmp(cfg[k].name, p->b[i].name))
+				have = 1;
+		if (have)
+			continue;
+		if (board_add(p, &cfg[k], e) != 0)
+			return -1;
+		srv_log("info", "board=%s added (%s)", cfg[k].name, cfg[k].url);
+	}
+	return 0;
 }
 
 void srv_boards_free(srv_boards *p)
@@ -416,7 +469,7 @@ int srv_boards_serves(srv_boards *p, const char *backend)
 		return 0;
 	pthread_mutex_lock(&p->mu);
 	for (i = 0; i < p->n; i++)
-		if (!p->b[i].seen || (p->b[i].mask & (1u << bk)))
+		if (!p->b[i].gone && (!p->b[i].seen || (p->b[i].mask & (1u << bk))))
 			yes = 1;
 	pthread_mutex_unlock(&p->mu);
 	return yes;
@@ -440,17 +493,20 @@ unsigned srv_boards_up_mask(srv_boards *p)
 json_object *srv_boards_json(srv_boards *p)
 {
 	json_object *o = json_object_new_object(), *arr = json_object_new_array();
-	unsigned masks[SRV_MAX_BOARDS];
-	int i, bk;
+	unsigned masks[BOARD_SLOTS];
+	int i, bk, n;
 
 	json_object_object_add(o, F_BOARDS, arr);
 	if (!p)
 		return o;
 	pthread_mutex_lock(&p->mu);
-	for (i = 0; i < p->n; i++)
+	n = p->n;
+	for (i = 0; i < n; i++)
 		masks[i] = p->b[i].seen ? p->b[i].mask : BOARD_MASK;
 	pthread_mutex_unlock(&p->mu);
-	for (i = 0; i < p->n; i++) {
+	for (i = 0; i < n; i++) {
+		if (p->b[i].gone)
+			continue;
 		/* counted outside our lock: the job table has its own */
 		int queue = srv_jobs_remote_queued(p->ctx->jobs, masks[i]);
 		board *b = &p->b[i];

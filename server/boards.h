@@ -18,6 +18,10 @@ srv_boards *srv_boards_start(srv_ctx *ctx, enpu_err *e);
 /* Stop and join every thread (jobs in flight are cancelled by
  * srv_jobs_shutdown, which must come first), then free. NULL is fine. */
 void srv_boards_free(srv_boards *b);
+/* Make the pool serve exactly these boards (SIGHUP): boards no longer
+ * listed (by name and URL) stop taking jobs (one running finishes), new
+ * ones start. Called by the thread that started the pool. 0 or -1 + *e. */
+int srv_boards_reload(srv_boards *b, const srv_board_cfg *cfg, int n, enpu_err *e);
 
 /* 1 when the backend is one that runs on boards (zynq_ps, fpga_board). */
 int srv_backend_on_board(const char *backend);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <microhttpd.h>
 #include <json-c/json.h>
@@ -17,6 +19,7 @@
 #include "srv.h"
 #include "digest.h"
 #include "http.h"
+#include "obs.h"
 #include "routes.h"
 
 #define MAX_PARAMS 4
@@ -26,12 +29,14 @@ typedef enum mode { M_NONE, M_JSON, M_RAW, M_MULTI, M_BLOB, M_DISCARD } mode;
 struct srv_req {
 	struct MHD_Connection *conn;
 	srv_ctx *ctx;
+	const struct listener *lst;
 	const srv_route *route;
 	char method[16];
 	char *url;
 	char *params[MAX_PARAMS];
 	int n_params;
 	unsigned long id;
+	char rid[17];              /* request id: 16 lowercase hex */
 	double t0;
 
 	mode mode;
@@ -57,9 +62,40 @@ struct srv_req {
 	uint64_t resp_bytes;
 };
 
+/* One per MHD daemon: whether it serves TCP (tokens apply) and TLS. */
+typedef struct listener {
+	srv_ctx *ctx;
+	struct MHD_Daemon *d;
+	int tcp, tls;
+} listener;
+
+#define MAX_LISTENERS 8
+static listener listeners[MAX_LISTENERS];
+
 static atomic_int n_active;
 static atomic_ulong next_id;
 static atomic_llong last_ms;
+
+/* Until metrics.c provides the real one. */
+__attribute__((weak)) void srv_obs_request(const char *method, const char *route,
+					   unsigned status, uint64_t bytes, double seconds,
+					   const char *request_id)
+{
+	(void)method; (void)route; (void)status; (void)bytes; (void)seconds; (void)request_id;
+}
+
+const char *srv_req_id(const srv_req *r) { return r->rid; }
+
+/* 64 random bits per request (unique across restarts and daemons, unlike a
+ * counter); the counter is the fallback if getrandom fails. */
+static void make_rid(srv_req *r)
+{
+	uint64_t v;
+
+	if (getrandom(&v, sizeof v, GRND_NONBLOCK) != (ssize_t)sizeof v)
+		v = ((uint64_t)getpid() << 40) ^ (uint64_t)r->id;
+	snprintf(r->rid, sizeof r->rid, "%016llx", (unsigned long long)v);
+}
 
 static void touch(void)
 {
@@ -181,6 +217,22 @@ void srv_reply_file(srv_req *r, const char *path, const char *content_type)
 	}
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
 	set_response(r, MHD_HTTP_OK, resp, (uint64_t)st.st_size);
+}
+
+void srv_reply_stream(srv_req *r, unsigned status, const char *content_type,
+		      srv_stream_fn fn, void *cls, void (*free_fn)(void *))
+{
+	struct MHD_Response *resp =
+		MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, fn, cls, free_fn);
+
+	if (!resp) {
+		if (free_fn)
+			free_fn(cls);
+		srv_reply_fail(r, ENPU_E_INTERNAL, NULL, "cannot create a response");
+		return;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+	set_response(r, status, resp, 0);
 }
 
 void srv_reply_header(srv_req *r, const char *name, const char *value)
@@ -508,6 +560,22 @@ static enum MHD_Result post_iter(void *cls, enum MHD_ValueKind kind, const char 
 	return MHD_YES;
 }
 
+/* The setting that bounds this request's body, for the error message. */
+static const char *limit_flag(const srv_req *r)
+{
+	return r->mode == M_MULTI || r->mode == M_BLOB ? "--max-upload"
+	     : r->mode == M_RAW && r->route->body == SRV_BODY_SPEC ? "--max-spec-bytes"
+	     : "--max-json-bytes";
+}
+
+static const char *limit_fix(const srv_req *r)
+{
+	const char *f = limit_flag(r);
+	return !strcmp(f, "--max-upload") ? "send a smaller file, or raise the server's --max-upload"
+	     : !strcmp(f, "--max-spec-bytes") ? "send a smaller spec, or raise the server's --max-spec-bytes"
+	     : "send a smaller request, or raise the server's --max-json-bytes";
+}
+
 static int begin_body(srv_req *r)
 {
 	const char *ct = srv_req_header(r, MHD_HTTP_HEADER_CONTENT_TYPE);
@@ -536,14 +604,16 @@ static int begin_body(srv_req *r)
 	}
 	r->limit = r->mode == M_MULTI || r->mode == M_BLOB ? ctx->cfg.max_upload
 		 : r->mode == M_RAW && r->route->body == SRV_BODY_SPEC ? ctx->lim->max_spec_bytes
-		 : SRV_JSON_MAX;
+		 : ctx->cfg.max_json_bytes;
 	if (cl) {
 		char *end;
 		unsigned long long n = strtoull(cl, &end, 10);
 		if (end != cl && n > r->limit) {
-			srv_reply_fail(r, ENPU_E_TOO_LARGE, NULL,
-				       "request body of %llu bytes exceeds the limit of %llu bytes",
-				       n, (unsigned long long)r->limit);
+			enpu_err le = ENPU_ERR_INIT;
+			enpu_fail(&le, ENPU_E_TOO_LARGE, NULL, limit_fix(r),
+				  "request body of %llu bytes exceeds the limit of %llu bytes (%s)",
+				  n, (unsigned long long)r->limit, limit_flag(r));
+			srv_reply_error(r, &le, NULL);
 			return -1;
 		}
 	}
@@ -578,8 +648,9 @@ static void feed_body(srv_req *r, const char *data, size_t n)
 {
 	r->received += n;
 	if (r->mode != M_DISCARD && r->received > r->limit) {
-		body_fail(r, ENPU_E_TOO_LARGE, "request body exceeds the limit of %llu bytes",
-			  (unsigned long long)r->limit);
+		body_fail(r, ENPU_E_TOO_LARGE, "request body exceeds the limit of %llu bytes (%s)",
+			  (unsigned long long)r->limit, limit_flag(r));
+		snprintf(r->err.fix, sizeof r->err.fix, "%s", limit_fix(r));
 		return;
 	}
 	switch (r->mode) {
@@ -619,12 +690,12 @@ static void end_body(srv_req *r)
 		}
 	}
 	if (r->mode == M_JSON && !r->failed) {
-		json_tokener *tok = json_tokener_new_ex(SRV_JSON_DEPTH);
+		json_tokener *tok = json_tokener_new_ex(r->ctx->cfg.max_json_depth);
 		json_object *o = NULL;
 		size_t end = 0;
 		enum json_tokener_error je = json_tokener_error_parse_eof;
 
-		if (tok && r->raw.len <= SRV_JSON_MAX) {
+		if (tok && r->raw.len <= r->ctx->cfg.max_json_bytes) {
 			o = json_tokener_parse_ex(tok, r->raw.data ? r->raw.data : "", (int)r->raw.len);
 			je = json_tokener_get_error(tok);
 			end = json_tokener_get_parse_end(tok);
@@ -632,6 +703,12 @@ static void end_body(srv_req *r)
 		while (end < r->raw.len && strchr(" \t\r\n", r->raw.data[end]))
 			end++;
 		if (!o || je != json_tokener_success || end != r->raw.len) {
+			if (je == json_tokener_error_depth) {
+				body_fail(r, ENPU_E_TOO_LARGE, "request body nests JSON deeper than "
+					  "%d levels (--max-json-depth)", r->ctx->cfg.max_json_depth);
+				snprintf(r->err.fix, sizeof r->err.fix, "send a flatter body, or raise "
+					 "the server's --max-json-depth");
+			}
 			body_fail(r, ENPU_E_BAD_REQUEST, "request body is not valid JSON: %s",
 				  !o && r->raw.len == 0 ? "empty body"
 				  : je != json_tokener_success ? json_tokener_error_desc(je)
@@ -647,38 +724,17 @@ static void end_body(srv_req *r)
 	}
 }
 
-/* ---- bearer token --------------------------------------------------------------- */
-
-/* "Bearer <token>" naming ours. Compared as SHA-256 digests with
- * CRYPTO_memcmp: constant time, and the length of ours never shows. */
-static int auth_ok(const char *token, const char *header)
-{
-	char want[65], got[65];
-	const char *t;
-
-	if (!header || strncasecmp(header, "Bearer ", 7) != 0)
-		return 0;
-	t = header + 7;
-	while (*t == ' ')
-		t++;
-	enpu_sha256_hex(token, strlen(token), want);
-	enpu_sha256_hex(t, strlen(t), got);
-	return CRYPTO_memcmp(want, got, 64) == 0;
-}
-
 /* ---- MHD callbacks --------------------------------------------------------------- */
 
 static enum MHD_Result queue(srv_req *r)
 {
 	enum MHD_Result ret;
-	char rid[32];
 
 	if (!r->resp)
 		srv_reply_fail(r, ENPU_E_INTERNAL, NULL, "handler gave no answer");
 	if (!r->resp)
 		return MHD_NO;
-	snprintf(rid, sizeof rid, "%08lx", r->id);
-	MHD_add_response_header(r->resp, "X-Request-Id", rid);
+	MHD_add_response_header(r->resp, "X-Request-Id", r->rid);
 	ret = MHD_queue_response(r->conn, r->status, r->resp);
 	MHD_destroy_response(r->resp);
 	r->resp = NULL;
@@ -689,9 +745,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_data_size, void **req_cls)
 {
-	srv_ctx *ctx = cls;
+	const listener *lst = cls;
+	srv_ctx *ctx = lst->ctx;
 	srv_req *r = *req_cls;
-	char allow[128];
+	char allow[128], who[64];
+	int deny;
 	(void)version;
 
 	if (!r) {
@@ -703,7 +761,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		touch();
 		r->conn = conn;
 		r->ctx = ctx;
+		r->lst = lst;
 		r->id = atomic_fetch_add(&next_id, 1) + 1;
+		make_rid(r);
 		r->t0 = srv_now();
 		r->url = strdup(url);
 		snprintf(r->method, sizeof r->method, "%s", method);
@@ -720,12 +780,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			}
 			return queue(r);
 		}
-		/* a board agent with a token: everything but the liveness check */
-		if (ctx->token && r->route->fn != srv_get_health &&
-		    !auth_ok(ctx->token, srv_req_header(r, MHD_HTTP_HEADER_AUTHORIZATION))) {
+		/* tokens: on TCP (and everywhere with --token-file); never logged */
+		deny = srv_auth_decide(ctx, lst->tcp, (int)r->route->access,
+				       srv_req_header(r, MHD_HTTP_HEADER_AUTHORIZATION), who, sizeof who);
+		if (deny == 401) {
 			srv_reply_fail(r, ENPU_E_AUTH, url, "%s '%s' needs 'Authorization: Bearer TOKEN' "
-				       "with this server's token", method, url);
+				       "with a token this server knows", method, url);
 			srv_reply_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+			return queue(r);
+		}
+		if (deny == 403) {
+			srv_reply_fail(r, ENPU_E_FORBIDDEN, url, "token '%s' has role user; %s '%s' "
+				       "needs role admin", who, method, url);
+			return queue(r);
+		}
+		if (ctx->draining && !strcmp(r->method, "POST") && !strcmp(r->route->pattern, API_JOBS)) {
+			srv_reply_fail(r, ENPU_E_UNREACHABLE, url, "the server is shutting down and "
+				       "takes no new jobs");
+			srv_reply_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "30");
 			return queue(r);
 		}
 		if (begin_body(r) != 0)
@@ -733,6 +805,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return MHD_YES;
 	}
 	if (*upload_data_size) {
+		/* MHD bounds idle gaps (--conn-timeout); this bounds the whole body */
+		if (ctx->cfg.request_timeout > 0 && !r->failed &&
+		    srv_now() - r->t0 > (double)ctx->cfg.request_timeout) {
+			srv_log("warn", "req=%s %s %s: body not received within --request-timeout "
+				"%d s; closing the connection", r->rid, r->method, r->url,
+				ctx->cfg.request_timeout);
+			return MHD_NO;
+		}
 		feed_body(r, upload_data, *upload_data_size);
 		*upload_data_size = 0;
 		return MHD_YES;
@@ -750,14 +830,18 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
 	srv_req *r = *req_cls;
+	double secs;
 	int i;
 	(void)cls; (void)conn;
 
 	if (!r)
 		return;
-	srv_log("info", "req=%08lx %s %s %u %llu %.1fms%s", r->id, r->method, r->url,
-		r->status, (unsigned long long)r->resp_bytes, (srv_now() - r->t0) * 1000.0,
-		toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (aborted)");
+	secs = srv_now() - r->t0;
+	/* the request's log line is srv_obs_request's (metrics.c) */
+	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		srv_log("debug", "req=%s aborted (code %d)", r->rid, (int)toe);
+	srv_obs_request(r->method, r->route ? r->route->pattern : "unmatched", r->status,
+			r->resp_bytes, secs, r->rid);
 	if (r->pp)
 		MHD_destroy_post_processor(r->pp);
 	if (r->part_up)
@@ -794,23 +878,64 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	srv_log("warn", "mhd: %s", line);
 }
 
+/* A TCP listening socket (as opposed to a Unix one): tokens and TLS apply. */
+static int is_tcp(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0)
+		return 1;   /* unknown: the stricter choice */
+	return ss.ss_family != AF_UNIX;
+}
+
 struct MHD_Daemon *srv_http_start(srv_ctx *ctx, int listen_fd)
 {
-	struct MHD_Daemon *d;
+	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+			 MHD_USE_ERROR_LOG | MHD_USE_ITC;
+	struct MHD_OptionItem tls[3] = {{MHD_OPTION_END, 0, NULL}};
+	listener *l = NULL;
+	int i;
 
 	touch();
-	d = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-			     MHD_USE_ERROR_LOG | MHD_USE_ITC,
-			     0, NULL, NULL, on_request, ctx,
-			     MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-			     MHD_OPTION_LISTEN_SOCKET, listen_fd,
-			     MHD_OPTION_NOTIFY_COMPLETED, on_completed, ctx,
-			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)ctx->cfg.conn_limit,
-			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)ctx->cfg.conn_timeout,
-			     MHD_OPTION_END);
-	if (!d)
-		srv_log("error", "cannot start the HTTP server on fd %d", listen_fd);
-	return d;
+	for (i = 0; i < MAX_LISTENERS; i++)
+		if (!listeners[i].ctx) {
+			l = &listeners[i];
+			break;
+		}
+	if (!l) {
+		srv_log("error", "too many listening sockets (at most %d)", MAX_LISTENERS);
+		return NULL;
+	}
+	l->ctx = ctx;
+	l->tcp = is_tcp(listen_fd);
+	l->tls = l->tcp && ctx->tls_cert_pem && ctx->tls_key_pem;
+	if (l->tls) {
+		flags |= MHD_USE_TLS;
+		tls[0] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, ctx->tls_cert_pem};
+		tls[1] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, ctx->tls_key_pem};
+		tls[2] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+	}
+	l->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l,
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				MHD_OPTION_LISTEN_SOCKET, listen_fd,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, ctx,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)ctx->cfg.conn_limit,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)ctx->cfg.conn_timeout,
+				MHD_OPTION_ARRAY, tls,
+				MHD_OPTION_END);
+	if (!l->d) {
+		srv_log("error", "cannot start the HTTP%s server on fd %d", l->tls ? "S" : "",
+			listen_fd);
+		memset(l, 0, sizeof *l);
+		return NULL;
+	}
+	return l->d;
+}
+
+int srv_http_tls_supported(void)
+{
+	return MHD_is_feature_supported(MHD_FEATURE_TLS) == MHD_YES;
 }
 
 int srv_http_quiesce(struct MHD_Daemon *d)
@@ -821,6 +946,12 @@ int srv_http_quiesce(struct MHD_Daemon *d)
 
 void srv_http_stop(struct MHD_Daemon *d)
 {
-	if (d)
-		MHD_stop_daemon(d);
+	int i;
+
+	if (!d)
+		return;
+	MHD_stop_daemon(d);
+	for (i = 0; i < MAX_LISTENERS; i++)
+		if (listeners[i].d == d)
+			memset(&listeners[i], 0, sizeof listeners[i]);
 }

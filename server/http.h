@@ -23,7 +23,7 @@ typedef enum srv_body {
 	SRV_BODY_NONE,   /* ignored */
 	SRV_BODY_FORM,   /* JSON object, or multipart form -> srv_req_json */
 	SRV_BODY_SPEC,   /* as FORM when JSON/multipart; otherwise raw YAML -> srv_req_raw */
-	SRV_BODY_RAW,    /* raw bytes up to SRV_JSON_MAX -> srv_req_raw */
+	SRV_BODY_RAW,    /* raw bytes up to --max-json-bytes -> srv_req_raw */
 	SRV_BODY_BLOB,   /* streamed into the CAS -> srv_req_take_upload */
 } srv_body;
 
@@ -45,6 +45,9 @@ typedef struct srv_route {
  * (the caller closes it; -1 if MHD kept it); stop shuts down completely. */
 struct MHD_Daemon *srv_http_start(srv_ctx *ctx, int listen_fd);
 int srv_http_quiesce(struct MHD_Daemon *d);
+/* 1 when libmicrohttpd was built with TLS (GnuTLS). A TCP listener serves
+ * HTTPS when ctx->tls_cert_pem and tls_key_pem are set. */
+int srv_http_tls_supported(void);
 void srv_http_stop(struct MHD_Daemon *d);
 /* Requests in flight, and the CLOCK_MONOTONIC time of the last activity. */
 int srv_http_active(void);
@@ -57,6 +60,8 @@ const char *srv_req_header(const srv_req *r, const char *name);
 struct json_object *srv_req_json(const srv_req *r);         /* NULL if none */
 const enpu_buf *srv_req_raw(const srv_req *r);               /* NULL if none */
 srv_upload *srv_req_take_upload(srv_req *r);                 /* caller finishes/aborts */
+/* The request id: 16 lowercase hex, sent back as X-Request-Id and logged. */
+const char *srv_req_id(const srv_req *r);
 
 /* Field helpers: each answers 400 ENPU_E_BAD_REQUEST naming the field and
  * returns -1 when the field is required and absent or has the wrong type. */
@@ -80,6 +85,13 @@ void srv_reply_text(srv_req *r, unsigned status, const char *text, const char *c
 /* A file streamed from disk; 404 error when it cannot be opened. */
 void srv_reply_file(srv_req *r, const char *path, const char *content_type);
 /* An extra header on the reply already made. */
+/* A body of unknown length produced by fn as MHD pulls it (one connection
+ * thread each, so fn may block): fn returns bytes written into buf, or
+ * MHD_CONTENT_READER_END_OF_STREAM. free_fn(cls) runs when the response is
+ * done with, also when it could not be created. */
+typedef ssize_t (*srv_stream_fn)(void *cls, uint64_t pos, char *buf, size_t max);
+void srv_reply_stream(srv_req *r, unsigned status, const char *content_type,
+		      srv_stream_fn fn, void *cls, void (*free_fn)(void *));
 void srv_reply_header(srv_req *r, const char *name, const char *value);
 
 /* A JSON number printed with 9 significant digits (null if not finite). */

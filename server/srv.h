@@ -11,8 +11,8 @@
 #include "api.h"
 #include "enpu.h"
 
-#define SRV_JSON_MAX         (1u << 20)   /* JSON request bodies */
-#define SRV_JSON_DEPTH       32
+#define SRV_JSON_MAX         (1u << 20)   /* default --max-json-bytes */
+#define SRV_JSON_DEPTH       32           /* default --max-json-depth */
 #define SRV_FORM_MAX         (64u << 10)  /* multipart text fields, in total */
 #define SRV_WAIT_MAX         300          /* ?wait= cap, seconds */
 
@@ -51,9 +51,25 @@ typedef struct srv_config {
 	int board_health_interval; /* seconds between health checks of an up board */
 	int board_timeout;         /* seconds, one HTTP call to a board */
 	int board_backoff_max;     /* seconds, longest wait between checks of a down board */
-	int job_timeout;           /* seconds, a board job's queue + run time */
+	int job_timeout;           /* seconds, a job's queue + run time (every job) */
+	int job_ttl;               /* seconds a finished job is kept */
+	int job_history;           /* finished jobs kept at most */
 	int board_retries;         /* re-dispatches after board faults */
 	uint64_t cache_max;        /* bytes of blobs kept; 0 = unbounded */
+	/* access, TLS, config (auth.c, config.c) */
+	const char *tokens_file;   /* --tokens: "TOKEN ROLE [NAME]" lines; TCP only */
+	int socket_mode;           /* of the Unix socket (default 0600) */
+	const char *socket_group;  /* group of the Unix socket, or NULL */
+	const char *tls_cert, *tls_key;   /* PEM files: TLS on the TCP listener */
+	const char *board_cacert;  /* CA file for https:// boards */
+	const char *config_file;   /* the YAML file read, or NULL */
+	const char *log_level;     /* error|warn|info|debug, or NULL (info) */
+	/* limits: every size a client can make the daemon handle */
+	enpu_limits limits;        /* spec, YAML, tensors, npz (ctx->lim points here) */
+	uint64_t max_json_bytes;   /* JSON and raw request bodies */
+	int max_json_depth;
+	int request_timeout;       /* seconds for a whole request body; 0 = none */
+	int drain_timeout;         /* SIGTERM: seconds to wait for jobs to finish */
 } srv_config;
 
 struct srv_cas;
@@ -66,11 +82,14 @@ typedef struct srv_ctx {
 	struct srv_jobs *jobs;
 	const enpu_limits *lim;
 	struct srv_boards *boards;     /* NULL in the board role */
-	char *token;                   /* board role: required bearer token, or NULL */
+	char *token;                   /* unused: tokens live in auth (auth.c) */
+	struct srv_auth *auth;         /* the token table, or NULL (no tokens) */
 	char *board_token;             /* lab server: token for the boards, or NULL */
 	atomic_ullong blobs_received;  /* PUT /v1/blobs that stored new bytes */
 	atomic_ullong blobs_bytes_received;
 	volatile int stopping;
+	volatile int draining;         /* SIGTERM: POST /v1/jobs answers 503 */
+	char *tls_cert_pem, *tls_key_pem;
 } srv_ctx;
 
 /* The PL this build has, as GET /v1/health says it (board role). */
@@ -81,6 +100,59 @@ typedef struct srv_ctx {
  * that no queued or running job needs go first, then artifact directories
  * that lost a file. A no-op when the bound is 0 or not exceeded. */
 void srv_cache_enforce(srv_ctx *ctx);
+
+/* ---- access (auth.c) ----------------------------------------------------- */
+
+/* Who may call what. A token table is read from --tokens (lines "TOKEN ROLE
+ * [NAME]", ROLE user or admin; the file must not be world-readable) and from
+ * --token-file (one token of role admin, checked on every listener, as a
+ * board agent always did). Tokens are kept as SHA-256 digests only. */
+typedef struct srv_auth srv_auth;
+
+/* Parse a token file's text (label names it in errors: "label:line").
+ * NULL + *e (ENPU_E_CONFIG) on a bad line; never quotes a token. */
+srv_auth *srv_auth_parse(const char *text, size_t len, const char *label, enpu_err *e);
+void srv_auth_free(srv_auth *a);
+int srv_auth_count(const srv_auth *a);
+/* Check an Authorization header value against every token (constant time
+ * in the position of the match). 1 and the token's role (SRV_ROLE_USER /
+ * SRV_ROLE_ADMIN as int) and name when it matches; 0 otherwise. */
+int srv_auth_match(const srv_auth *a, const char *authorization, int *role,
+		   char *name, size_t name_cap);
+/* (Re)load ctx->auth from --tokens and --token-file (SIGHUP): a bad file
+ * keeps the old table. 0, or -1 + *e. */
+int srv_auth_load(srv_ctx *ctx, enpu_err *e);
+/* The decision for one request: 0 allowed, 401, or 403 (name filled with
+ * the token's name for the message). tcp: the request came over TCP. */
+int srv_auth_decide(srv_ctx *ctx, int tcp, int need, const char *authorization,
+		    char *name, size_t name_cap);
+void srv_auth_shutdown(srv_ctx *ctx);
+
+/* ---- the configuration file (config.c) ------------------------------------ */
+
+/* A YAML mapping of option names (the long flags without "--") to scalars;
+ * "boards" (also "board") is a list of NAME=URL strings, of {name, url}
+ * mappings, or a mapping NAME: URL. Each setting becomes one item, applied
+ * by main.c through the same table as the flags. */
+typedef struct srv_cfg_item {
+	char *key;                 /* "max-queue", "board" */
+	char *value;
+	int line, col;             /* 1-based, of the value */
+	int kline, kcol;           /* of the key */
+} srv_cfg_item;
+
+typedef struct srv_cfg_file {
+	char *path;
+	srv_cfg_item *items;
+	int n;
+} srv_cfg_file;
+
+/* 0, or -1 + *e (ENPU_E_CONFIG, where = "path:line:col"). An empty file
+ * is an empty configuration. */
+int srv_cfg_read(const char *path, srv_cfg_file *out, enpu_err *e);
+int srv_cfg_parse(const char *text, size_t len, const char *path, srv_cfg_file *out,
+		  enpu_err *e);
+void srv_cfg_free(srv_cfg_file *f);
 
 /* The log: one line each, timestamped, to --log FILE or stderr. Never
  * fails visibly; thread-safe. */
