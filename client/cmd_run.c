@@ -2,7 +2,8 @@
  * the server has the artifact (importing a local directory when it does
  * not), submit a job, long-poll it to the end, and download the result (and
  * with --report the run's report.json). An npu_sim run adds one line with
- * the cycle model's totals. */
+ * the cycle model's totals. --detach submits and prints the job id alone
+ * (`eulernpu jobs wait ID` follows it); --json prints the final job. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -24,6 +25,8 @@
 
 static const char usage[] =
 	"usage: eulernpu run --artifact DIR|ID --input F --out F [--report F] [--timeout S]\n"
+	"                    [--priority low|normal|high] [--json]\n"
+	"       eulernpu run --artifact DIR|ID --input F --detach [--priority P] [--timeout S]\n"
 	"\n"
 	"Run a compiled artifact on an input and write the result (.npz).\n"
 	"\n"
@@ -33,7 +36,13 @@ static const char usage[] =
 	"  --out F            where to write the result (result.npz)\n"
 	"  --report F         also write the run's report.json (for npu_sim: cycles,\n"
 	"                     memory traffic per op; see `eulernpu report F`)\n"
-	"  --timeout S        give up after S seconds (default 600)\n";
+	"  --timeout S        give up after S seconds (default 600); the server ends the\n"
+	"                     job then too (its queue + run time, capped by --job-timeout)\n"
+	"  --priority P       low, normal (default) or high: the server's queue runs\n"
+	"                     higher priorities first (CI: low; people: high)\n"
+	"  --detach           submit and print the job id alone on stdout, then exit 0\n"
+	"                     without waiting (see `eulernpu jobs wait ID`)\n"
+	"  --json             print the final job as JSON on stdout (one document)\n";
 
 static double now_s(void)
 {
@@ -173,6 +182,12 @@ out:
 	return ret;
 }
 
+static void print_job(struct json_object *job)
+{
+	printf("%s\n", json_object_to_json_string_ext(job, JSON_C_TO_STRING_PRETTY |
+						      JSON_C_TO_STRING_NOSLASHESCAPE));
+}
+
 static int job_id_ok(const char *s)
 {
 	return s && *s && strlen(s) < 100 &&
@@ -208,13 +223,18 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 {
 	enpu_err e = ENPU_ERR_INIT;
 	const char *art = NULL, *input = NULL, *out = NULL, *report = NULL, *pos[1];
+	const char *prio = NULL;
 	double timeout = 600;
+	int detach = 0, json = 0;
 	const cli_opt opts[] = {
 		{"--artifact", CLI_OPT_STR, &art},
 		{"--input", CLI_OPT_STR, &input},
 		{"--out", CLI_OPT_STR, &out},
 		{"--report", CLI_OPT_STR, &report},
 		{"--timeout", CLI_OPT_DOUBLE, &timeout},
+		{"--priority", CLI_OPT_STR, &prio},
+		{"--detach", CLI_OPT_FLAG, &detach},
+		{"--json", CLI_OPT_FLAG, &json},
 		{NULL, 0, NULL},
 	};
 	struct json_object *req = NULL, *job = NULL, *jerr, *npu;
@@ -231,11 +251,18 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (r < 0)
 		return cli_report(&e);
-	if (!art || !input || !out)
+	if (!art || !input || (!out && !detach))
 		return cli_report((cli_usage(&e, "run", "missing required option '%s'",
 					     !art ? "--artifact" : !input ? "--input" : "--out"), &e));
+	if (detach && (out || report || json))
+		return cli_report((cli_usage(&e, "run", "--detach does not wait: drop '%s' (use "
+					     "`eulernpu jobs wait ID`, then the job's result)",
+					     out ? "--out" : report ? "--report" : "--json"), &e));
 	if (timeout <= 0)
 		return cli_report((cli_usage(&e, "run", "option '--timeout' must be more than 0 s"), &e));
+	if (prio && strcmp(prio, PRIO_LOW) && strcmp(prio, PRIO_NORMAL) && strcmp(prio, PRIO_HIGH))
+		return cli_report((cli_usage(&e, "run", "option '--priority' must be low, normal or "
+					     "high, not '%s'", prio), &e));
 	deadline = now_s() + timeout;
 
 	if (stat(art, &st) < 0 && !enpu_is_sha256_hex(art)) {
@@ -268,7 +295,12 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	json_object_object_add(req, F_ARTIFACT, json_object_new_string(id));
 	json_object_object_add(req, F_INPUT, json_object_new_string(din));
 	json_object_object_add(req, F_INPUT_NAME, json_object_new_string(input));
-	wait = timeout < POLL_WAIT ? (int)ceil(timeout) : POLL_WAIT;
+	if (prio)
+		json_object_object_add(req, F_PRIORITY, json_object_new_string(prio));
+	/* the server ends the job by then too; it caps this by --job-timeout */
+	json_object_object_add(req, F_TIMEOUT, json_object_new_int(
+		timeout > 7 * 86400 ? 7 * 86400 : (int)ceil(timeout)));
+	wait = detach ? 0 : timeout < POLL_WAIT ? (int)ceil(timeout) : POLL_WAIT;
 	snprintf(path, sizeof path, "%s?%s=%d", API_JOBS, Q_WAIT, wait);
 	if (cli_http_json(ctx->conn, "POST", path, req, wait + 30, &job, NULL, NULL, &e) < 0)
 		goto fail;
@@ -277,6 +309,12 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		goto fail;
 	}
 	snprintf(jid, sizeof jid, "%s", cli_json_str(job, F_ID));
+	if (detach) {
+		printf("%s\n", jid);
+		json_object_put(req);
+		json_object_put(job);
+		return 0;
+	}
 
 	for (;;) {
 		double left;
@@ -302,7 +340,10 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		if (cli_http_json(ctx->conn, "GET", path, NULL, wait + 30, &job, NULL, NULL, &e) < 0)
 			goto fail;
 	}
-	if (strcmp(state, JOB_FAILED) == 0) {
+	if (json && strcmp(state, JOB_SUCCEEDED) != 0)
+		print_job(job);
+	if (strcmp(state, JOB_FAILED) == 0 || strcmp(state, JOB_CANCELLED) == 0 ||
+	    strcmp(state, JOB_TIMED_OUT) == 0) {
 		if (json_object_object_get_ex(job, F_ERROR, &jerr) &&
 		    json_object_is_type(jerr, json_type_object))
 			cli_err_from_json(jerr, &e);
@@ -331,10 +372,14 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		if (cli_http_download(ctx->conn, path, report, rep, 0, &e) < 0)
 			goto fail;
 	}
-	printf("Run      OK: %s\n", line);
-	if (json_object_object_get_ex(job, F_NPU, &npu) &&
-	    cli_npu_summary(npu, npuline, sizeof npuline) == 0)
-		printf("%s\n", npuline);
+	if (json) {
+		print_job(job);
+	} else {
+		printf("Run      OK: %s\n", line);
+		if (json_object_object_get_ex(job, F_NPU, &npu) &&
+		    cli_npu_summary(npu, npuline, sizeof npuline) == 0)
+			printf("%s\n", npuline);
+	}
 	json_object_put(req);
 	json_object_put(job);
 	return 0;

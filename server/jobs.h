@@ -1,7 +1,9 @@
-/* jobs.h: the job table, a bounded FIFO queue and the worker pool. A job
- * runs an artifact on an input blob into a result blob. The table lives in
- * memory (jobs do not survive a restart); a mutex guards it and a condvar
- * wakes long-poll waiters when a job finishes. */
+/* jobs.h: the job table, a bounded priority queue and the worker pool. A
+ * job runs an artifact on an input blob into a result blob. The table lives
+ * in memory (jobs do not survive a restart); a mutex guards it, a condvar
+ * wakes long-poll and event-stream waiters on every state change, and a
+ * timer thread enforces each job's timeout (queue + run) and the retention
+ * of finished jobs (--job-ttl, --job-history). */
 #ifndef SRV_JOBS_H
 #define SRV_JOBS_H
 
@@ -20,6 +22,20 @@ srv_jobs *srv_jobs_start(srv_cas *cas, const enpu_limits *lim, int workers, int 
  * CAS: the daemon keeps its cache bound there. */
 void srv_jobs_on_store(srv_jobs *j, void (*fn)(void *), void *arg);
 
+/* Priorities: the queue is ordered by priority, then first come first
+ * served. */
+#define SRV_PRIO_LOW    0
+#define SRV_PRIO_NORMAL 1
+#define SRV_PRIO_HIGH   2
+int srv_prio_parse(const char *s);     /* "low" | "normal" | "high"; -1 otherwise */
+const char *srv_prio_name(int prio);
+
+/* The policy (defaults: 600 s, 86400 s, 10000): every job ends within
+ * timeout_s of its submission (a job may ask for less); a finished job is
+ * forgotten after ttl_s or when more than history finished jobs are kept,
+ * oldest first. Its result and report blobs stay in the CAS. */
+void srv_jobs_set_policy(srv_jobs *j, int timeout_s, int ttl_s, int history);
+
 /* Stop accepting, fail queued jobs, wake every waiter, let running jobs
  * finish and join the workers. The table stays readable until free (which
  * shuts down first if needed). */
@@ -31,6 +47,15 @@ void srv_jobs_free(srv_jobs *j);
 int srv_jobs_submit(srv_jobs *j, const char *artifact, const char *backend,
 		    const char *input, const char *input_name, char id[33], enpu_err *e);
 
+/* A submission with every option. */
+typedef struct srv_jobreq {
+	const char *artifact, *backend, *input, *input_name;
+	int priority;              /* SRV_PRIO_* */
+	int timeout_s;             /* 0 = the policy's; more is capped to it */
+	int remote;                /* a board job (boards.c runs it) */
+} srv_jobreq;
+int srv_jobs_submit_req(srv_jobs *j, const srv_jobreq *q, char id[33], enpu_err *e);
+
 /* The job as JSON after waiting up to wait_s seconds for it to finish
  * (*final = 1 when it has). NULL for an unknown id. Caller puts. */
 struct json_object *srv_jobs_get(srv_jobs *j, const char *id, int wait_s, int *final);
@@ -40,8 +65,28 @@ int srv_jobs_result(srv_jobs *j, const char *id, char digest[65], const char **s
 /* Digest of a succeeded job's report.json (in the CAS): 1; 0 and its state
  * name otherwise; -1 for an unknown id. */
 int srv_jobs_report(srv_jobs *j, const char *id, char digest[65], const char **state);
-/* Ask a job to stop (queued: removed and failed at once). 0, or -1 if unknown. */
+/* Ask a job to stop: a queued one is cancelled at once, a running one at
+ * its next op boundary (a board job: on its board). 0, 1 when it had
+ * already finished, -1 if unknown. */
 int srv_jobs_cancel(srv_jobs *j, const char *id);
+
+/* Jobs newest first as a JSON array (caller puts): states is a bit mask
+ * (1u << index in queued, running, succeeded, failed, cancelled, timed_out;
+ * 0 = all), backend NULL = any, at most limit. */
+struct json_object *srv_jobs_list(srv_jobs *j, unsigned states, const char *backend, int limit);
+/* The index of a state name, -1 if unknown. */
+int srv_job_state_parse(const char *s);
+
+/* A job's state changes, for a server-sent event stream. watch registers
+ * a watcher (each later change is kept for it until read) and gives the
+ * job's JSON text now (caller frees), its sequence number and whether it
+ * is final: 0, or -1 for an unknown id. next gives the change after *seq:
+ * 1 (json, *seq, *final set), 0 when none came within wait_s, -1 when the
+ * table stops or the job is gone. unwatch once done. */
+int srv_jobs_watch(srv_jobs *j, const char *id, unsigned *seq, char **json, int *final);
+int srv_jobs_watch_next(srv_jobs *j, const char *id, unsigned *seq, double wait_s,
+			char **json, int *final);
+void srv_jobs_unwatch(srv_jobs *j, const char *id);
 
 /* ---- board jobs (run by boards.c, not by the workers) --------------------- */
 
@@ -53,7 +98,7 @@ typedef enum srv_rkind {
 	SRV_RUN_CANCEL,    /* cancelled here (user, --job-timeout, shutdown) */
 } srv_rkind;
 
-/* cancel values of a board job. */
+/* cancel values of a job (enpu_run and the board dispatchers poll it). */
 #define SRV_CANCEL_USER     1
 #define SRV_CANCEL_TIMEOUT  2
 #define SRV_CANCEL_SHUTDOWN 3
@@ -92,8 +137,9 @@ int srv_jobs_take_remote(srv_jobs *j, unsigned mask, const atomic_int *gate, con
  * job went back to the queue. */
 int srv_jobs_remote_done(srv_jobs *j, const char *id, srv_rkind kind, srv_rresult *res,
 			 const enpu_err *e, int retries);
-/* Fail queued board jobs past their deadline (E0813) and flag running ones
- * to stop (SRV_CANCEL_TIMEOUT). Called by a timer. */
+/* Time out queued board jobs past their deadline (E0813) and flag running
+ * ones to stop (SRV_CANCEL_TIMEOUT). Called by boards.c's timer (local jobs
+ * have the table's own timer). */
 void srv_jobs_expire(srv_jobs *j);
 /* Wake the dispatchers (a board came up). */
 void srv_jobs_kick(srv_jobs *j);

@@ -1,19 +1,29 @@
-/* routes_jobs.c: POST /v1/jobs (queue a run; ?wait=S answers when done),
- * GET /v1/jobs/{id}[?wait=S] (long-poll), DELETE (cancel), /result (the
- * result.npz bytes) and /report. A long poll blocks only its own
- * connection thread. On a local or lab server, zynq_ps and fpga_board jobs
- * go to the board pool (boards.c); with no board for them, 503 at once. */
+/* routes_jobs.c: POST /v1/jobs (queue a run with a priority and a
+ * timeout; ?wait=S answers when done), GET /v1/jobs (the list, filtered),
+ * GET /v1/jobs/{id}[?wait=S] (long-poll), /events (server-sent events of
+ * its state changes), DELETE (cancel), /result (the result.npz bytes) and
+ * /report. A long poll or an event stream blocks only its own connection
+ * thread. On a local or lab server, zynq_ps and fpga_board jobs go to the
+ * board pool (boards.c); with no board for them, 503 at once. */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
+#include <microhttpd.h>
 #include "srv.h"
+#include "buf.h"
 #include "digest.h"
+#include "ops.h"
 #include "artifact.h"
 #include "jobs.h"
 #include "boards.h"
 #include "routes.h"
 
 #define DEFAULT_INPUT_NAME "input.npz"
+#define LIST_DEFAULT 100
+#define LIST_MAX     10000
 
 static void reply_job(srv_ctx *ctx, srv_req *r, const char *id, int wait_s, int fresh)
 {
@@ -34,16 +44,29 @@ static void reply_job(srv_ctx *ctx, srv_req *r, const char *id, int wait_s, int 
 
 void srv_post_job(srv_ctx *ctx, srv_req *r)
 {
-	const char *art, *input, *input_name;
+	const char *art, *input, *input_name, *prio_s;
 	char path[4300], id[33];
 	enpu_artifact *a = NULL;
 	enpu_err e = ENPU_ERR_INIT;
 	char backend[32];
-	int wait_s, remote = 0;
+	int wait_s, remote = 0, prio = SRV_PRIO_NORMAL;
+	double timeout;
+	srv_jobreq q;
 
 	if (srv_query_wait(r, &wait_s) || srv_field_str(r, F_ARTIFACT, 1, &art) ||
-	    srv_field_str(r, F_INPUT_NAME, 0, &input_name))
+	    srv_field_str(r, F_INPUT_NAME, 0, &input_name) ||
+	    srv_field_str(r, F_PRIORITY, 0, &prio_s) || srv_field_double(r, F_TIMEOUT, 0, &timeout))
 		return;
+	if (prio_s && (prio = srv_prio_parse(prio_s)) < 0) {
+		srv_reply_fail(r, ENPU_E_BAD_REQUEST, F_PRIORITY,
+			       "field 'priority' must be low, normal or high, not '%.40s'", prio_s);
+		return;
+	}
+	if (!(timeout <= 7 * 86400.0)) {
+		srv_reply_fail(r, ENPU_E_BAD_REQUEST, F_TIMEOUT,
+			       "field 'timeout' must be at most 604800 seconds (0 = the server's)");
+		return;
+	}
 	if (!enpu_is_sha256_hex(art)) {
 		srv_reply_fail(r, ENPU_E_BAD_REQUEST, F_ARTIFACT,
 			       "field 'artifact' is not an artifact id (64 lowercase hex): '%.80s'", art);
@@ -74,9 +97,14 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 	if (!input_name || !*input_name)
 		input_name = DEFAULT_INPUT_NAME;
 	srv_artifact_touch(ctx->cas, art);
-	if ((remote ? srv_jobs_submit_remote(ctx->jobs, art, backend, input, input_name,
-					     ctx->cfg.job_timeout, id, &e)
-		    : srv_jobs_submit(ctx->jobs, art, backend, input, input_name, id, &e)) != 0) {
+	q.artifact = art;
+	q.backend = backend;
+	q.input = input;
+	q.input_name = input_name;
+	q.priority = prio;
+	q.timeout_s = (int)ceil(timeout);   /* capped by --job-timeout */
+	q.remote = remote;
+	if (srv_jobs_submit_req(ctx->jobs, &q, id, &e) != 0) {
 		srv_reply_error(r, &e, NULL);
 		return;
 	}
@@ -92,15 +120,187 @@ void srv_get_job(srv_ctx *ctx, srv_req *r)
 	reply_job(ctx, r, srv_req_param(r, 0), wait_s, 0);
 }
 
+/* Cancel: 200 with the job once it is cancelled (a queued one), 202 while
+ * a running one reaches its next op boundary, 409 when it had finished. */
 void srv_delete_job(srv_ctx *ctx, srv_req *r)
 {
 	const char *id = srv_req_param(r, 0);
+	int rc = srv_jobs_cancel(ctx->jobs, id);
 
-	if (srv_jobs_cancel(ctx->jobs, id) != 0) {
+	if (rc < 0) {
 		srv_reply_fail(r, ENPU_E_NOT_FOUND, id, "no job '%.40s' on this server", id);
 		return;
 	}
+	if (rc > 0) {
+		int final = 0;
+		json_object *o = srv_jobs_get(ctx->jobs, id, 0, &final);
+		json_object *st = o ? json_object_object_get(o, F_STATE) : NULL;
+		json_object *extra = json_object_new_object();
+		enpu_err e = ENPU_ERR_INIT;
+
+		enpu_fail(&e, ENPU_E_CONFLICT, id, "nothing to do: the job has ended",
+			  "job '%.40s' has already finished (%s): there is nothing to cancel", id,
+			  st ? json_object_get_string(st) : "?");
+		if (o)
+			json_object_object_add(extra, F_JOB, json_object_get(o));
+		json_object_put(o);
+		srv_reply_error(r, &e, extra);
+		return;
+	}
 	reply_job(ctx, r, id, 0, 0);
+}
+
+/* GET /v1/jobs?state=queued,running&backend=npu_sim&limit=50 */
+void srv_list_jobs(srv_ctx *ctx, srv_req *r)
+{
+	const char *states = srv_req_query(r, Q_STATE), *backend = srv_req_query(r, Q_BACKEND);
+	const char *lim = srv_req_query(r, Q_LIMIT);
+	unsigned mask = 0;
+	long limit = LIST_DEFAULT;
+	json_object *o;
+
+	if (states && *states) {
+		char buf[256], *tok, *save = NULL;
+
+		if (strlen(states) >= sizeof buf) {
+			srv_reply_fail(r, ENPU_E_BAD_REQUEST, Q_STATE, "query 'state' is too long");
+			return;
+		}
+		snprintf(buf, sizeof buf, "%s", states);
+		for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+			int s = srv_job_state_parse(tok);
+			if (s < 0) {
+				srv_reply_fail(r, ENPU_E_BAD_REQUEST, Q_STATE,
+					       "query 'state': '%.40s' is not a job state (queued, running, "
+					       "succeeded, failed, cancelled, timed_out)", tok);
+				return;
+			}
+			mask |= 1u << s;
+		}
+	}
+	if (backend && *backend && enpu_backend_parse(backend) < 0) {
+		srv_reply_fail(r, ENPU_E_BAD_REQUEST, Q_BACKEND,
+			       "query 'backend': '%.40s' is not a backend (cpu_ref, npu_sim, zynq_ps, "
+			       "fpga_board)", backend);
+		return;
+	}
+	if (lim) {
+		char *end;
+		errno = 0;
+		limit = strtol(lim, &end, 10);
+		if (errno || end == lim || *end || limit < 1 || limit > LIST_MAX) {
+			srv_reply_fail(r, ENPU_E_BAD_REQUEST, Q_LIMIT,
+				       "query 'limit' must be a whole number in [1, %d], not '%.40s'",
+				       LIST_MAX, lim);
+			return;
+		}
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, F_JOBS, srv_jobs_list(ctx->jobs, mask,
+							backend && *backend ? backend : NULL,
+							(int)limit));
+	srv_reply_json(r, 200, o);
+}
+
+/* One event of the stream appended to out: "event: state" and the job's
+ * JSON on one data line (it has no newline). */
+static int sse_event(enpu_buf *out, const char *json)
+{
+	return enpu_buf_addf(out, "event: state\ndata: %s\n\n", json);
+}
+
+/* GET /v1/jobs/{id}/events: text/event-stream, one "state" event per state
+ * change, the current state first; it ends after the final state, or after
+ * SRV_WAIT_MAX seconds. The events are gathered in this connection's own
+ * thread and sent as one body when the stream ends, because http.c has no
+ * streaming reply yet; with one (MHD_create_response_from_callback) the
+ * same loop becomes its reader. */
+/* The state of one event stream: events are formatted into pending and
+ * handed to MHD as it pulls; the reader blocks (one thread per connection)
+ * until the next state change, and ends after the final state. */
+typedef struct sse_stream {
+	srv_ctx *ctx;
+	char id[64];
+	unsigned seq;
+	int final;
+	double end;
+	enpu_buf pending;
+	size_t sent;
+} sse_stream;
+
+static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	sse_stream *st = cls;
+	char *json = NULL;
+	size_t n;
+
+	(void)pos;
+	while (st->sent == st->pending.len) {
+		int rc;
+
+		enpu_buf_reset(&st->pending);
+		st->sent = 0;
+		if (st->final || st->ctx->stopping || srv_now() >= st->end)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		rc = srv_jobs_watch_next(st->ctx->jobs, st->id, &st->seq,
+					 fmin(1.0, st->end - srv_now()), &json, &st->final);
+		if (rc < 0)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		if (rc == 1 && json) {
+			int bad = sse_event(&st->pending, json);
+			free(json);
+			json = NULL;
+			if (bad)
+				return MHD_CONTENT_READER_END_WITH_ERROR;
+		}
+	}
+	n = st->pending.len - st->sent;
+	if (n > max)
+		n = max;
+	memcpy(buf, st->pending.data + st->sent, n);
+	st->sent += n;
+	return (ssize_t)n;
+}
+
+static void sse_free(void *cls)
+{
+	sse_stream *st = cls;
+
+	srv_jobs_unwatch(st->ctx->jobs, st->id);
+	enpu_buf_free(&st->pending);
+	free(st);
+}
+
+/* GET /v1/jobs/{id}/events: server-sent events, one "state" event per state
+ * change (the current state first), streamed as they happen; the stream
+ * ends after the final state, or after SRV_WAIT_MAX seconds. */
+void srv_get_job_events(srv_ctx *ctx, srv_req *r)
+{
+	const char *id = srv_req_param(r, 0);
+	sse_stream *st = calloc(1, sizeof *st);
+	char *json = NULL;
+
+	if (!st) {
+		srv_reply_fail(r, ENPU_E_NOMEM, NULL, "out of memory");
+		return;
+	}
+	if (srv_jobs_watch(ctx->jobs, id, &st->seq, &json, &st->final) != 0) {
+		free(st);
+		srv_reply_fail(r, ENPU_E_NOT_FOUND, id, "no job '%.40s' on this server", id);
+		return;
+	}
+	st->ctx = ctx;
+	snprintf(st->id, sizeof st->id, "%s", id);
+	st->end = srv_now() + SRV_WAIT_MAX;
+	if (json && sse_event(&st->pending, json) != 0) {
+		free(json);
+		sse_free(st);
+		srv_reply_fail(r, ENPU_E_NOMEM, NULL, "out of memory");
+		return;
+	}
+	free(json);
+	srv_reply_stream(r, 200, "text/event-stream", sse_read, st, sse_free);
+	srv_reply_header(r, "Cache-Control", "no-cache");
 }
 
 /* A succeeded job's blob (result.npz or report.json), 404 before that. */
@@ -118,6 +318,12 @@ static void reply_job_blob(srv_ctx *ctx, srv_req *r, int report)
 	if (rc == 0) {
 		srv_reply_fail(r, ENPU_E_NOT_FOUND, id, "job '%.40s' has no %s: it is %s", id,
 			       report ? "report" : "result", state);
+		return;
+	}
+	if (!srv_cas_verify(ctx->cas, dig, NULL)) {   /* evicted, or damaged and dropped */
+		srv_reply_fail(r, ENPU_E_NOT_FOUND, id, "the %s of job '%.40s' is no longer in the "
+			       "cache (evicted or damaged): run the job again",
+			       report ? "report" : "result", id);
 		return;
 	}
 	srv_cas_blob_path(ctx->cas, dig, path, sizeof path);

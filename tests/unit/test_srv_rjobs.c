@@ -196,7 +196,7 @@ Test(rjobs, cancel_a_queued_board_job)
 	cr_expect_eq(srv_jobs_cancel(jobs, id), 0);
 	cr_expect_eq(srv_jobs_take_remote(jobs, ZYNQ, &up, "b1", 0.05, &rj), 0, "gone from the queue");
 	o = srv_jobs_get(jobs, id, 0, &final);
-	cr_expect_str_eq(field(o, F_STATE), JOB_FAILED);
+	cr_expect_str_eq(field(o, F_STATE), JOB_CANCELLED);
 	cr_expect_str_eq(field(o, F_FAILURE), "cancelled");
 	json_object_put(o);
 }
