@@ -232,6 +232,122 @@ int srv_artifact_present(srv_cas *c, const char *id)
 	return ok;
 }
 
+/* The loaded-handle LRU forgets dir (below). */
+static void lru_forget(const char *dir);
+
+int srv_artifact_drop(srv_cas *c, const char *id)
+{
+	char dir[4300], parent[4300];
+	struct stat st;
+	int existed;
+
+	if (!enpu_is_sha256_hex(id))
+		return 0;
+	srv_artifact_dir(c, id, dir, sizeof dir);
+	existed = stat(dir, &st) == 0;
+	lru_forget(dir);
+	if (existed) {
+		srv_rmtree(dir);
+		snprintf(parent, sizeof parent, "%s/artifacts", srv_cas_root(c));
+		srv_fsync_dir(parent);
+	}
+	srv_ac_drop_for(c, id);
+	return existed;
+}
+
+int srv_artifact_verify(srv_cas *c, const char *id, enpu_err *e)
+{
+	srv_manifest m;
+	enpu_err ign = ENPU_ERR_INIT;
+	char dir[4300], p[5400], first[1100] = "";
+	struct stat st;
+	int i, n_bad = 0, gone = 0;
+
+	if (!enpu_is_sha256_hex(id)) {
+		if (e)
+			enpu_fail(e, ENPU_E_NOT_FOUND, id, NULL, "no artifact '%.80s'", id);
+		return 0;
+	}
+	srv_artifact_dir(c, id, dir, sizeof dir);
+	if (stat(dir, &st) != 0) {
+		if (e)
+			enpu_fail(e, ENPU_E_NOT_FOUND, id, "compile it, or import it with PUT "
+				  API_ARTIFACTS "{id}", "no artifact '%s' on this server", id);
+		return 0;
+	}
+	if (srv_artifact_manifest(c, id, &m, NULL, &ign) != 0) {
+		snprintf(first, sizeof first, MANIFEST);
+		n_bad = 1;
+		goto bad;
+	}
+	if (strcmp(m.id, id) != 0) {
+		snprintf(first, sizeof first, MANIFEST);
+		n_bad = 1;
+	}
+	for (i = 0; i < m.n; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, m.files[i].path);
+		if (stat(p, &st) != 0) {
+			gone = 1;    /* being removed (eviction) or damaged: not ours to count */
+			continue;
+		}
+		if (srv_cas_check_file(c, p, m.files[i].sha256, 0))
+			continue;
+		if (!n_bad++)
+			snprintf(first, sizeof first, "%s", m.files[i].path);
+		/* the blob is usually the same inode: drop it too so that the
+		 * client uploads it again */
+		srv_cas_verify(c, m.files[i].sha256, NULL);
+	}
+	srv_manifest_free(&m);
+	if (!n_bad && !gone)
+		return 1;
+	if (!n_bad) {
+		srv_artifact_drop(c, id);
+		if (e)
+			enpu_fail(e, ENPU_E_NOT_FOUND, id, "compile it, or import it with PUT "
+				  API_ARTIFACTS "{id}", "artifact '%.12s' lost a file and was dropped",
+				  id);
+		return 0;
+	}
+bad:
+	srv_artifact_drop(c, id);
+	srv_cas_count(c, SRV_EV_INTEGRITY, 0);
+	srv_log("warn", "cache: artifact %s failed its integrity check ('%s' does not hash to "
+		"its manifest digest): dropped", id, first);
+	if (e)
+		enpu_fail(e, ENPU_E_NOT_FOUND, id, "compile it again, or import it again with PUT "
+			  API_ARTIFACTS "{id} (eulernpu run --artifact DIR does)",
+			  "artifact '%.12s' failed its integrity check on the server ('%s' does not "
+			  "hash to its manifest digest) and was dropped", id, first);
+	return 0;
+}
+
+int srv_artifact_usage(srv_cas *c, const char *id, uint64_t *bytes, struct timespec *last)
+{
+	srv_manifest m;
+	enpu_err e = ENPU_ERR_INIT;
+	char dir[4300], p[5400];
+	struct stat st;
+	int i;
+
+	*bytes = 0;
+	memset(last, 0, sizeof *last);
+	if (srv_artifact_manifest(c, id, &m, NULL, &e) != 0)
+		return -1;
+	srv_artifact_dir(c, id, dir, sizeof dir);
+	for (i = 0; i < m.n; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, m.files[i].path);
+		if (stat(p, &st) != 0)
+			continue;
+		*bytes += (uint64_t)st.st_size;
+		if (st.st_mtim.tv_sec > last->tv_sec ||
+		    (st.st_mtim.tv_sec == last->tv_sec && st.st_mtim.tv_nsec > last->tv_nsec))
+			*last = st.st_mtim;
+	}
+	srv_manifest_free(&m);
+	return 0;
+}
+
 void srv_artifact_touch(srv_cas *c, const char *id)
 {
 	srv_manifest m;
@@ -320,6 +436,8 @@ int srv_artifact_ingest(srv_cas *c, const char *dir, const char *id, enpu_err *e
 	}
 	if (srv_cas_put_mem(c, raw.data, raw.len, dig, e) != 0)
 		goto out;
+	/* an existing directory wins in install_dir: it must be intact */
+	srv_artifact_verify(c, id, NULL);
 	ret = install_dir(c, dir, id, e);
 out:
 	srv_manifest_free(&m);
@@ -367,7 +485,8 @@ int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len
 	*missing = json_object_new_array();
 	for (i = 0; i < m.n; i++) {
 		uint64_t sz;
-		if (!srv_cas_has(c, m.files[i].sha256, &sz)) {
+		/* verified: a corrupted blob is dropped and asked for again */
+		if (!srv_cas_verify(c, m.files[i].sha256, &sz)) {
 			json_object_array_add(*missing, json_object_new_string(m.files[i].sha256));
 			n_missing++;
 		} else if (m.files[i].has_bytes && sz != m.files[i].bytes) {
@@ -451,10 +570,13 @@ json_object *srv_artifact_files_json(srv_cas *c, const char *id, const srv_manif
 
 /* ---- loaded handles ------------------------------------------------------ */
 
+/* stale: its directory was dropped while the handle was in use; it is
+ * freed at the last release and never handed out again. */
 typedef struct slot {
 	char dir[4300];
 	enpu_artifact *a;
 	int refs;
+	int stale;
 	unsigned long used;
 } slot;
 
@@ -471,15 +593,17 @@ int srv_artifact_get(srv_cas *c, const char *id, const enpu_limits *lim,
 	int i, victim = -1;
 
 	*out = NULL;
-	if (!enpu_is_sha256_hex(id))
-		return enpu_fail(e, ENPU_E_NOT_FOUND, id, NULL, "no artifact '%s'", id);
+	/* The files on disk, every time (a stat each when unchanged): a handle
+	 * in memory must not hide a corrupted cache. */
+	if (!srv_artifact_verify(c, id, e))
+		return -1;
 	srv_artifact_dir(c, id, dir, sizeof dir);
 	if (stat(dir, &st) != 0)
 		return enpu_fail(e, ENPU_E_NOT_FOUND, id, "compile it, or import it with PUT "
 				 API_ARTIFACTS "{id}", "no artifact '%s' on this server", id);
 	pthread_mutex_lock(&lru_mu);
 	for (i = 0; i < LRU_SLOTS; i++)
-		if (lru[i].a && !strcmp(lru[i].dir, dir)) {
+		if (lru[i].a && !lru[i].stale && !strcmp(lru[i].dir, dir)) {
 			lru[i].refs++;
 			lru[i].used = ++lru_clock;
 			*out = lru[i].a;
@@ -512,6 +636,7 @@ int srv_artifact_get(srv_cas *c, const char *id, const enpu_limits *lim,
 		snprintf(lru[victim].dir, sizeof lru[victim].dir, "%s", dir);
 		lru[victim].a = a;
 		lru[victim].refs = 1;
+		lru[victim].stale = 0;
 		lru[victim].used = ++lru_clock;
 	}
 	pthread_mutex_unlock(&lru_mu);
@@ -529,12 +654,33 @@ void srv_artifact_release(enpu_artifact *a)
 	pthread_mutex_lock(&lru_mu);
 	for (i = 0; i < LRU_SLOTS; i++)
 		if (lru[i].a == a) {
-			lru[i].refs--;
+			if (--lru[i].refs == 0 && lru[i].stale) {
+				enpu_artifact_free(lru[i].a);
+				memset(&lru[i], 0, sizeof lru[i]);
+			}
 			pthread_mutex_unlock(&lru_mu);
 			return;
 		}
 	pthread_mutex_unlock(&lru_mu);
 	enpu_artifact_free(a);
+}
+
+static void lru_forget(const char *dir)
+{
+	int i;
+
+	pthread_mutex_lock(&lru_mu);
+	for (i = 0; i < LRU_SLOTS; i++) {
+		if (!lru[i].a || strcmp(lru[i].dir, dir) != 0)
+			continue;
+		if (lru[i].refs == 0) {
+			enpu_artifact_free(lru[i].a);
+			memset(&lru[i], 0, sizeof lru[i]);
+		} else {
+			lru[i].stale = 1;
+		}
+	}
+	pthread_mutex_unlock(&lru_mu);
 }
 
 void srv_artifact_cache_clear(void)

@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include "enpu.h"
 #include "buf.h"
 #include "cas.h"
@@ -45,6 +46,19 @@ int srv_artifact_manifest(srv_cas *c, const char *id, srv_manifest *m, enpu_buf 
  * are present with the listed sizes, and its recomputed id is id. 1 = ok. */
 int srv_artifact_present(srv_cas *c, const char *id);
 
+/* Integrity: every listed file of artifacts/<id> hashes to its manifest
+ * digest (srv_cas_check_file: a stat when already verified and unchanged)
+ * and the manifest gives id. 1 = good, 0 = absent. A bad artifact is
+ * dropped (srv_artifact_drop), its bad blobs too, and counted: 0 then too,
+ * with *e (ENPU_E_NOT_FOUND) saying why when e is non-NULL. */
+int srv_artifact_verify(srv_cas *c, const char *id, enpu_err *e);
+/* Remove artifacts/<id>, the action-cache entries naming it, and its loaded
+ * handle (at once, or when the last user releases it). 1 = it existed. */
+int srv_artifact_drop(srv_cas *c, const char *id);
+/* Bytes of its listed files and its last use (newest mtime of its files).
+ * 0, or -1 when absent. */
+int srv_artifact_usage(srv_cas *c, const char *id, uint64_t *bytes, struct timespec *last);
+
 /* Touch (srv_cas_touch) every blob of artifact id and its manifest: it is
  * being used. Silent when the artifact is absent. */
 void srv_artifact_touch(srv_cas *c, const char *id);
@@ -67,8 +81,10 @@ int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len
 struct json_object *srv_artifact_files_json(srv_cas *c, const char *id,
 					    const srv_manifest *m, const enpu_buf *raw);
 
-/* Loaded artifacts: get loads (and verifies) on a miss; every get is paired
- * with a release. The LRU holds a few handles; ones in use are never freed. */
+/* Loaded artifacts: get checks the files on disk (srv_artifact_verify: a
+ * failing artifact is dropped and answers ENPU_E_NOT_FOUND) and loads (and
+ * verifies) on a miss; every get is paired with a release. The LRU holds a
+ * few handles; ones in use are never freed. */
 int srv_artifact_get(srv_cas *c, const char *id, const enpu_limits *lim,
 		     enpu_artifact **out, enpu_err *e);
 void srv_artifact_release(enpu_artifact *a);

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 #include "err.h"
 
 typedef struct srv_cas srv_cas;
@@ -24,9 +25,30 @@ void srv_cas_blob_path(const srv_cas *c, const char *digest, char *out, size_t c
 /* 1 if the blob exists (its size in *size if non-NULL), 0 if not. */
 int srv_cas_has(const srv_cas *c, const char *digest, uint64_t *size);
 
+/* Integrity on read. verify: 1 when the blob is present and its bytes hash
+ * to its name (size in *size); a blob that does not is deleted, logged and
+ * counted, and the answer is 0, as if it had never been there. A file is
+ * hashed the first time it is checked in this run and again after any
+ * change to it (inode, size or ctime differ from when it last hashed
+ * right); otherwise the check is one stat(). force hashes regardless. */
+int srv_cas_verify(srv_cas *c, const char *digest, uint64_t *size);
+/* The same check for any file (an artifact's, a hard link of a blob):
+ * 1 = hashes to digest, 0 = does not or cannot be read. Never deletes. */
+int srv_cas_check_file(srv_cas *c, const char *path, const char *digest, int force);
+
+/* Every blob with its size and last use (mtime). *out is malloc'd. */
+typedef struct srv_cas_entry {
+	char digest[65];
+	uint64_t size;
+	struct timespec mtime;
+} srv_cas_entry;
+int srv_cas_list(srv_cas *c, srv_cas_entry **out, int *n, uint64_t *total);
+/* Delete a blob (no pin check here). 1 = deleted, 0 = absent. */
+int srv_cas_remove(srv_cas *c, const char *digest);
+
 /* Mark a blob as just used (its mtime, which --cache-max eviction orders
  * by). Silent when the blob is absent. */
-void srv_cas_touch(const srv_cas *c, const char *digest);
+void srv_cas_touch(srv_cas *c, const char *digest);
 
 /* Streaming upload: bytes go to a temp file while being hashed. finish
  * checks the digest against expect (NULL = accept any), moves the file into
@@ -50,6 +72,22 @@ int srv_ac_get(srv_cas *c, const char *key, char id[65]);
 int srv_ac_put(srv_cas *c, const char *key, const char *id, enpu_err *e);
 /* Number of action-cache entries (for tests and metrics). */
 int srv_ac_count(srv_cas *c);
+/* Every entry: key, artifact id, mtime (last hit). *out is malloc'd. */
+typedef struct srv_ac_entry {
+	char key[65], id[65];
+	struct timespec mtime;
+} srv_ac_entry;
+int srv_ac_list(srv_cas *c, srv_ac_entry **out, int *n);
+/* Mark an entry as just hit (its mtime). */
+void srv_ac_touch(srv_cas *c, const char *key);
+/* Remove one entry (1 = removed); remove the entries naming artifact id
+ * (id NULL: those whose artifact directory is gone). Returns the count. */
+int srv_ac_remove(srv_cas *c, const char *key);
+int srv_ac_drop_for(srv_cas *c, const char *id);
+
+/* Temp entries (uploads, builds) untouched for max_age seconds: removed.
+ * Returns the count. */
+int srv_cas_clean_tmp(srv_cas *c, int max_age);
 
 /* A new empty directory / a fresh file name under tmp/ (not created). */
 int srv_cas_tmpdir(srv_cas *c, char *out, size_t cap, enpu_err *e);
@@ -57,6 +95,57 @@ void srv_cas_tmpname(srv_cas *c, const char *suffix, char *out, size_t cap);
 
 /* Write bytes to path atomically via tmp/. */
 int srv_cas_write_atomic(srv_cas *c, const char *path, const void *p, size_t n, enpu_err *e);
+
+/* Cache statistics (GET /v1/cache, /metrics). Entry counts and bytes come
+ * from the filesystem (they survive a restart); the counters are kept in
+ * memory and saved to <cache>/stats.json at close and on each gc, so they
+ * survive a clean restart (a crash loses those since the last save). */
+typedef struct srv_cache_stats {
+	uint64_t blobs;              /* CAS blobs */
+	uint64_t blob_bytes;         /* their bytes (what --cache-max bounds) */
+	uint64_t artifacts;          /* artifacts/<id> directories */
+	uint64_t ac_entries;         /* action-cache entries */
+	uint64_t ac_hits, ac_misses; /* compile lookups */
+	uint64_t cas_hits, cas_misses;   /* blobs asked for: blobs/missing, GETs, job inputs */
+	uint64_t evictions;          /* blobs evicted under --cache-max (and by gc) */
+	uint64_t evicted_bytes;
+	uint64_t integrity_failures; /* blobs / artifacts dropped because a digest was wrong */
+} srv_cache_stats;
+
+void srv_cas_stats(struct srv_cas *c, srv_cache_stats *out);
+
+/* Count events (thread-safe). */
+typedef enum srv_cas_event {
+	SRV_EV_AC_HIT, SRV_EV_AC_MISS, SRV_EV_CAS_HIT, SRV_EV_CAS_MISS,
+	SRV_EV_EVICT, SRV_EV_INTEGRITY
+} srv_cas_event;
+void srv_cas_count(srv_cas *c, srv_cas_event ev, uint64_t bytes);
+/* Save the counters to <cache>/stats.json now (also done at close). */
+void srv_cas_save_stats(srv_cas *c);
+
+/* ---- cache management (evict.c) ---------------------------------------- */
+struct srv_ctx;
+
+/* What a gc (or an eviction) did. */
+typedef struct srv_gc_result {
+	uint64_t evicted, evicted_bytes;     /* blobs removed for --cache-max */
+	uint64_t artifacts_dropped;          /* lost a blob, or failed verification */
+	uint64_t ac_dropped;                 /* entries naming an absent artifact */
+	uint64_t tmp_removed;                /* stale temp entries */
+	uint64_t verified;                   /* blobs hashed (verify only) */
+	uint64_t integrity_failures;         /* blobs dropped by that */
+	uint64_t held_bytes, max_bytes;      /* blob bytes after, and the bound */
+} srv_gc_result;
+
+#define SRV_TMP_STALE 3600   /* seconds before an untouched temp entry is stale */
+
+/* POST /v1/cache/gc: remove stale temp entries, optionally re-hash every
+ * blob (verify), evict down to --cache-max, drop artifacts whose blobs are
+ * gone and action-cache entries naming absent artifacts. 0 or -1 (OOM). */
+int srv_cache_gc(struct srv_ctx *ctx, int verify, srv_gc_result *res);
+/* 1 when a queued or running job needs digest (a blob or an artifact id,
+ * with every file of the artifact), 0 if not, -1 on out of memory. */
+int srv_cache_pinned(struct srv_ctx *ctx, const char *digest);
 
 /* Helpers shared with artifact.c. */
 int srv_fsync_dir(const char *dir);

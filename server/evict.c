@@ -1,9 +1,12 @@
-/* evict.c: the --cache-max bound. The bound counts the bytes of CAS blobs
- * (artifact directories are hard links to them). When a store pushes the
- * total past it, the least recently used blobs (mtime, refreshed on every
- * use by srv_cas_touch) go first, except those a queued or running job
- * needs; then artifact directories that lost a file go too (a later run
- * of such an artifact uploads it again). */
+/* evict.c: the --cache-max bound and the cache's garbage collection. The
+ * bound counts the bytes of CAS blobs (artifact directories are hard links
+ * to them). When a store pushes the total past it, the least recently used
+ * blobs (mtime, refreshed on every use by srv_cas_touch) go first, except
+ * those a queued or running job needs; then artifact directories that lost
+ * a file go too (a later run of such an artifact uploads it again). A bound
+ * smaller than what concurrent clients hold in flight (inputs uploaded but
+ * not yet submitted, results not yet fetched) makes those the victims: size
+ * --cache-max well above that. */
 #include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -17,12 +20,6 @@
 #include "cas.h"
 #include "jobs.h"
 #include "artifact.h"
-
-typedef struct cand {
-	char digest[65];
-	uint64_t size;
-	struct timespec mtime;
-} cand;
 
 typedef struct pins {
 	char (*d)[65];
@@ -50,9 +47,9 @@ static int cmp_dig(const void *a, const void *b)
 	return strcmp(a, b);
 }
 
-static int cmp_cand(const void *a, const void *b)
+static int cmp_lru(const void *a, const void *b)
 {
-	const cand *x = a, *y = b;
+	const srv_cas_entry *x = a, *y = b;
 	if (x->mtime.tv_sec != y->mtime.tv_sec)
 		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
 	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
@@ -65,65 +62,15 @@ static int pinned(const pins *p, const char *d)
 	return p->n && bsearch(d, p->d, (size_t)p->n, sizeof *p->d, cmp_dig) != NULL;
 }
 
-/* Every blob with its size and mtime. -1 on out of memory. */
-static int scan_blobs(srv_cas *c, cand **out, int *n_out, uint64_t *total)
-{
-	char dir[4200], sub[4460], p[4720];
-	cand *v = NULL;
-	int n = 0, cap = 0;
-	DIR *d, *d2;
-	struct dirent *de, *de2;
-	struct stat st;
-
-	*total = 0;
-	snprintf(dir, sizeof dir, "%s/cas", srv_cas_root(c));
-	d = opendir(dir);
-	if (!d)
-		return -1;
-	while ((de = readdir(d))) {
-		if (strlen(de->d_name) != 2 || de->d_name[0] == '.')
-			continue;
-		snprintf(sub, sizeof sub, "%s/%s", dir, de->d_name);
-		d2 = opendir(sub);
-		while (d2 && (de2 = readdir(d2))) {
-			if (!enpu_is_sha256_hex(de2->d_name))
-				continue;
-			snprintf(p, sizeof p, "%s/%s", sub, de2->d_name);
-			if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
-				continue;
-			if (n == cap) {
-				int ncap = cap ? cap * 2 : 256;
-				cand *nv = realloc(v, (size_t)ncap * sizeof *nv);
-				if (!nv) {
-					closedir(d2);
-					closedir(d);
-					free(v);
-					return -1;
-				}
-				v = nv;
-				cap = ncap;
-			}
-			memcpy(v[n].digest, de2->d_name, 65);
-			v[n].size = (uint64_t)st.st_size;
-			v[n].mtime = st.st_mtim;
-			*total += (uint64_t)st.st_size;
-			n++;
-		}
-		if (d2)
-			closedir(d2);
-	}
-	closedir(d);
-	*out = v;
-	*n_out = n;
-	return 0;
-}
-
 /* Inputs and artifacts (every file and the manifest) of unfinished jobs. */
 static int collect_pins(srv_ctx *ctx, pins *p)
 {
 	char (*jp)[65] = NULL, dig[65];
-	int n = srv_jobs_pins(ctx->jobs, &jp), i, k;
+	int n, i, k;
 
+	if (!ctx->jobs)
+		return 0;
+	n = srv_jobs_pins(ctx->jobs, &jp);
 	if (n < 0)
 		return -1;
 	for (i = 0; i < n; i++) {
@@ -158,10 +105,24 @@ fail:
 	return -1;
 }
 
-/* Remove artifact directories (not pinned) that lost a file. */
+int srv_cache_pinned(srv_ctx *ctx, const char *digest)
+{
+	pins p = {NULL, 0, 0};
+	int r;
+
+	if (collect_pins(ctx, &p) != 0) {
+		free(p.d);
+		return -1;
+	}
+	r = pinned(&p, digest);
+	free(p.d);
+	return r;
+}
+
+/* Remove artifact directories (not pinned) that lost a blob. */
 static int drop_artifacts(srv_ctx *ctx, const pins *p)
 {
-	char dir[4200], ad[4460];
+	char dir[4200];
 	DIR *d;
 	struct dirent *de;
 	int n = 0, i;
@@ -177,54 +138,133 @@ static int drop_artifacts(srv_ctx *ctx, const pins *p)
 
 		if (!enpu_is_sha256_hex(de->d_name) || pinned(p, de->d_name))
 			continue;
-		if (srv_artifact_manifest(ctx->cas, de->d_name, &m, NULL, &e) != 0)
+		if (srv_artifact_manifest(ctx->cas, de->d_name, &m, NULL, &e) != 0) {
+			/* a directory without a readable manifest is no artifact */
+			n += srv_artifact_drop(ctx->cas, de->d_name);
 			continue;
+		}
 		for (i = 0; i < m.n && !lost; i++)
 			lost = !srv_cas_has(ctx->cas, m.files[i].sha256, NULL);
 		srv_manifest_free(&m);
-		if (!lost)
-			continue;
-		snprintf(ad, sizeof ad, "%s/%s", dir, de->d_name);
-		srv_rmtree(ad);
-		n++;
+		if (lost)
+			n += srv_artifact_drop(ctx->cas, de->d_name);
 	}
 	closedir(d);
 	return n;
 }
 
+/* Evict down to max; counts into res. Called with evict_mu held. */
+static void evict_locked(srv_ctx *ctx, uint64_t max, const pins *p, srv_gc_result *res)
+{
+	srv_cas_entry *v = NULL;
+	char path[4300];
+	uint64_t total = 0;
+	int n = 0, i;
+
+	if (srv_cas_list(ctx->cas, &v, &n, &total) != 0)
+		goto out;
+	if (max && total > max) {
+		if (n > 1)
+			qsort(v, (size_t)n, sizeof *v, cmp_lru);
+		for (i = 0; i < n && total > max; i++) {
+			if (pinned(p, v[i].digest))
+				continue;
+			srv_cas_blob_path(ctx->cas, v[i].digest, path, sizeof path);
+			if (unlink(path) != 0)
+				continue;
+			total -= v[i].size;
+			res->evicted++;
+			res->evicted_bytes += v[i].size;
+			srv_cas_count(ctx->cas, SRV_EV_EVICT, v[i].size);
+		}
+	}
+	res->held_bytes = total;
+out:
+	free(v);
+}
+
 void srv_cache_enforce(srv_ctx *ctx)
 {
-	uint64_t max = ctx->cfg.cache_max, total = 0, freed = 0;
-	cand *v = NULL;
+	uint64_t max = ctx->cfg.cache_max;
+	srv_gc_result res;
 	pins p = {NULL, 0, 0};
-	char path[4300];
-	int n = 0, i, evicted = 0, arts;
+	uint64_t total;
+	srv_cache_stats st;
 
 	if (max == 0)
 		return;
+	memset(&res, 0, sizeof res);
 	pthread_mutex_lock(&evict_mu);
-	if (scan_blobs(ctx->cas, &v, &n, &total) != 0 || total <= max)
+	srv_cas_stats(ctx->cas, &st);
+	total = st.blob_bytes;
+	if (total <= max || collect_pins(ctx, &p) != 0)
 		goto out;
-	if (collect_pins(ctx, &p) != 0)
-		goto out;
-	if (n > 1)
-		qsort(v, (size_t)n, sizeof *v, cmp_cand);
-	for (i = 0; i < n && total > max; i++) {
-		if (pinned(&p, v[i].digest))
-			continue;
-		srv_cas_blob_path(ctx->cas, v[i].digest, path, sizeof path);
-		if (unlink(path) != 0)
-			continue;
-		total -= v[i].size;
-		freed += v[i].size;
-		evicted++;
-	}
-	arts = evicted ? drop_artifacts(ctx, &p) : 0;
-	srv_log("info", "cache: evicted %d blob(s) (%llu bytes) and %d artifact(s); %llu of %llu "
-		"bytes held%s", evicted, (unsigned long long)freed, arts, (unsigned long long)total,
-		(unsigned long long)max, total > max ? " (the rest is in use)" : "");
+	evict_locked(ctx, max, &p, &res);
+	if (res.evicted)
+		res.artifacts_dropped = (uint64_t)drop_artifacts(ctx, &p);
+	srv_log("info", "cache: evicted %llu blob(s) (%llu bytes) and %llu artifact(s); %llu of "
+		"%llu bytes held%s", (unsigned long long)res.evicted,
+		(unsigned long long)res.evicted_bytes, (unsigned long long)res.artifacts_dropped,
+		(unsigned long long)res.held_bytes, (unsigned long long)max,
+		res.held_bytes > max ? " (the rest is in use)" : "");
 out:
 	pthread_mutex_unlock(&evict_mu);
-	free(v);
 	free(p.d);
+}
+
+/* Re-hash every blob (not the pinned ones' bytes in use: those too, a job
+ * holding a bad blob would fail anyway). */
+static void verify_all(srv_ctx *ctx, srv_gc_result *res)
+{
+	srv_cas_entry *v = NULL;
+	char path[4300];
+	uint64_t total;
+	int n = 0, i;
+
+	if (srv_cas_list(ctx->cas, &v, &n, &total) != 0)
+		return;
+	for (i = 0; i < n; i++) {
+		srv_cas_blob_path(ctx->cas, v[i].digest, path, sizeof path);
+		res->verified++;
+		if (srv_cas_check_file(ctx->cas, path, v[i].digest, 1) ||
+		    !srv_cas_has(ctx->cas, v[i].digest, NULL))
+			continue;
+		if (unlink(path) == 0) {
+			res->integrity_failures++;
+			srv_cas_count(ctx->cas, SRV_EV_INTEGRITY, 0);
+			srv_log("warn", "cache: blob %s does not hash to its name: dropped",
+				v[i].digest);
+		}
+	}
+	free(v);
+}
+
+int srv_cache_gc(srv_ctx *ctx, int verify, srv_gc_result *res)
+{
+	pins p = {NULL, 0, 0};
+	int ret = -1;
+
+	memset(res, 0, sizeof *res);
+	res->max_bytes = ctx->cfg.cache_max;
+	pthread_mutex_lock(&evict_mu);
+	if (collect_pins(ctx, &p) != 0)
+		goto out;
+	res->tmp_removed = (uint64_t)srv_cas_clean_tmp(ctx->cas, SRV_TMP_STALE);
+	if (verify)
+		verify_all(ctx, res);
+	evict_locked(ctx, ctx->cfg.cache_max, &p, res);
+	res->artifacts_dropped = (uint64_t)drop_artifacts(ctx, &p);
+	res->ac_dropped = (uint64_t)srv_ac_drop_for(ctx->cas, NULL);
+	ret = 0;
+out:
+	pthread_mutex_unlock(&evict_mu);
+	free(p.d);
+	srv_cas_save_stats(ctx->cas);
+	srv_log("info", "cache: gc evicted %llu blob(s) (%llu bytes), dropped %llu artifact(s), "
+		"%llu action-cache entr%s, %llu temp entr%s%s",
+		(unsigned long long)res->evicted, (unsigned long long)res->evicted_bytes,
+		(unsigned long long)res->artifacts_dropped, (unsigned long long)res->ac_dropped,
+		res->ac_dropped == 1 ? "y" : "ies", (unsigned long long)res->tmp_removed,
+		res->tmp_removed == 1 ? "y" : "ies", verify ? " (verified every blob)" : "");
+	return ret;
 }

@@ -1,7 +1,10 @@
 /* routes_artifacts.c: GET /v1/artifacts/{id} (manifest.json), GET
  * /v1/artifacts/{id}/files/{path} (only paths the manifest lists), and PUT
  * /v1/artifacts/{id}: import a manifest whose files are already blobs here.
- * An import never writes the action cache: it cannot answer a compile. */
+ * An import never writes the action cache: it cannot answer a compile.
+ * Reads verify the artifact's files first (srv_artifact_verify): a bad one
+ * is dropped and answers 404, so `eulernpu run --artifact DIR` imports it
+ * again. */
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
@@ -17,7 +20,8 @@ void srv_get_artifact(srv_ctx *ctx, srv_req *r)
 	srv_manifest m;
 	enpu_err e = ENPU_ERR_INIT;
 
-	if (srv_artifact_manifest(ctx->cas, id, &m, NULL, &e) != 0) {
+	if (!srv_artifact_verify(ctx->cas, id, &e) ||
+	    srv_artifact_manifest(ctx->cas, id, &m, NULL, &e) != 0) {
 		srv_reply_error(r, &e, NULL);
 		return;
 	}
@@ -36,7 +40,8 @@ void srv_get_artifact_file(srv_ctx *ctx, srv_req *r)
 	enpu_err e = ENPU_ERR_INIT;
 	int listed;
 
-	if (srv_artifact_manifest(ctx->cas, id, &m, NULL, &e) != 0) {
+	if (!srv_artifact_verify(ctx->cas, id, &e) ||
+	    srv_artifact_manifest(ctx->cas, id, &m, NULL, &e) != 0) {
 		srv_reply_error(r, &e, NULL);
 		return;
 	}

@@ -1,6 +1,9 @@
 /* routes_blobs.c: the CAS over HTTP. POST /v1/blobs/missing answers which
  * digests the server lacks; PUT /v1/blobs/{sha256} stores a streamed upload
- * once its bytes hash to the digest (idempotent); GET/HEAD fetch. */
+ * once its bytes hash to the digest (idempotent); GET/HEAD fetch. A blob
+ * is verified (srv_cas_verify) before it is called present or sent: one
+ * with the wrong bytes is dropped and answers as missing, so the client
+ * uploads it again. */
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
@@ -41,10 +44,13 @@ void srv_post_blobs_missing(srv_ctx *ctx, srv_req *r)
 	missing = json_object_new_array();
 	for (i = 0; i < n; i++) {
 		const char *d = json_object_get_string(json_object_array_get_idx(arr, i));
-		if (!srv_cas_has(ctx->cas, d, NULL))
+		if (!srv_cas_verify(ctx->cas, d, NULL)) {
+			srv_cas_count(ctx->cas, SRV_EV_CAS_MISS, 0);
 			json_object_array_add(missing, json_object_new_string(d));
-		else
+		} else {
+			srv_cas_count(ctx->cas, SRV_EV_CAS_HIT, 0);
 			srv_cas_touch(ctx->cas, d);   /* about to be used */
+		}
 	}
 	o = json_object_new_object();
 	json_object_object_add(o, F_MISSING, missing);
@@ -94,10 +100,14 @@ void srv_get_blob(srv_ctx *ctx, srv_req *r)
 			       "'%.80s' is not a sha256 digest (64 lowercase hex)", d);
 		return;
 	}
-	if (!srv_cas_has(ctx->cas, d, NULL)) {
+	/* Hashed before it is sent (once per change of the file, see cas.h):
+	 * bad bytes never leave, at the cost of one extra read of the blob. */
+	if (!srv_cas_verify(ctx->cas, d, NULL)) {
+		srv_cas_count(ctx->cas, SRV_EV_CAS_MISS, 0);
 		srv_reply_fail(r, ENPU_E_NOT_FOUND, d, "blob %s is not on the server", d);
 		return;
 	}
+	srv_cas_count(ctx->cas, SRV_EV_CAS_HIT, 0);
 	srv_cas_touch(ctx->cas, d);
 	srv_cas_blob_path(ctx->cas, d, path, sizeof path);
 	srv_reply_file(r, path, "application/octet-stream");

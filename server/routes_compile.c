@@ -198,10 +198,15 @@ void srv_post_compile(srv_ctx *ctx, srv_req *r)
 	}
 
 	o = json_object_new_object();
+	/* A hit needs the artifact present and intact (cached_summary verifies
+	 * its files; a bad one is dropped with its entry and compiled again). */
 	if (srv_ac_get(ctx->cas, key, id) && cached_summary(ctx, id, o) == 0) {
 		cached = 1;
+		srv_cas_count(ctx->cas, SRV_EV_AC_HIT, 0);
+		srv_ac_touch(ctx->cas, key);
 		srv_artifact_touch(ctx->cas, id);
 	} else {
+		srv_cas_count(ctx->cas, SRV_EV_AC_MISS, 0);
 		json_object_put(o);
 		o = json_object_new_object();
 		memset(&info, 0, sizeof info);

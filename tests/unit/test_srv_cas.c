@@ -4,10 +4,12 @@
  * handle over the same directory) that sees everything. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <json-c/json.h>
 #include "srv.h"
 #include "buf.h"
@@ -320,4 +322,231 @@ Test(srv_cas, ingest_and_import_round_trip)
 	enpu_spec_free(spec);
 	srv_cas_close(a);
 	srv_cas_close(b);
+}
+
+/* ---- stats, integrity, listing (cache management) ------------------------ */
+
+/* Compile examples/tiny_mlp into c; its id in id. Skips when absent. */
+static void compile_tiny(srv_cas *c, char id[65])
+{
+	const char *spec_p = "examples/tiny_mlp/spec.yaml", *w_p = "examples/tiny_mlp/weights.npz";
+	struct stat st;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_spec *spec = NULL;
+	enpu_target *tgt = NULL;
+	enpu_compile_info info;
+	char tmp[4300];
+
+	if (stat(spec_p, &st) != 0 || stat(w_p, &st) != 0)
+		cr_skip_test("examples/tiny_mlp not present (run from the repository root)");
+	cr_assert_eq(enpu_spec_load(spec_p, "spec.yaml", NULL, &spec, &e), 0, "%s", e.message);
+	cr_assert_eq(enpu_target_resolve(spec, NULL, NULL, NULL, NULL, &tgt, &e), 0, "%s", e.message);
+	cr_assert_eq(srv_cas_tmpdir(c, tmp, sizeof tmp, &e), 0);
+	cr_assert_eq(enpu_compile(spec, tgt, w_p, "weights.npz", NULL, tmp, NULL, &info, &e), 0,
+		     "%s", e.message);
+	cr_assert_eq(srv_artifact_ingest(c, tmp, info.artifact_id, &e), 0, "%s", e.message);
+	memcpy(id, info.artifact_id, 65);
+	enpu_target_free(tgt);
+	enpu_spec_free(spec);
+}
+
+/* Flip one byte in the middle of a file, in place (same inode and size). */
+static void flip_byte(const char *path)
+{
+	FILE *f = fopen(path, "r+b");
+	long n;
+	int ch;
+
+	cr_assert_not_null(f, "open %s", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	cr_assert_gt(n, 0);
+	fseek(f, n / 2, SEEK_SET);
+	ch = fgetc(f);
+	fseek(f, n / 2, SEEK_SET);
+	fputc(ch ^ 0x5a, f);
+	cr_assert_eq(fclose(f), 0);
+}
+
+Test(srv_cas, stats_count_entries_and_counters_survive_a_restart)
+{
+	srv_cas *c = open_cache("s");
+	srv_cache_stats st;
+	enpu_err e = ENPU_ERR_INIT;
+	char d1[65], d2[65];
+
+	srv_cas_stats(c, &st);
+	cr_assert_eq(st.blobs, 0);
+	cr_assert_eq(st.ac_hits + st.ac_misses + st.cas_hits + st.cas_misses, 0);
+	cr_assert_eq(srv_cas_put_mem(c, "hello", 5, d1, &e), 0);
+	cr_assert_eq(srv_cas_put_mem(c, "world!", 6, d2, &e), 0);
+	cr_assert_eq(srv_ac_put(c, d1, d2, &e), 0);
+	srv_cas_count(c, SRV_EV_AC_MISS, 0);
+	srv_cas_count(c, SRV_EV_AC_HIT, 0);
+	srv_cas_count(c, SRV_EV_AC_HIT, 0);
+	srv_cas_count(c, SRV_EV_CAS_HIT, 0);
+	srv_cas_count(c, SRV_EV_CAS_MISS, 0);
+	srv_cas_count(c, SRV_EV_EVICT, 123);
+	srv_cas_stats(c, &st);
+	cr_expect_eq(st.blobs, 2);
+	cr_expect_eq(st.blob_bytes, 11);
+	cr_expect_eq(st.ac_entries, 1);
+	cr_expect_eq(st.artifacts, 0);
+	cr_expect_eq(st.ac_hits, 2);
+	cr_expect_eq(st.ac_misses, 1);
+	cr_expect_eq(st.cas_hits, 1);
+	cr_expect_eq(st.cas_misses, 1);
+	cr_expect_eq(st.evictions, 1);
+	cr_expect_eq(st.evicted_bytes, 123);
+	srv_cas_close(c);
+
+	c = open_cache("s");
+	srv_cas_stats(c, &st);
+	cr_expect_eq(st.blobs, 2, "the index is the filesystem");
+	cr_expect_eq(st.ac_entries, 1);
+	cr_expect_eq(st.ac_hits, 2, "counters saved at close");
+	cr_expect_eq(st.evicted_bytes, 123);
+	srv_cas_close(c);
+}
+
+Test(srv_cas, a_damaged_stats_file_starts_at_zero)
+{
+	srv_cas *c = open_cache("z");
+	srv_cache_stats st;
+	char p[512];
+	enpu_err e = ENPU_ERR_INIT;
+
+	srv_cas_close(c);
+	snprintf(p, sizeof p, "%s/z/stats.json", root);
+	cr_assert_eq(enpu_write_file_atomic(p, "{\"ac_hits\": [", 13, &e), 0);
+	c = open_cache("z");
+	srv_cas_stats(c, &st);
+	cr_expect_eq(st.ac_hits, 0);
+	srv_cas_close(c);
+}
+
+Test(srv_cas, verify_drops_a_blob_with_wrong_bytes)
+{
+	srv_cas *c = open_cache("v");
+	srv_cache_stats st;
+	enpu_err e = ENPU_ERR_INIT;
+	char d[65], p[4300];
+	uint64_t sz = 0;
+
+	cr_assert_eq(srv_cas_put_mem(c, "some bytes to keep", 18, d, &e), 0);
+	cr_assert_eq(srv_cas_verify(c, d, &sz), 1);
+	cr_assert_eq(sz, 18);
+	srv_cas_touch(c, d);
+	cr_assert_eq(srv_cas_verify(c, d, NULL), 1, "a touch changes no byte");
+	srv_cas_blob_path(c, d, p, sizeof p);
+	flip_byte(p);
+	cr_assert_eq(srv_cas_verify(c, d, NULL), 0, "a changed file is hashed again");
+	cr_assert_eq(srv_cas_has(c, d, NULL), 0, "and dropped");
+	srv_cas_stats(c, &st);
+	cr_expect_eq(st.integrity_failures, 1);
+	cr_assert_eq(srv_cas_verify(c, HELLO_SHA, NULL), 0, "absent is not a failure");
+	srv_cas_stats(c, &st);
+	cr_expect_eq(st.integrity_failures, 1);
+	srv_cas_close(c);
+}
+
+Test(srv_cas, check_file_force_rehashes)
+{
+	srv_cas *c = open_cache("f");
+	enpu_err e = ENPU_ERR_INIT;
+	char d[65], p[4300];
+
+	cr_assert_eq(srv_cas_put_mem(c, "hello", 5, d, &e), 0);
+	cr_assert_str_eq(d, HELLO_SHA);
+	srv_cas_blob_path(c, d, p, sizeof p);
+	cr_assert_eq(srv_cas_check_file(c, p, d, 0), 1);
+	cr_assert_eq(srv_cas_check_file(c, p, d, 1), 1);
+	cr_assert_eq(srv_cas_check_file(c, p, "0000000000000000000000000000000000000000000000000000000000000000", 0), 0,
+		     "the memo is per digest");
+	srv_cas_close(c);
+}
+
+Test(srv_cas, a_corrupted_artifact_is_dropped_with_its_entries)
+{
+	srv_cas *c = open_cache("art");
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_artifact *h = NULL;
+	srv_manifest m;
+	srv_cache_stats st;
+	char id[65], dir[4300], p[5400];
+	struct stat sb;
+	int i, big = 0;
+
+	compile_tiny(c, id);
+	cr_assert_eq(srv_ac_put(c, HELLO_SHA, id, &e), 0);
+	cr_assert_eq(srv_artifact_get(c, id, NULL, &h, &e), 0, "%s", e.message);
+	srv_artifact_release(h);
+	cr_assert_eq(srv_artifact_verify(c, id, NULL), 1);
+
+	cr_assert_eq(srv_artifact_manifest(c, id, &m, NULL, &e), 0);
+	for (i = 1; i < m.n; i++)
+		if (m.files[i].bytes > m.files[big].bytes)
+			big = i;
+	srv_artifact_dir(c, id, dir, sizeof dir);
+	snprintf(p, sizeof p, "%s/%s", dir, m.files[big].path);
+	flip_byte(p);
+
+	/* the loaded handle is in the LRU: the files on disk are checked anyway */
+	cr_assert_eq(srv_artifact_get(c, id, NULL, &h, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_NOT_FOUND, "%s", e.message);
+	cr_assert_not_null(strstr(e.message, "integrity"), "%s", e.message);
+	cr_assert_eq(stat(dir, &sb), -1, "the directory is gone");
+	cr_assert_eq(srv_ac_count(c), 0, "its action-cache entry too");
+	cr_assert_eq(srv_cas_has(c, m.files[big].sha256, NULL), 0, "the bad blob too");
+	srv_cas_stats(c, &st);
+	cr_expect_geq(st.integrity_failures, 1);
+	srv_manifest_free(&m);
+
+	/* the next compile installs it again */
+	compile_tiny(c, id);
+	cr_assert_eq(srv_artifact_get(c, id, NULL, &h, &e), 0, "%s", e.message);
+	srv_artifact_release(h);
+	srv_cas_close(c);
+}
+
+Test(srv_cas, lists_and_removals)
+{
+	srv_cas *c = open_cache("l");
+	enpu_err e = ENPU_ERR_INIT;
+	srv_cas_entry *v;
+	srv_ac_entry *a;
+	uint64_t total;
+	char d1[65], d2[65], t[4300];
+	int n;
+	struct timespec old[2] = {{1000000, 0}, {1000000, 0}};
+
+	cr_assert_eq(srv_cas_put_mem(c, "one", 3, d1, &e), 0);
+	cr_assert_eq(srv_cas_put_mem(c, "three", 5, d2, &e), 0);
+	cr_assert_eq(srv_cas_list(c, &v, &n, &total), 0);
+	cr_expect_eq(n, 2);
+	cr_expect_eq(total, 8);
+	free(v);
+
+	cr_assert_eq(srv_ac_put(c, d1, HELLO_SHA, &e), 0);
+	cr_assert_eq(srv_ac_put(c, d2, HELLO_SHA, &e), 0);
+	cr_assert_eq(srv_ac_list(c, &a, &n), 0);
+	cr_expect_eq(n, 2);
+	cr_expect_str_eq(a[0].id, HELLO_SHA);
+	free(a);
+	cr_expect_eq(srv_ac_remove(c, d1), 1);
+	cr_expect_eq(srv_ac_remove(c, d1), 0);
+	cr_expect_eq(srv_ac_drop_for(c, NULL), 1, "its artifact is absent: dangling");
+	cr_expect_eq(srv_ac_count(c), 0);
+
+	cr_expect_eq(srv_cas_remove(c, d1), 1);
+	cr_expect_eq(srv_cas_has(c, d1, NULL), 0);
+
+	srv_cas_tmpname(c, ".old", t, sizeof t);
+	cr_assert_eq(enpu_write_file_atomic(t, "x", 1, &e), 0);
+	cr_assert_eq(utimensat(AT_FDCWD, t, old, 0), 0);
+	srv_cas_tmpname(c, ".new", t, sizeof t);
+	cr_assert_eq(enpu_write_file_atomic(t, "x", 1, &e), 0);
+	cr_expect_eq(srv_cas_clean_tmp(c, SRV_TMP_STALE), 1, "only the stale entry goes");
+	cr_expect_eq(access(t, F_OK), 0);
+	srv_cas_close(c);
 }

@@ -118,3 +118,84 @@ Test(evict, a_queued_jobs_input_stays)
 	cr_expect_not(srv_cas_has(ctx.cas, b, NULL));
 	cr_expect(srv_cas_has(ctx.cas, c, NULL), "pinned: named as the job's artifact");
 }
+
+Test(evict, evictions_are_counted)
+{
+	char a[65], b[65];
+	srv_cache_stats st;
+
+	put_aged('a', 300, a);
+	put_aged('b', 200, b);
+	ctx.cfg.cache_max = 1500;
+	srv_cache_enforce(&ctx);
+	srv_cas_stats(ctx.cas, &st);
+	cr_expect_eq(st.evictions, 1);
+	cr_expect_eq(st.evicted_bytes, 1000);
+	cr_expect_eq(st.blobs, 1);
+	cr_expect_eq(st.blob_bytes, 1000);
+}
+
+Test(evict, pinned_reports_what_a_job_needs)
+{
+	char a[65], b[65], c[65], id[33];
+	enpu_err e = ENPU_ERR_INIT;
+
+	put_aged('a', 300, a);
+	put_aged('b', 200, b);
+	put_aged('c', 100, c);
+	cr_assert_eq(srv_jobs_submit_remote(ctx.jobs, c, "zynq_ps", a, "in.npz", 60, id, &e), 0,
+		     "%s", e.message);
+	cr_expect_eq(srv_cache_pinned(&ctx, a), 1);
+	cr_expect_eq(srv_cache_pinned(&ctx, c), 1);
+	cr_expect_eq(srv_cache_pinned(&ctx, b), 0);
+}
+
+Test(evict, gc_evicts_and_drops_dangling_entries_and_stale_tmp)
+{
+	char a[65], b[65], c[65], t[4300];
+	enpu_err e = ENPU_ERR_INIT;
+	srv_gc_result res;
+	struct timespec old[2] = {{1000000, 0}, {1000000, 0}};
+
+	put_aged('a', 300, a);
+	put_aged('b', 200, b);
+	put_aged('c', 100, c);
+	/* an action-cache entry naming an artifact that is not there */
+	cr_assert_eq(srv_ac_put(ctx.cas, a, c, &e), 0);
+	srv_cas_tmpname(ctx.cas, ".up", t, sizeof t);
+	cr_assert_eq(enpu_write_file_atomic(t, "x", 1, &e), 0);
+	cr_assert_eq(utimensat(AT_FDCWD, t, old, 0), 0);
+
+	ctx.cfg.cache_max = 2000;
+	cr_assert_eq(srv_cache_gc(&ctx, 1, &res), 0);
+	cr_expect_eq(res.evicted, 1);
+	cr_expect_eq(res.evicted_bytes, 1000);
+	cr_expect_eq(res.held_bytes, 2000);
+	cr_expect_eq(res.ac_dropped, 1);
+	cr_expect_eq(res.tmp_removed, 1);
+	cr_expect_eq(res.verified, 3);
+	cr_expect_eq(res.integrity_failures, 0);
+	cr_expect_not(srv_cas_has(ctx.cas, a, NULL), "least recently used");
+	cr_expect_eq(srv_ac_count(ctx.cas), 0);
+}
+
+Test(evict, gc_verify_drops_bad_blobs)
+{
+	char a[65], path[4300];
+	srv_gc_result res;
+	FILE *f;
+
+	put_aged('a', 300, a);
+	srv_cas_blob_path(ctx.cas, a, path, sizeof path);
+	f = fopen(path, "r+b");
+	cr_assert_not_null(f);
+	fputc('z', f);
+	fclose(f);
+	cr_assert_eq(srv_cache_gc(&ctx, 0, &res), 0);
+	cr_expect_eq(res.verified, 0);
+	cr_expect(srv_cas_has(ctx.cas, a, NULL), "not verified without verify");
+	cr_assert_eq(srv_cache_gc(&ctx, 1, &res), 0);
+	cr_expect_eq(res.integrity_failures, 1);
+	cr_expect_not(srv_cas_has(ctx.cas, a, NULL));
+}
+
