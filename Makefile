@@ -84,14 +84,23 @@ CROSS_DEPS    := tests/cross/runner.c tests/cross/bundle.h $(CORE_SRC) $(wildcar
 CROSS_BINS    := build/cross/armhf/runner build/cross/aarch64/runner
 CROSS_HOST    := $(B)/cross/bundle $(B)/cross/runner
 
-# make install [PREFIX=/usr/local] [DESTDIR=]: the two programs. make
-# install-board: also the board agent's unit (its ExecStart follows PREFIX);
-# then `systemctl enable --now eulernpud-board` (README, "Boards").
+# make install [PREFIX=/usr/local] [DESTDIR=]: the two programs, their man
+# pages, the bash completion, the systemd units (lab server service and
+# socket, board agent; ExecStart follows BINDIR), the sysusers.d entry of
+# user eulernpu and the example config /etc/eulernpu/eulernpud.yaml.example.
+# Then: systemd-sysusers; systemctl daemon-reload (README, "Operating a lab
+# server"). make uninstall removes the same files (never a config you made).
 PREFIX  ?= /usr/local
-UNITDIR ?= /etc/systemd/system
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSCONFDIR ?= /etc
+UNITS   := eulernpud.service eulernpud.socket eulernpud-board.service
 
 .PHONY: all deps demo test test-unit test-e2e test-san clean tests check-deps \
-        core cross cross-host print-core-src install install-board
+        core cross cross-host print-core-src install install-board uninstall
 all: $(BIN)/eulernpud $(BIN)/eulernpu $(LIB)
 
 $(B)/obj/%.o: %.c
@@ -165,14 +174,29 @@ print-core-src:
 	@echo $(CORE_SRC)
 
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 0755 $(BIN)/eulernpud $(BIN)/eulernpu $(DESTDIR)$(PREFIX)/bin/
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
+	  $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(COMPLETIONDIR) \
+	  $(DESTDIR)$(SYSCONFDIR)/eulernpu
+	install -m 0755 $(BIN)/eulernpud $(BIN)/eulernpu $(DESTDIR)$(BINDIR)/
+	gzip -n -9 <client/eulernpu.1 >$(DESTDIR)$(MANDIR)/man1/eulernpu.1.gz
+	gzip -n -9 <server/eulernpud.8 >$(DESTDIR)$(MANDIR)/man8/eulernpud.8.gz
+	chmod 0644 $(DESTDIR)$(MANDIR)/man1/eulernpu.1.gz $(DESTDIR)$(MANDIR)/man8/eulernpud.8.gz
+	for u in $(UNITS); do \
+	  sed 's|/usr/local/bin/eulernpud|$(BINDIR)/eulernpud|' systemd/$$u >$(DESTDIR)$(UNITDIR)/$$u && \
+	  chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
+	install -m 0644 systemd/eulernpu.sysusers $(DESTDIR)$(SYSUSERSDIR)/eulernpu.conf
+	install -m 0644 client/eulernpu.bash $(DESTDIR)$(COMPLETIONDIR)/eulernpu
+	install -m 0644 systemd/eulernpud.yaml.example $(DESTDIR)$(SYSCONFDIR)/eulernpu/
 
+# The board agent's unit comes with `install` now; kept for old instructions.
 install-board: install
-	install -d $(DESTDIR)$(UNITDIR)
-	sed 's|/usr/local/bin/eulernpud|$(PREFIX)/bin/eulernpud|' systemd/eulernpud-board.service \
-	  >$(DESTDIR)$(UNITDIR)/eulernpud-board.service
-	chmod 0644 $(DESTDIR)$(UNITDIR)/eulernpud-board.service
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/eulernpud $(DESTDIR)$(BINDIR)/eulernpu \
+	  $(DESTDIR)$(MANDIR)/man1/eulernpu.1.gz $(DESTDIR)$(MANDIR)/man8/eulernpud.8.gz \
+	  $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) $(DESTDIR)$(SYSUSERSDIR)/eulernpu.conf \
+	  $(DESTDIR)$(COMPLETIONDIR)/eulernpu $(DESTDIR)$(SYSCONFDIR)/eulernpu/eulernpud.yaml.example
 
 # Install the Debian packages the build and the tests need (sudo when not root).
 deps:

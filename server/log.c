@@ -1,17 +1,73 @@
-/* log.c: the daemon's log. One line per event, with a UTC timestamp, to the
- * --log file (appended, line-buffered) or to stderr when none is given. */
+/* log.c: the daemon's log, one logfmt line per event ("ts=... level=info
+ * req=... route=..."), to the --log file (appended) or stderr. When stderr
+ * is the journal (systemd's JOURNAL_STREAM names it) the timestamp is left
+ * to journald and the line starts with a <N> syslog priority instead.
+ * Whatever a caller formats, a bearer token is masked before it is written. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include "srv.h"
+#include "metrics.h"
+
+enum { LV_ERROR, LV_WARN, LV_INFO, LV_DEBUG };
+static const char *const lv_names[] = {"error", "warn", "info", "debug"};
+static const int lv_syslog[] = {3, 4, 6, 7};   /* err, warning, info, debug */
 
 static FILE *logf_;
+static int journal;              /* logf_ is stderr and stderr is journald */
+static int min_level = LV_INFO;
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int level_of(const char *name)
+{
+	int i;
+	if (!name)
+		return -1;
+	if (!strcmp(name, "warning"))
+		return LV_WARN;
+	for (i = 0; i <= LV_DEBUG; i++)
+		if (!strcmp(name, lv_names[i]))
+			return i;
+	return -1;
+}
+
+int srv_log_set_level(const char *name)
+{
+	int lv = level_of(name);
+	if (lv < 0)
+		return -1;
+	__atomic_store_n(&min_level, lv, __ATOMIC_RELAXED);
+	return 0;
+}
+
+int srv_log_enabled(const char *level)
+{
+	int lv = level_of(level);
+	return (lv < 0 ? LV_INFO : lv) <= __atomic_load_n(&min_level, __ATOMIC_RELAXED);
+}
+
+/* JOURNAL_STREAM is "DEV:INODE" of the stream systemd connected; it is
+ * inherited by children, so it only counts when it is still our stderr. */
+static int stderr_is_journal(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	if (!js || sscanf(js, "%llu:%llu", &dev, &ino) != 2 || fstat(2, &st) != 0)
+		return 0;
+	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
 
 int srv_log_open(const char *path)
 {
 	if (!path) {
 		logf_ = stderr;
+		journal = stderr_is_journal();
 		return 0;
 	}
 	FILE *f = fopen(path, "ae");
@@ -19,6 +75,7 @@ int srv_log_open(const char *path)
 		return -1;
 	setvbuf(f, NULL, _IOLBF, 0);
 	logf_ = f;
+	journal = 0;
 	return 0;
 }
 
@@ -49,21 +106,51 @@ double srv_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* "Bearer abc" -> "Bearer ***", and a newline never splits a line. */
+static void scrub(char *s)
+{
+	char *p = s, *q;
+
+	for (q = s; *q; q++)
+		if (*q == '\n' || *q == '\r')
+			*q = ' ';
+	while ((p = strcasestr(p, "bearer ")) != NULL) {
+		char *tok = p + 7, *end = tok;
+		while (*end && *end != ' ' && *end != '"' && *end != '\'')
+			end++;
+		if (end - tok >= 3) {        /* shrinks: never past the buffer */
+			memmove(tok + 3, end, strlen(end) + 1);
+			memcpy(tok, "***", 3);
+		} else {
+			memset(tok, '*', (size_t)(end - tok));
+		}
+		p = tok;
+	}
+}
+
 void srv_log(const char *level, const char *fmt, ...)
 {
 	struct timespec now;
-	char ts[48];
+	char ts[48], msg[2048];
+	int lv = level_of(level);
 	va_list ap;
 
+	if (lv < 0)
+		lv = LV_INFO;
+	if (lv > __atomic_load_n(&min_level, __ATOMIC_RELAXED))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	scrub(msg);
 	clock_gettime(CLOCK_REALTIME, &now);
 	srv_time_str(&now, ts, sizeof ts);
 	pthread_mutex_lock(&log_mu);
 	if (logf_) {
-		fprintf(logf_, "%s %s ", ts, level);
-		va_start(ap, fmt);
-		vfprintf(logf_, fmt, ap);
-		va_end(ap);
-		fputc('\n', logf_);
+		if (journal)
+			fprintf(logf_, "<%d>level=%s %s\n", lv_syslog[lv], lv_names[lv], msg);
+		else
+			fprintf(logf_, "ts=%s level=%s %s\n", ts, lv_names[lv], msg);
 		fflush(logf_);
 	}
 	pthread_mutex_unlock(&log_mu);

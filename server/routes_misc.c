@@ -1,6 +1,6 @@
 /* routes_misc.c: GET /v1/health, GET /v1/backends (the op x backend
  * capability matrix from the op table), POST /v1/compare, GET /metrics,
- * GET /v1/boards. */
+ * GET /v1/boards (the metrics themselves: metrics.c). */
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
@@ -12,6 +12,7 @@
 #include "boards.h"
 #include "pl.h"
 #include "routes.h"
+#include "metrics.h"
 
 /* A backend is available when at least one op lowers to it. */
 static unsigned available_mask(void)
@@ -122,7 +123,7 @@ int srv_blob_field(srv_ctx *ctx, srv_req *r, const char *key, char *path, size_t
 	const char *d;
 	if (srv_field_digest(r, key, &d) != 0)
 		return -1;
-	if (!srv_cas_has(ctx->cas, d, NULL)) {
+	if (!srv_cas_verify(ctx->cas, d, NULL)) {   /* a damaged blob counts as missing */
 		json_object *extra = json_object_new_object(), *m = json_object_new_array();
 		enpu_err e = ENPU_ERR_INIT;
 		json_object_array_add(m, json_object_new_string(d));
@@ -182,16 +183,14 @@ void srv_post_compare(srv_ctx *ctx, srv_req *r)
 
 void srv_get_metrics(srv_ctx *ctx, srv_req *r)
 {
-	int q, run, w;
-	char body[512];
+	enpu_buf b = ENPU_BUF_INIT;
 
-	srv_jobs_stats(ctx->jobs, &q, &run, &w);
-	snprintf(body, sizeof body,
-		 "# TYPE eulernpud_queue_depth gauge\neulernpud_queue_depth %d\n"
-		 "# TYPE eulernpud_jobs_running gauge\neulernpud_jobs_running %d\n"
-		 "# TYPE eulernpud_workers gauge\neulernpud_workers %d\n"
-		 "# TYPE eulernpud_http_active gauge\neulernpud_http_active %d\n"
-		 "# TYPE eulernpud_action_cache_entries gauge\neulernpud_action_cache_entries %d\n",
-		 q, run, w, srv_http_active(), srv_ac_count(ctx->cas));
-	srv_reply_text(r, 200, body, "text/plain; version=0.0.4");
+	b.cap = 16u << 20;   /* bounded series: far below this */
+	if (srv_metrics_render(ctx, &b) != 0) {
+		enpu_buf_free(&b);
+		srv_reply_fail(r, ENPU_E_INTERNAL, API_METRICS, "the metrics page is over %zu bytes", b.cap);
+		return;
+	}
+	srv_reply_text(r, 200, b.data ? b.data : "", "text/plain; version=0.0.4; charset=utf-8");
+	enpu_buf_free(&b);
 }

@@ -1,0 +1,43 @@
+/* metrics.h: the daemon's Prometheus metrics (GET /metrics, text format
+ * 0.0.4) and the log level. Counters are fed by http.c (srv_obs_request,
+ * obs.h) and jobs.c (srv_metrics_job_done); gauges are read at scrape time
+ * from the job table, the cache and the board pool. Every label value comes
+ * from a fixed set (route patterns, backend and state names, HTTP status
+ * codes), so the number of series stays bounded whatever clients send. */
+#ifndef SRV_METRICS_H
+#define SRV_METRICS_H
+
+#include "srv.h"
+#include "buf.h"
+
+/* The histogram buckets (seconds) of request latency and job times. */
+#define SRV_METRICS_BUCKETS {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5}
+#define SRV_METRICS_NBUCKETS 8
+
+/* A job reached a final state: backend ("cpu_ref"...), state ("succeeded",
+ * "failed", "cancelled", "timed_out"), seconds queued (created -> started,
+ * or -> finished if it never started) and running (started -> finished;
+ * negative when it never ran: only the queue time is observed then).
+ * Thread-safe; unknown names count under "other". */
+void srv_metrics_job_done(const char *backend, const char *state, double queue_s, double run_s);
+
+/* The whole /metrics page into out (appended): the counters plus gauges
+ * read from ctx (its jobs, cas and boards may be NULL: their gauges are 0).
+ * 0, or -1 when out's cap is reached. */
+int srv_metrics_render(srv_ctx *ctx, enpu_buf *out);
+
+/* A label value escaped for the text format (\\, \", \n), appended. */
+int srv_prom_escape(enpu_buf *out, const char *s);
+
+/* Forget every counter (tests). */
+void srv_metrics_reset(void);
+
+/* ---- the log (log.c) --------------------------------------------------------
+ * Levels, most to least severe: error, warn, info (default), debug. Lines
+ * below the level are dropped. srv_log(level, ...) takes these names.
+ * 0, or -1 for an unknown name (the level stays as it was). */
+int srv_log_set_level(const char *name);
+/* 1 when a line at this level would be written. */
+int srv_log_enabled(const char *level);
+
+#endif

@@ -1,0 +1,160 @@
+/* test_srv_metrics.c: server/metrics.c without a daemon: label escaping,
+ * bounded labels (a raw path or an odd method never becomes a series),
+ * cumulative histograms, job counters by backend and final state, and the
+ * log level (log.c). */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "metrics.h"
+#include "obs.h"
+
+static char *render(void)
+{
+	enpu_buf b = ENPU_BUF_INIT;
+	cr_assert_eq(srv_metrics_render(NULL, &b), 0);
+	return b.data;
+}
+
+static int has_line(const char *page, const char *line)
+{
+	size_t n = strlen(line);
+	const char *p = page;
+	while ((p = strstr(p, line)) != NULL) {
+		if ((p == page || p[-1] == '\n') && (p[n] == '\n' || p[n] == '\0'))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
+Test(metrics, escapes_label_values)
+{
+	enpu_buf b = ENPU_BUF_INIT;
+	cr_assert_eq(srv_prom_escape(&b, "a\\b\"c\nd"), 0);
+	cr_assert_str_eq(b.data, "a\\\\b\\\"c\\nd");
+	enpu_buf_free(&b);
+}
+
+Test(metrics, requests_by_route_pattern_method_status)
+{
+	char *page;
+	srv_metrics_reset();
+	srv_obs_request("GET", "/v1/health", 200, 10, 0.0005, "00000000000000aa");
+	srv_obs_request("GET", "/v1/health", 200, 10, 0.002, "00000000000000ab");
+	srv_obs_request("GET", "/v1/jobs/*", 404, 10, 0.2, "00000000000000ac");
+	srv_obs_request("BREW", "/v1/jobs/0123abcd/raw", 404, 1, 7.0, "00000000000000ad");
+	srv_obs_request("GET", "unmatched", 404, 1, 0.0, NULL);
+	page = render();
+	cr_assert(has_line(page, "eulernpu_http_requests_total{route=\"/v1/health\",method=\"GET\",status=\"200\"} 2"), "%s", page);
+	cr_assert(has_line(page, "eulernpu_http_requests_total{route=\"/v1/jobs/*\",method=\"GET\",status=\"404\"} 1"));
+	cr_assert(has_line(page, "eulernpu_http_requests_total{route=\"other\",method=\"OTHER\",status=\"404\"} 1"),
+		  "a path that is no route pattern and an unknown method are bounded");
+	cr_assert(has_line(page, "eulernpu_http_requests_total{route=\"unmatched\",method=\"GET\",status=\"404\"} 1"));
+	cr_assert_null(strstr(page, "0123abcd"));
+	cr_assert_null(strstr(page, "BREW"));
+	/* cumulative buckets: 0.0005 <= .001; 0.002 <= .005 */
+	cr_assert(has_line(page, "eulernpu_http_request_duration_seconds_bucket{route=\"/v1/health\",le=\"0.001\"} 1"));
+	cr_assert(has_line(page, "eulernpu_http_request_duration_seconds_bucket{route=\"/v1/health\",le=\"0.005\"} 2"));
+	cr_assert(has_line(page, "eulernpu_http_request_duration_seconds_bucket{route=\"/v1/health\",le=\"+Inf\"} 2"));
+	cr_assert(has_line(page, "eulernpu_http_request_duration_seconds_count{route=\"/v1/health\"} 2"));
+	/* 7 s is past the last bucket: only +Inf has it */
+	cr_assert(has_line(page, "eulernpu_http_request_duration_seconds_bucket{route=\"other\",le=\"5\"} 0"));
+	cr_assert(has_line(page, "eulernpu_http_request_duration_seconds_bucket{route=\"other\",le=\"+Inf\"} 1"));
+	free(page);
+}
+
+Test(metrics, jobs_by_backend_and_state)
+{
+	char *page;
+	srv_metrics_reset();
+	srv_metrics_job_done("cpu_ref", "succeeded", 0.01, 0.3);
+	srv_metrics_job_done("cpu_ref", "cancelled", 2.0, -1);     /* never ran */
+	srv_metrics_job_done("npu_sim", "timed_out", 0.0, 9.0);
+	srv_metrics_job_done("warp_drive", "exploded", 0.0, 0.0);
+	page = render();
+	cr_assert(has_line(page, "eulernpu_jobs_total{backend=\"cpu_ref\",state=\"succeeded\"} 1"), "%s", page);
+	cr_assert(has_line(page, "eulernpu_jobs_total{backend=\"cpu_ref\",state=\"cancelled\"} 1"));
+	cr_assert(has_line(page, "eulernpu_jobs_total{backend=\"cpu_ref\",state=\"failed\"} 0"),
+		  "known pairs are there at zero");
+	cr_assert(has_line(page, "eulernpu_jobs_total{backend=\"npu_sim\",state=\"timed_out\"} 1"));
+	cr_assert(has_line(page, "eulernpu_jobs_total{backend=\"other\",state=\"other\"} 1"));
+	cr_assert_null(strstr(page, "warp_drive"));
+	cr_assert(has_line(page, "eulernpu_job_queue_seconds_count{backend=\"cpu_ref\"} 2"));
+	cr_assert(has_line(page, "eulernpu_job_run_seconds_count{backend=\"cpu_ref\"} 1"),
+		  "a job that never ran has no run time");
+	cr_assert(has_line(page, "eulernpu_job_run_seconds_bucket{backend=\"cpu_ref\",le=\"0.5\"} 1"));
+	cr_assert(has_line(page, "eulernpu_job_run_seconds_bucket{backend=\"cpu_ref\",le=\"0.1\"} 0"));
+	cr_assert(has_line(page, "eulernpu_job_run_seconds_sum{backend=\"cpu_ref\"} 0.3"));
+	free(page);
+}
+
+Test(metrics, gauges_without_a_daemon_are_zero)
+{
+	char *page = render();
+	cr_assert(has_line(page, "# TYPE eulernpu_queue_depth gauge"));
+	cr_assert(has_line(page, "eulernpu_queue_depth 0"));
+	cr_assert(has_line(page, "eulernpu_boards{state=\"up\"} 0"));
+	cr_assert(has_line(page, "eulernpu_cache_hits_total{cache=\"ac\"} 0"));
+	cr_assert(has_line(page, "eulernpu_build_info{version=\"" ENPU_VERSION "\"} 1"));
+	free(page);
+}
+
+Test(metrics, series_stay_bounded)
+{
+	char *page, status_path[64];
+	int i, lines = 0;
+	const char *p;
+
+	srv_metrics_reset();
+	for (i = 0; i < 5000; i++) {
+		snprintf(status_path, sizeof status_path, "/v1/jobs/%d", i);
+		srv_obs_request(i % 2 ? "GET" : "X", status_path, (unsigned)(100 + i % 900), 0, 0, NULL);
+	}
+	page = render();
+	for (p = page; (p = strstr(p, "eulernpu_http_requests_total{")) != NULL; p++)
+		lines++;
+	cr_assert_leq(lines, 1025, "%d request series", lines);
+	free(page);
+}
+
+Test(log, levels)
+{
+	cr_assert_eq(srv_log_set_level("debug"), 0);
+	cr_assert(srv_log_enabled("debug"));
+	cr_assert_eq(srv_log_set_level("warn"), 0);
+	cr_assert(!srv_log_enabled("info"));
+	cr_assert(srv_log_enabled("error"));
+	cr_assert_eq(srv_log_set_level("loud"), -1);
+	cr_assert(!srv_log_enabled("info"), "an unknown name keeps the level");
+	cr_assert_eq(srv_log_set_level("info"), 0);
+}
+
+Test(log, logfmt_lines_and_tokens_masked)
+{
+	char path[] = "/tmp/enpu-log-XXXXXX", text[1024];
+	int fd = mkstemp(path);
+	FILE *f;
+	size_t n;
+
+	cr_assert(fd >= 0);
+	close(fd);
+	cr_assert_eq(srv_log_open(path), 0);
+	srv_log("warn", "auth header 'Authorization: Bearer s3cret-tok' and bearer ab\nsecond");
+	srv_log("debug", "dropped at the default level");
+	srv_log_close();
+	f = fopen(path, "r");
+	cr_assert(f);
+	n = fread(text, 1, sizeof text - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	unlink(path);
+	cr_assert_null(strstr(text, "s3cret-tok"), "%s", text);
+	cr_assert_not_null(strstr(text, "Bearer ***"), "%s", text);
+	cr_assert_not_null(strstr(text, "bearer ** second"), "%s", text);
+	cr_assert_not_null(strstr(text, " level=warn auth header"), "%s", text);
+	cr_assert_eq(strncmp(text, "ts=", 3), 0);
+	cr_assert_null(strstr(text, "dropped"));
+	cr_assert_eq(strchr(text, '\n'), text + n - 1, "one line: %s", text);
+}
