@@ -121,6 +121,8 @@ int cli_path_is_safe(const char *path);
 /* Small json-c accessors: NULL / -1 / 0 when absent or of another type. */
 const char *cli_json_str(struct json_object *o, const char *key);
 int cli_json_int(struct json_object *o, const char *key, long long *out);
+/* A verb's --json answer: o as one pretty JSON document on stdout. */
+void cli_print_json(struct json_object *o);
 
 /* ---- npu_sim reports (report.c) ---------------------------------------- */
 

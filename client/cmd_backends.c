@@ -1,5 +1,6 @@
 /* cmd_backends.c: `eulernpu backends`: the capability matrix from
- * GET /v1/backends, printed as an aligned table of ops × backends. The
+ * GET /v1/backends, printed as an aligned table of ops × backends (--json:
+ * the server's answer). The
  * parser accepts the matrix by op ({"ops": ...}) or by backend
  * ({"backends": {...}}), so that either shape of the answer prints. */
 #include <stdio.h>
@@ -13,9 +14,12 @@
 #define MAX_OPS 512
 
 static const char usage[] =
-	"usage: eulernpu backends\n"
+	"usage: eulernpu backends [--json]\n"
 	"\n"
-	"Print which ops each backend lowers (\"yes\"), as the server knows it.\n";
+	"Print which ops each backend lowers (\"yes\"), as the server knows it.\n"
+	"\n"
+	"  --json   print the server's matrix as one JSON document: backends,\n"
+	"           available, ops [{op, backends {NAME: true|false}}]\n";
 
 typedef struct matrix {
 	const char *bk[MAX_BK];
@@ -139,10 +143,13 @@ int cmd_backends(cli_ctx *ctx, int argc, char **argv)
 {
 	enpu_err e = ENPU_ERR_INIT;
 	const char *pos[1];
-	const cli_opt opts[] = {{NULL, 0, NULL}};
+	int n_pos, r, w0 = 2, json = 0;
+	const cli_opt opts[] = {
+		{"--json", CLI_OPT_FLAG, &json},
+		{NULL, 0, NULL},
+	};
 	struct json_object *res = NULL, *v;
 	static matrix m;
-	int n_pos, r, w0 = 2;
 
 	r = cli_parse_opts("backends", argc, argv, opts, pos, 0, &n_pos, &e);
 	if (r == 1) {
@@ -162,6 +169,11 @@ int cmd_backends(cli_ctx *ctx, int argc, char **argv)
 	if (m.nop == 0 || m.nbk == 0) {
 		enpu_fail(&e, ENPU_E_SERVER, API_BACKENDS, NULL, "the answer holds no op × backend matrix");
 		goto fail;
+	}
+	if (json) {
+		cli_print_json(res);
+		json_object_put(res);
+		return 0;
 	}
 	for (int i = 0; i < m.nop; i++)
 		if ((int)strlen(m.op[i]) > w0)

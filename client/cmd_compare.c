@@ -1,6 +1,7 @@
 /* cmd_compare.c: `eulernpu compare --got F --expected F`: compare a result
  * with golden tensors on the server; a difference beyond the tolerance is
- * the worst offender on stderr and exit status 1. */
+ * the worst offender on stderr and exit status 1. --json prints the
+ * server's report on stdout, passed or not (the exit status is the same). */
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
@@ -11,6 +12,7 @@
 
 static const char usage[] =
 	"usage: eulernpu compare --got F --expected F [--tol X] [--rtol X] [--exact]\n"
+	"                        [--json]\n"
 	"\n"
 	"Compare every tensor of a result with the golden file: it passes when\n"
 	"|got - expected| <= tol + rtol * |expected| for every element.\n"
@@ -20,6 +22,9 @@ static const char usage[] =
 	"  --tol X        absolute tolerance (default 1e-05)\n"
 	"  --rtol X       relative tolerance (default 0)\n"
 	"  --exact        the bytes must be equal\n"
+	"  --json         print the server's report as one JSON document: ok,\n"
+	"                 tensors, max_abs_diff, tol, rtol, exact (and worst,\n"
+	"                 error when it failed); the exit status is the same\n"
 	"\n"
 	"exit status: 0 equal within tolerance, 1 different, 2 not comparable.\n";
 
@@ -28,11 +33,12 @@ int cmd_compare(cli_ctx *ctx, int argc, char **argv)
 	enpu_err e = ENPU_ERR_INIT;
 	const char *got = NULL, *exp = NULL, *pos[1];
 	double tol = 1e-5, rtol = 0;
-	int exact = 0;
+	int exact = 0, json = 0;
 	const cli_opt opts[] = {
 		{"--exact", CLI_OPT_FLAG, &exact},
 		{"--expected", CLI_OPT_STR, &exp},
 		{"--got", CLI_OPT_STR, &got},
+		{"--json", CLI_OPT_FLAG, &json},
 		{"--rtol", CLI_OPT_DOUBLE, &rtol},
 		{"--tol", CLI_OPT_DOUBLE, &tol},
 		{NULL, 0, NULL},
@@ -75,6 +81,10 @@ int cmd_compare(cli_ctx *ctx, int argc, char **argv)
 		goto fail;
 	}
 	if (!json_object_get_boolean(ok)) {
+		/* the report first, then the error on stderr, as `run --json`
+		 * does with a failed job */
+		if (json)
+			cli_print_json(res);
 		if (json_object_object_get_ex(res, F_ERROR, &err) &&
 		    json_object_is_type(err, json_type_object))
 			cli_err_from_json(err, &e);
@@ -89,6 +99,10 @@ int cmd_compare(cli_ctx *ctx, int argc, char **argv)
 			  F_TENSORS, F_MAX_ABS_DIFF);
 		goto fail;
 	}
+	if (json) {
+		cli_print_json(res);
+		goto out;
+	}
 	printf("Compare  OK: %lld tensor%s \xc2\xb7 ", nt, nt == 1 ? "" : "s");
 	if (exact) {
 		printf("bytes equal\n");
@@ -99,6 +113,7 @@ int cmd_compare(cli_ctx *ctx, int argc, char **argv)
 			printf(" + rtol %s", cli_float_repr(rtol, c, sizeof c));
 		printf("\n");
 	}
+out:
 	json_object_put(req);
 	json_object_put(res);
 	return 0;

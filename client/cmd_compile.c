@@ -1,6 +1,7 @@
 /* cmd_compile.c: `eulernpu compile --spec F --weights F --out DIR`: upload
  * what the server lacks, compile there (or hit its cache), and download the
- * artifact's files into DIR, each verified against its digest. */
+ * artifact's files into DIR, each verified against its digest. --json
+ * prints the server's answer with "out" (DIR) added. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 
 static const char usage[] =
 	"usage: eulernpu compile --spec F --weights F [--backend B] [--target F] --out DIR\n"
+	"                        [--json]\n"
 	"\n"
 	"Compile a spec and its weights into an artifact for one backend, and\n"
 	"write the artifact's files (manifest.json, graph.json, plan.json,\n"
@@ -28,7 +30,10 @@ static const char usage[] =
 	"  --target F    the backend's target options (a YAML mapping with the\n"
 	"                fields of the spec's targets.<backend>), instead of the\n"
 	"                spec's; part of the cache key like every other input\n"
-	"  --out DIR     where to write the artifact (created)\n";
+	"  --out DIR     where to write the artifact (created)\n"
+	"  --json        print one JSON document: artifact, cached, backend,\n"
+	"                operators, components, out (DIR), files [{path, sha256,\n"
+	"                bytes}] (and pl_ops, ps_ops, pl_segments for fpga_board)\n";
 
 /* "/v1/artifacts/ID/files/a%20b/c": each path segment escaped. */
 static int file_url(const char *id, const char *path, enpu_buf *b)
@@ -102,8 +107,10 @@ int cmd_compile(cli_ctx *ctx, int argc, char **argv)
 	enpu_err e = ENPU_ERR_INIT;
 	const char *spec = NULL, *weights = NULL, *backend = NULL, *out = NULL, *target = NULL;
 	const char *pos[1];
+	int json = 0;
 	const cli_opt opts[] = {
 		{"--backend", CLI_OPT_STR, &backend},
+		{"--json", CLI_OPT_FLAG, &json},
 		{"--out", CLI_OPT_STR, &out},
 		{"--spec", CLI_OPT_STR, &spec},
 		{"--target", CLI_OPT_STR, &target},
@@ -159,12 +166,18 @@ int cmd_compile(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (download_files(ctx->conn, id, files, out, &e) < 0)
 		goto fail;
+	if (json) {
+		json_object_object_add(res, "out", json_object_new_string(out));
+		cli_print_json(res);
+		goto done;
+	}
 	printf("Compile  OK: %lld op%s lowered \xc2\xb7 plan written\n", nops, nops == 1 ? "" : "s");
 	{
 		char line[256];
 		if (cli_fpga_summary(res, line, sizeof line) == 0)
 			printf("%s\n", line);
 	}
+done:
 	json_object_put(req);
 	json_object_put(res);
 	return 0;

@@ -1,7 +1,8 @@
 /* cmd_report.c: `eulernpu report FILE|JOBID`: print an npu_sim run's per-op
  * table, widest cost first, from a report.json on disk (`run --report`) or
  * from the server (GET /v1/jobs/{id}/report) when the argument names no
- * file. The rendering is report.c's. */
+ * file. The rendering is report.c's; --json prints the report.json itself
+ * (after the same check that it is one). */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 #define REPORT_MAX (64u << 20)     /* a report of a very large graph still fits */
 
 static const char usage[] =
-	"usage: eulernpu report FILE|JOBID\n"
+	"usage: eulernpu report FILE|JOBID [--json]\n"
 	"\n"
 	"Print where an npu_sim run spends its cycles and its memory traffic:\n"
 	"one row per op, the most expensive (compute + stall cycles) first, then\n"
@@ -27,7 +28,9 @@ static const char usage[] =
 	"shape (M\xc3\x97N\xc3\x97K of the GEMM, with (\xc3\x97G) for G groups, or the element\n"
 	"count), folds, compute cycles, stall cycles (DRAM not hidden behind\n"
 	"compute), array utilisation, SRAM words read + written, DRAM bytes read +\n"
-	"written.\n";
+	"written.\n"
+	"\n"
+	"  --json   print the whole report.json as one JSON document instead\n";
 
 static int job_id_ok(const char *s)
 {
@@ -58,7 +61,11 @@ static int fetch(cli_ctx *ctx, const char *id, enpu_buf *b, enpu_err *e)
 int cmd_report(cli_ctx *ctx, int argc, char **argv)
 {
 	enpu_err e = ENPU_ERR_INIT;
-	const cli_opt opts[] = {{NULL, 0, NULL}};
+	int json = 0;
+	const cli_opt opts[] = {
+		{"--json", CLI_OPT_FLAG, &json},
+		{NULL, 0, NULL},
+	};
 	const char *pos[1], *arg;
 	enpu_buf raw = ENPU_BUF_INIT, out = ENPU_BUF_INIT;
 	struct json_object *rep = NULL;
@@ -105,7 +112,10 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (cli_report_render(rep, arg, &out, &e) < 0)
 		goto fail;
-	fwrite(out.data, 1, out.len, stdout);
+	if (json)
+		cli_print_json(rep);
+	else
+		fwrite(out.data, 1, out.len, stdout);
 	json_tokener_free(tok);
 	json_object_put(rep);
 	enpu_buf_free(&raw);

@@ -1,6 +1,6 @@
 /* cmd_validate.c: `eulernpu validate SPEC [--backend B] [--target F]`:
  * upload the spec (and the target file) unless the server has them, and
- * print the validator's one-line summary. */
+ * print the validator's one-line summary (--json: the server's answer). */
 #include <stdio.h>
 #include <json-c/json.h>
 #include "api.h"
@@ -9,7 +9,7 @@
 #include "rest.h"
 
 static const char usage[] =
-	"usage: eulernpu validate SPEC [--backend B] [--target F]\n"
+	"usage: eulernpu validate SPEC [--backend B] [--target F] [--json]\n"
 	"\n"
 	"Check a spec (spec.yaml) without compiling it: the YAML, the schema,\n"
 	"names and references, shapes, and that the backend lowers every op.\n"
@@ -18,14 +18,19 @@ static const char usage[] =
 	"                see `eulernpu backends`)\n"
 	"  --target F    check against these target options (a YAML mapping with\n"
 	"                the fields of the spec's targets.<backend>, e.g. npu_sim's\n"
-	"                `ops:` list) instead of the spec's\n";
+	"                `ops:` list) instead of the spec's\n"
+	"  --json        print the server's answer as one JSON document: ok,\n"
+	"                name, operators, components, backend (and pl_ops,\n"
+	"                ps_ops, pl_segments for fpga_board)\n";
 
 int cmd_validate(cli_ctx *ctx, int argc, char **argv)
 {
 	enpu_err e = ENPU_ERR_INIT;
 	const char *backend = NULL, *target = NULL, *pos[1];
+	int json = 0;
 	const cli_opt opts[] = {
 		{"--backend", CLI_OPT_STR, &backend},
+		{"--json", CLI_OPT_FLAG, &json},
 		{"--target", CLI_OPT_STR, &target},
 		{NULL, 0, NULL},
 	};
@@ -70,6 +75,10 @@ int cmd_validate(cli_ctx *ctx, int argc, char **argv)
 			  "the answer lacks '%s', '%s' or '%s'", F_OPERATORS, F_COMPONENTS, F_BACKEND);
 		goto fail;
 	}
+	if (json) {
+		cli_print_json(res);
+		goto out;
+	}
 	printf("Validation OK: %lld operator%s \xc2\xb7 %lld component%s \xc2\xb7 backend=%s\n",
 	       nops, nops == 1 ? "" : "s", ncomp, ncomp == 1 ? "" : "s", bk);
 	{
@@ -77,6 +86,7 @@ int cmd_validate(cli_ctx *ctx, int argc, char **argv)
 		if (cli_fpga_summary(res, line, sizeof line) == 0)
 			printf("%s\n", line);
 	}
+out:
 	json_object_put(req);
 	json_object_put(res);
 	return 0;

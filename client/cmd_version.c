@@ -1,5 +1,6 @@
 /* cmd_version.c: `eulernpu version`: the client's version, and the
- * server's when one answers (a private daemon is not started for this). */
+ * server's when one answers (a private daemon is not started for this).
+ * --json: {"client", "server" (null when none answers), "url"}. */
 #include <stdio.h>
 #include <json-c/json.h>
 #include "api.h"
@@ -7,20 +8,27 @@
 #include "rest.h"
 
 static const char usage[] =
-	"usage: eulernpu version\n"
+	"usage: eulernpu version [--json]\n"
 	"\n"
-	"Print the client's version and, if the server answers, the server's.\n";
+	"Print the client's version and, if the server answers, the server's.\n"
+	"\n"
+	"  --json   print one JSON document: client, server (null when no server\n"
+	"           answers), url (the server asked)\n";
 
 int cmd_version(cli_ctx *ctx, int argc, char **argv)
 {
 	enpu_err e = ENPU_ERR_INIT;
 	const char *pos[1];
-	const cli_opt opts[] = {{NULL, 0, NULL}};
-	struct json_object *res = NULL;
+	int json = 0;
+	const cli_opt opts[] = {
+		{"--json", CLI_OPT_FLAG, &json},
+		{NULL, 0, NULL},
+	};
+	struct json_object *res = NULL, *doc;
 	char url[4200], dir[4096];
 	cli_conn *c;
 	const char *v;
-	int n_pos, r;
+	int n_pos, r, up;
 
 	r = cli_parse_opts("version", argc, argv, opts, pos, 0, &n_pos, &e);
 	if (r == 1) {
@@ -29,7 +37,8 @@ int cmd_version(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (r < 0)
 		return cli_report(&e);
-	printf("eulernpu %s\n", CLI_VERSION);
+	if (!json)
+		printf("eulernpu %s\n", CLI_VERSION);
 	if (ctx->server) {
 		snprintf(url, sizeof url, "%s", ctx->server);
 	} else if (cli_private_dir(dir, sizeof dir) == 0) {
@@ -38,8 +47,17 @@ int cmd_version(cli_ctx *ctx, int argc, char **argv)
 		url[0] = '\0';
 	}
 	c = cli_conn_new(url, &e);
-	if (c && cli_http_json(c, "GET", API_HEALTH, NULL, 5, &res, NULL, NULL, &e) == 0) {
-		v = cli_json_str(res, "version");
+	up = c && cli_http_json(c, "GET", API_HEALTH, NULL, 5, &res, NULL, NULL, &e) == 0;
+	v = up ? cli_json_str(res, "version") : NULL;
+	if (json) {
+		doc = json_object_new_object();
+		json_object_object_add(doc, "client", json_object_new_string(CLI_VERSION));
+		/* a server that answers without a version still answered: "" */
+		json_object_object_add(doc, "server", up ? json_object_new_string(v ? v : "") : NULL);
+		json_object_object_add(doc, "url", url[0] ? json_object_new_string(url) : NULL);
+		cli_print_json(doc);
+		json_object_put(doc);
+	} else if (up) {
 		printf("eulernpud %s (%s)\n", v ? v : "(unknown version)", url);
 	} else {
 		printf("eulernpud not reachable (%s)\n", url);

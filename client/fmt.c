@@ -1,7 +1,7 @@
 /* fmt.c: the client's pure formatting helpers. Numbers print as Python's
  * repr() would (the seed's output came from Python, and users compare it
  * by eye), shapes as NumPy tuples; manifest paths are checked before they
- * are joined under a directory. */
+ * are joined under a directory; --json documents print one way for all. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,4 +151,13 @@ int cli_json_int(struct json_object *o, const char *key, long long *out)
 		return -1;
 	*out = (long long)json_object_get_int64(v);
 	return 0;
+}
+
+void cli_print_json(struct json_object *o)
+{
+	/* Pretty, unescaped slashes (paths stay readable), one trailing newline:
+	 * the same bytes as `jobs`, `cache` and `run` print. */
+	printf("%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY |
+						      JSON_C_TO_STRING_NOSLASHESCAPE));
+	fflush(stdout);
 }
