@@ -22,6 +22,7 @@ static int put_blob(cli_conn *c, const char *file, const char *digest, enpu_err 
 	r.method = "PUT";
 	r.path = path;
 	r.upload_file = file;
+	r.label = file;
 	if (cli_http_do(c, &r, &status, &resp, e) < 0)
 		goto out;
 	if (status < 200 || status >= 300) {

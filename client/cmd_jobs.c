@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 #include "api.h"
 #include "cli.h"
+#include "progress.h"
 #include "rest.h"
 
 #define NCOL 7
@@ -298,9 +299,14 @@ int cmd_jobs(cli_ctx *ctx, int argc, char **argv)
 		double deadline = now_s() + timeout;
 		const char *st;
 
-		for (;;) {
+		cli_progress_setup(json);
+		cli_progress_wait_begin(id);
+
+		/* at a terminal, the first look is at once (the status line has a
+		 * state and queue position to show), then long-polls */
+		for (int quick = cli_progress_waiting();; quick = 0) {
 			double left = deadline - now_s();
-			int w = left <= 0 ? 0 : left < POLL_WAIT ? (int)ceil(left) : POLL_WAIT;
+			int w = quick || left <= 0 ? 0 : left < POLL_WAIT ? (int)ceil(left) : POLL_WAIT;
 
 			snprintf(path, sizeof path, "%s/%s?%s=%d", API_JOBS, id, Q_WAIT, w);
 			json_object_put(jb);
@@ -312,9 +318,11 @@ int cmd_jobs(cli_ctx *ctx, int argc, char **argv)
 				enpu_fail(&e, ENPU_E_SERVER, API_JOBS, NULL, "job '%s' has no '%s'", id, F_STATE);
 				goto fail;
 			}
-			if (final_state(st) || w == 0)
+			if (final_state(st) || (w == 0 && !quick))
 				break;
+			cli_progress_wait_job(jb);
 		}
+		cli_progress_end();
 		if (json)
 			print_json(jb);
 		if (!final_state(st)) {
@@ -339,6 +347,7 @@ int cmd_jobs(cli_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 fail:
+	cli_progress_end();
 	ret = cli_report(&e);
 out:
 	json_object_put(jb);

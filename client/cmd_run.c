@@ -17,6 +17,7 @@
 #include "buf.h"
 #include "cli.h"
 #include "digest.h"
+#include "progress.h"
 #include "rest.h"
 
 #define MANIFEST "manifest.json"
@@ -264,6 +265,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		return cli_report((cli_usage(&e, "run", "option '--priority' must be low, normal or "
 					     "high, not '%s'", prio), &e));
 	deadline = now_s() + timeout;
+	cli_progress_setup(json);
 
 	if (stat(art, &st) < 0 && !enpu_is_sha256_hex(art)) {
 		enpu_fail(&e, ENPU_E_IO, art, "give the directory that `eulernpu compile --out` wrote",
@@ -300,7 +302,11 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	/* the server ends the job by then too; it caps this by --job-timeout */
 	json_object_object_add(req, F_TIMEOUT, json_object_new_int(
 		timeout > 7 * 86400 ? 7 * 86400 : (int)ceil(timeout)));
-	wait = detach ? 0 : timeout < POLL_WAIT ? (int)ceil(timeout) : POLL_WAIT;
+	if (!detach)
+		cli_progress_wait_begin(NULL);
+	/* at a terminal, learn the queue position at once rather than wait */
+	wait = detach || cli_progress_waiting() ? 0 : timeout < POLL_WAIT ? (int)ceil(timeout)
+									  : POLL_WAIT;
 	snprintf(path, sizeof path, "%s?%s=%d", API_JOBS, Q_WAIT, wait);
 	if (cli_http_json(ctx->conn, "POST", path, req, wait + 30, &job, NULL, NULL, &e) < 0)
 		goto fail;
@@ -319,6 +325,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	for (;;) {
 		double left;
 
+		cli_progress_wait_job(job);
 		state = cli_json_str(job, F_STATE);
 		if (!state) {
 			enpu_fail(&e, ENPU_E_SERVER, API_JOBS, NULL, "job '%s' has no '%s'", jid, F_STATE);
@@ -340,6 +347,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		if (cli_http_json(ctx->conn, "GET", path, NULL, wait + 30, &job, NULL, NULL, &e) < 0)
 			goto fail;
 	}
+	cli_progress_end();
 	if (json && strcmp(state, JOB_SUCCEEDED) != 0)
 		print_job(job);
 	if (strcmp(state, JOB_FAILED) == 0 || strcmp(state, JOB_CANCELLED) == 0 ||
@@ -384,6 +392,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	json_object_put(job);
 	return 0;
 fail:
+	cli_progress_end();
 	json_object_put(req);
 	json_object_put(job);
 	return cli_report(&e);

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "rest.h"
 #include "digest.h"
+#include "progress.h"
 
 #define RESP_CAP (64u << 20)      /* JSON answers and error bodies */
 #define CONNECT_TIMEOUT 10L
@@ -154,6 +155,22 @@ static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
 	return n;
 }
 
+/* curl calls this often (about once a second even when no byte moves), so
+ * a long-poll keeps the wait line's seconds ticking too. */
+static int on_progress(void *ud, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	const cli_req *r = ud;
+
+	if (r->label && r->upload_file)
+		cli_progress_xfer(ulnow > 0 ? (uint64_t)ulnow : 0, ultotal > 0 ? (uint64_t)ultotal : 0);
+	else if (r->label)
+		cli_progress_xfer(dlnow > 0 ? (uint64_t)dlnow : 0, dltotal > 0 ? (uint64_t)dltotal : 0);
+	else
+		cli_progress_tick();
+	return 0;
+}
+
 int cli_http_do(cli_conn *c, const cli_req *r, long *status, enpu_buf *resp, enpu_err *e)
 {
 	char errbuf[CURL_ERROR_SIZE] = "";
@@ -220,8 +237,14 @@ int cli_http_do(cli_conn *c, const cli_req *r, long *status, enpu_buf *resp, enp
 		curl_easy_setopt(c->h, CURLOPT_CUSTOMREQUEST, r->method);
 	}
 	curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, hdrs);
+	if ((r->label && cli_progress_xfer_begin(r->label)) || cli_progress_waiting()) {
+		curl_easy_setopt(c->h, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(c->h, CURLOPT_XFERINFODATA, (void *)r);
+		curl_easy_setopt(c->h, CURLOPT_NOPROGRESS, 0L);
+	}
 
 	rc = curl_easy_perform(c->h);
+	cli_progress_xfer_end();
 	if (rc == CURLE_OK) {
 		curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, status);
 		ret = 0;
@@ -392,6 +415,7 @@ int cli_http_download(cli_conn *c, const char *path, const char *dest,
 	r.path = path;
 	r.out_fd = fd;
 	r.timeout = timeout;
+	r.label = dest;
 	if (cli_http_do(c, &r, &status, &resp, e) < 0)
 		goto out;
 	if (status < 200 || status >= 300) {

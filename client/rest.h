@@ -30,9 +30,13 @@ typedef struct cli_req {
 	const char *upload_file;  /* PUT: stream this file (body unused) */
 	int out_fd;               /* > 0: a 2xx body is written here, not to resp */
 	long timeout;             /* whole request, seconds; 0 = none */
+	const char *label;        /* upload/download: the file named in a
+				   * progress bar (progress.h), or NULL */
 } cli_req;
 
-/* Perform r. Returns 0 when the server answered (any status: *status, the
+/* Perform r. While progress is on (progress.h), a labelled upload or
+ * download draws a bar, and any request made during a wait on a job keeps
+ * the wait's status line fresh. Returns 0 when the server answered (any status: *status, the
  * body in resp unless it went to out_fd), -1 with *e when it could not be
  * reached (ENPU_E_UNREACHABLE, where = the URL) or the transfer broke
  * (ENPU_E_SERVER / ENPU_E_IO). */
