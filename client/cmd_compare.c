@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 #include "api.h"
 #include "cli.h"
+#include "progress.h"
 #include "digest.h"
 #include "rest.h"
 
@@ -62,6 +63,7 @@ int cmd_compare(cli_ctx *ctx, int argc, char **argv)
 
 	paths[0] = got;
 	paths[1] = exp;
+	cli_progress_setup(json);
 	if (enpu_sha256_file(got, dg, &e) < 0 || enpu_sha256_file(exp, de, &e) < 0)
 		goto fail;
 	if (cli_connect(ctx, &e) < 0 || cli_blobs_ensure(ctx->conn, 2, paths, digests, NULL, &e) < 0)

@@ -12,6 +12,7 @@
 #include "api.h"
 #include "buf.h"
 #include "cli.h"
+#include "progress.h"
 #include "digest.h"
 #include "rest.h"
 
@@ -137,6 +138,7 @@ int cmd_compile(cli_ctx *ctx, int argc, char **argv)
 	paths[0] = spec;
 	paths[1] = weights;
 	paths[2] = target;
+	cli_progress_setup(json);
 	if (enpu_sha256_file(spec, ds, &e) < 0 || enpu_sha256_file(weights, dw, &e) < 0 ||
 	    (target && enpu_sha256_file(target, dt, &e) < 0))
 		goto fail;

@@ -5,6 +5,7 @@
 #include <json-c/json.h>
 #include "api.h"
 #include "cli.h"
+#include "progress.h"
 #include "digest.h"
 #include "rest.h"
 
@@ -53,6 +54,7 @@ int cmd_validate(cli_ctx *ctx, int argc, char **argv)
 
 	paths[0] = pos[0];
 	paths[1] = target;
+	cli_progress_setup(json);
 	/* Local mistakes first: a missing file should not start a daemon. */
 	if (enpu_sha256_file(pos[0], digest, &e) < 0 ||
 	    (target && enpu_sha256_file(target, dt, &e) < 0) || cli_connect(ctx, &e) < 0 ||
