@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "board_target.h"
+#include "graphjson.h"
 #include "spec_int.h"
 
 #define MAX_ARRAY 4096
@@ -280,45 +281,6 @@ int enpu_board_target_parse(enpu_backend bk, const enpu_ynode *node, const char 
 
 /* ---- JSON --------------------------------------------------------------- */
 
-/* Integers as such, else the shortest %.Ng that reads back as the same
- * double: canonical and exact. */
-static json_object *exact_double(double d)
-{
-	char buf[40];
-
-	if (d == floor(d) && fabs(d) < 9007199254740992.0) {
-		snprintf(buf, sizeof(buf), "%.0f", d);
-		return json_object_new_double_s(d, buf);
-	}
-	for (int p = 1; p <= 17; p++) {
-		snprintf(buf, sizeof(buf), "%.*g", p, d);
-		if (strtod(buf, NULL) == d)
-			break;
-	}
-	return json_object_new_double_s(d, buf);
-}
-
-static void put(json_object *o, const char *k, json_object *v, int *bad)
-{
-	if (!v || json_object_object_add(o, k, v)) {
-		json_object_put(v);
-		*bad = 1;
-	}
-}
-
-static void push(json_object *a, json_object *v, int *bad)
-{
-	if (!v || json_object_array_add(a, v)) {
-		json_object_put(v);
-		*bad = 1;
-	}
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 json_object *enpu_board_target_json(const enpu_board_target *t)
 {
 	json_object *o = json_object_new_object(), *a;
@@ -328,30 +290,30 @@ json_object *enpu_board_target_json(const enpu_board_target *t)
 	if (bad)
 		return NULL;
 	if (t->bk != ENPU_BK_FPGA_BOARD) {
-		put(o, "cpu", json_object_new_string(enpu_board_cpu_name(t->cpu)), &bad);
+		enpu_json_put(o, "cpu", json_object_new_string(enpu_board_cpu_name(t->cpu)), &bad);
 		goto out;
 	}
 	/* keys in sorted order: json-c keeps insertion order */
 	if ((a = json_object_new_array())) {
-		push(a, json_object_new_int(t->rows), &bad);
-		push(a, json_object_new_int(t->cols), &bad);
+		enpu_json_push(a, json_object_new_int(t->rows), &bad);
+		enpu_json_push(a, json_object_new_int(t->cols), &bad);
 	}
-	put(o, "array", a, &bad);
-	put(o, "buffer_kib", json_object_new_int64(t->buffer_kib), &bad);
-	put(o, "clock_mhz", exact_double(t->clock_mhz), &bad);
-	put(o, "cpu", json_object_new_string(enpu_board_cpu_name(t->cpu)), &bad);
-	put(o, "dataflow", json_object_new_string(df_names[t->dataflow <= ENPU_DF_IS ? t->dataflow : 0]),
+	enpu_json_put(o, "array", a, &bad);
+	enpu_json_put(o, "buffer_kib", json_object_new_int64(t->buffer_kib), &bad);
+	enpu_json_put(o, "clock_mhz", enpu_json_exact_double(t->clock_mhz), &bad);
+	enpu_json_put(o, "cpu", json_object_new_string(enpu_board_cpu_name(t->cpu)), &bad);
+	enpu_json_put(o, "dataflow", json_object_new_string(df_names[t->dataflow <= ENPU_DF_IS ? t->dataflow : 0]),
 	    &bad);
-	put(o, "dma_bytes_per_cycle", json_object_new_int64(t->dma_bytes_per_cycle), &bad);
-	put(o, "max_dim", json_object_new_int64(t->max_dim), &bad);
+	enpu_json_put(o, "dma_bytes_per_cycle", json_object_new_int64(t->dma_bytes_per_cycle), &bad);
+	enpu_json_put(o, "max_dim", json_object_new_int64(t->max_dim), &bad);
 	op_names(t->pl_ops, names);
 	while (names[n])
 		n++;
-	qsort(names, (size_t)n, sizeof(names[0]), cmp_str);
+	qsort(names, (size_t)n, sizeof(names[0]), enpu_cmp_strptr);
 	if ((a = json_object_new_array()))
 		for (int i = 0; i < n; i++)
-			push(a, json_object_new_string(names[i]), &bad);
-	put(o, "pl_ops", a, &bad);
+			enpu_json_push(a, json_object_new_string(names[i]), &bad);
+	enpu_json_put(o, "pl_ops", a, &bad);
 out:
 	if (bad) {
 		json_object_put(o);

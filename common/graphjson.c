@@ -58,6 +58,43 @@ struct json_object *enpu_json_parse(const char *text, size_t len, const char *la
 	return o;
 }
 
+int enpu_cmp_strptr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+json_object *enpu_json_exact_double(double d)
+{
+	char buf[40];
+
+	if (d == floor(d) && fabs(d) < 9007199254740992.0) {   /* 1000, not 1e+03 */
+		snprintf(buf, sizeof(buf), "%.0f", d);
+		return json_object_new_double_s(d, buf);
+	}
+	for (int p = 1; p <= 17; p++) {
+		snprintf(buf, sizeof(buf), "%.*g", p, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	return json_object_new_double_s(d, buf);
+}
+
+void enpu_json_put(json_object *o, const char *k, json_object *v, int *bad)
+{
+	if (!v || json_object_object_add(o, k, v)) {
+		json_object_put(v);
+		*bad = 1;
+	}
+}
+
+void enpu_json_push(json_object *a, json_object *v, int *bad)
+{
+	if (!v || json_object_array_add(a, v)) {
+		json_object_put(v);
+		*bad = 1;
+	}
+}
+
 static const char *type_name(json_type t)
 {
 	switch (t) {
@@ -105,11 +142,6 @@ int enpu_json_int(struct json_object *v, int64_t lo, int64_t hi, const char *lab
 	return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 struct json_object *enpu_json_canonical(struct json_object *o)
 {
 	json_object *r;
@@ -137,7 +169,7 @@ struct json_object *enpu_json_canonical(struct json_object *o)
 			(void)v;
 			keys[i++] = k;
 		}
-		qsort(keys, (size_t)n, sizeof(*keys), cmp_str);
+		qsort(keys, (size_t)n, sizeof(*keys), enpu_cmp_strptr);
 		for (i = 0; i < n; i++) {
 			json_object *c = json_object_object_get(o, keys[i]);
 			json_object_object_add(r, keys[i], c ? enpu_json_canonical(c) : NULL);

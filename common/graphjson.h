@@ -16,6 +16,17 @@
  * newline) appended to out: the same object gives the same bytes. */
 int enpu_json_dump(struct json_object *o, enpu_buf *out, enpu_err *e);
 
+/* Building objects without checking every call: add (or push) v, or, when
+ * v is NULL (an allocation failed) or cannot be added, drop it and set
+ * *bad. The caller checks *bad once at the end. */
+void enpu_json_put(struct json_object *o, const char *k, struct json_object *v, int *bad);
+void enpu_json_push(struct json_object *a, struct json_object *v, int *bad);
+/* An integer-valued double as an integer ("1000"), else the shortest %.Ng
+ * that reads back as the same double: canonical and exact. */
+struct json_object *enpu_json_exact_double(double d);
+/* qsort comparison of two const char * (strcmp order). */
+int enpu_cmp_strptr(const void *a, const void *b);
+
 /* Parse strict JSON of exactly len bytes. NULL with ENPU_E_ARTIFACT naming
  * label on any syntax error. Caller puts the result. */
 struct json_object *enpu_json_parse(const char *text, size_t len, const char *label,

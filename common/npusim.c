@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "npusim.h"
+#include "graphjson.h"
 #include "spec_int.h"
 
 #define ALL_OPS ((uint32_t)((1ull << ENPU_OP_COUNT) - 1))
@@ -315,46 +316,6 @@ int enpu_npu_target_parse(const enpu_ynode *node, const char *label, enpu_npu_ta
 	return 0;
 }
 
-/* Integers as such, else the shortest %.Ng that reads back as the same
- * double: canonical and exact. */
-static json_object *exact_double(double d)
-{
-	char buf[40];
-
-	if (d == floor(d) && fabs(d) < 9007199254740992.0) {   /* 1000, not 1e+03 */
-		snprintf(buf, sizeof(buf), "%.0f", d);
-		return json_object_new_double_s(d, buf);
-	}
-	for (int p = 1; p <= 17; p++) {
-		snprintf(buf, sizeof(buf), "%.*g", p, d);
-		if (strtod(buf, NULL) == d)
-			break;
-	}
-	return json_object_new_double_s(d, buf);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Add, or remember that an allocation failed. */
-static void put(json_object *o, const char *k, json_object *v, int *bad)
-{
-	if (!v || json_object_object_add(o, k, v)) {
-		json_object_put(v);
-		*bad = 1;
-	}
-}
-
-static void push(json_object *a, json_object *v, int *bad)
-{
-	if (!v || json_object_array_add(a, v)) {
-		json_object_put(v);
-		*bad = 1;
-	}
-}
-
 json_object *enpu_npu_target_json(const enpu_npu_target *t)
 {
 	json_object *o = json_object_new_object(), *a, *s;
@@ -365,13 +326,13 @@ json_object *enpu_npu_target_json(const enpu_npu_target *t)
 	/* keys in sorted order: json-c keeps insertion order */
 	a = json_object_new_array();
 	if (a) {
-		push(a, json_object_new_int(t->rows), &bad);
-		push(a, json_object_new_int(t->cols), &bad);
+		enpu_json_push(a, json_object_new_int(t->rows), &bad);
+		enpu_json_push(a, json_object_new_int(t->cols), &bad);
 	}
-	put(o, "array", a, &bad);
-	put(o, "clock_mhz", exact_double(t->clock_mhz), &bad);
-	put(o, "dataflow", json_object_new_string(df_names[t->dataflow <= ENPU_DF_IS ? t->dataflow : 0]), &bad);
-	put(o, "dram_bytes_per_cycle", exact_double(t->dram_bytes_per_cycle), &bad);
+	enpu_json_put(o, "array", a, &bad);
+	enpu_json_put(o, "clock_mhz", enpu_json_exact_double(t->clock_mhz), &bad);
+	enpu_json_put(o, "dataflow", json_object_new_string(df_names[t->dataflow <= ENPU_DF_IS ? t->dataflow : 0]), &bad);
+	enpu_json_put(o, "dram_bytes_per_cycle", enpu_json_exact_double(t->dram_bytes_per_cycle), &bad);
 	if (t->ops_given) {
 		const char *names[ENPU_OP_COUNT];
 		int n = 0;
@@ -379,24 +340,24 @@ json_object *enpu_npu_target_json(const enpu_npu_target *t)
 		for (int i = 0; i < ENPU_OP_COUNT; i++)
 			if (t->ops & (1u << i))
 				names[n++] = enpu_op_by_id((enpu_opid)i)->name;
-		qsort(names, (size_t)n, sizeof(names[0]), cmp_str);
+		qsort(names, (size_t)n, sizeof(names[0]), enpu_cmp_strptr);
 		a = json_object_new_array();
 		for (int i = 0; a && i < n; i++)
-			push(a, json_object_new_string(names[i]), &bad);
-		put(o, "ops", a, &bad);
+			enpu_json_push(a, json_object_new_string(names[i]), &bad);
+		enpu_json_put(o, "ops", a, &bad);
 	} else if (json_object_object_add(o, "ops", NULL)) {
 		bad = 1;
 	}
-	put(o, "scalesim_compat", json_object_new_boolean(t->scalesim_compat), &bad);
+	enpu_json_put(o, "scalesim_compat", json_object_new_boolean(t->scalesim_compat), &bad);
 	s = json_object_new_object();
 	if (s) {
-		put(s, "filter", json_object_new_int64(t->sram_kib[ENPU_SRAM_FILTER]), &bad);
-		put(s, "ifmap", json_object_new_int64(t->sram_kib[ENPU_SRAM_IFMAP]), &bad);
-		put(s, "ofmap", json_object_new_int64(t->sram_kib[ENPU_SRAM_OFMAP]), &bad);
+		enpu_json_put(s, "filter", json_object_new_int64(t->sram_kib[ENPU_SRAM_FILTER]), &bad);
+		enpu_json_put(s, "ifmap", json_object_new_int64(t->sram_kib[ENPU_SRAM_IFMAP]), &bad);
+		enpu_json_put(s, "ofmap", json_object_new_int64(t->sram_kib[ENPU_SRAM_OFMAP]), &bad);
 	}
-	put(o, "sram_kib", s, &bad);
-	put(o, "vector_lanes", json_object_new_int(t->vector_lanes), &bad);
-	put(o, "word_bytes", json_object_new_int(t->word_bytes), &bad);
+	enpu_json_put(o, "sram_kib", s, &bad);
+	enpu_json_put(o, "vector_lanes", json_object_new_int(t->vector_lanes), &bad);
+	enpu_json_put(o, "word_bytes", json_object_new_int(t->word_bytes), &bad);
 	if (bad) {
 		json_object_put(o);
 		return NULL;
@@ -901,56 +862,56 @@ static json_object *op_json(const enpu_graph *g, const enpu_npu_opstats *st, int
 
 	if (!o)
 		return *bad = 1, NULL;
-	put(o, "name", json_object_new_string(op->name), bad);
-	put(o, "op", json_object_new_string(op->def->name), bad);
-	put(o, "lowering", json_object_new_string(enpu_npu_class_name(st->cls)), bad);
+	enpu_json_put(o, "name", json_object_new_string(op->name), bad);
+	enpu_json_put(o, "op", json_object_new_string(op->def->name), bad);
+	enpu_json_put(o, "lowering", json_object_new_string(enpu_npu_class_name(st->cls)), bad);
 	if (st->cls == ENPU_NPU_GEMM) {
 		if ((x = json_object_new_object())) {
-			put(x, "M", jint64(st->M), bad);
-			put(x, "N", jint64(st->N), bad);
-			put(x, "K", jint64(st->K), bad);
-			put(x, "groups", jint64(st->groups), bad);
-			put(x, "Sr", jint64(st->Sr), bad);
-			put(x, "Sc", jint64(st->Sc), bad);
-			put(x, "T", jint64(st->T), bad);
-			put(x, "row_folds", jint64(st->row_folds), bad);
-			put(x, "col_folds", jint64(st->col_folds), bad);
-			put(x, "folds", jint64(st->folds), bad);
+			enpu_json_put(x, "M", jint64(st->M), bad);
+			enpu_json_put(x, "N", jint64(st->N), bad);
+			enpu_json_put(x, "K", jint64(st->K), bad);
+			enpu_json_put(x, "groups", jint64(st->groups), bad);
+			enpu_json_put(x, "Sr", jint64(st->Sr), bad);
+			enpu_json_put(x, "Sc", jint64(st->Sc), bad);
+			enpu_json_put(x, "T", jint64(st->T), bad);
+			enpu_json_put(x, "row_folds", jint64(st->row_folds), bad);
+			enpu_json_put(x, "col_folds", jint64(st->col_folds), bad);
+			enpu_json_put(x, "folds", jint64(st->folds), bad);
 			if ((y = json_object_new_object()))
 				for (int i = 0; i < ENPU_SRAM_COUNT; i++)
-					put(y, sram_names[i], jint64(st->tile_words[i]), bad);
-			put(x, "tiles", y, bad);
+					enpu_json_put(y, sram_names[i], jint64(st->tile_words[i]), bad);
+			enpu_json_put(x, "tiles", y, bad);
 		}
-		put(o, "gemm", x, bad);
+		enpu_json_put(o, "gemm", x, bad);
 	} else if (st->cls == ENPU_NPU_VECTOR || st->cls == ENPU_NPU_MOVE) {
-		put(o, "elements", jint64(st->elements), bad);
-		put(o, "passes", json_object_new_int(st->passes), bad);
+		enpu_json_put(o, "elements", jint64(st->elements), bad);
+		enpu_json_put(o, "passes", json_object_new_int(st->passes), bad);
 	}
 	if (report) {
-		put(o, "compute_cycles", jint64(st->compute_cycles), bad);
-		put(o, "stall_cycles", jint64(st->stall_cycles), bad);
-		put(o, "utilisation", jdbl(st->utilisation), bad);
-		put(o, "mapping_efficiency", jdbl(st->mapping_efficiency), bad);
+		enpu_json_put(o, "compute_cycles", jint64(st->compute_cycles), bad);
+		enpu_json_put(o, "stall_cycles", jint64(st->stall_cycles), bad);
+		enpu_json_put(o, "utilisation", jdbl(st->utilisation), bad);
+		enpu_json_put(o, "mapping_efficiency", jdbl(st->mapping_efficiency), bad);
 	}
 	if ((x = json_object_new_object()))
 		for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
 			if ((y = json_object_new_object())) {
-				put(y, "reads", jint64(st->sram_reads[i]), bad);
-				put(y, "writes", jint64(st->sram_writes[i]), bad);
+				enpu_json_put(y, "reads", jint64(st->sram_reads[i]), bad);
+				enpu_json_put(y, "writes", jint64(st->sram_writes[i]), bad);
 			}
-			put(x, sram_names[i], y, bad);
+			enpu_json_put(x, sram_names[i], y, bad);
 		}
-	put(o, "sram", x, bad);
+	enpu_json_put(o, "sram", x, bad);
 	if ((x = json_object_new_object()))
 		for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
 			if ((y = json_object_new_object())) {
-				put(y, "read_bytes", jint64(st->dram_read_bytes[i]), bad);
-				put(y, "write_bytes", jint64(st->dram_write_bytes[i]), bad);
+				enpu_json_put(y, "read_bytes", jint64(st->dram_read_bytes[i]), bad);
+				enpu_json_put(y, "write_bytes", jint64(st->dram_write_bytes[i]), bad);
 			}
-			put(x, sram_names[i], y, bad);
+			enpu_json_put(x, sram_names[i], y, bad);
 		}
-	put(o, "dram", x, bad);
-	put(o, "sram_bytes", jint64(st->sram_bytes), bad);
+	enpu_json_put(o, "dram", x, bad);
+	enpu_json_put(o, "sram_bytes", jint64(st->sram_bytes), bad);
 	return o;
 }
 
@@ -961,30 +922,30 @@ static json_object *section(const enpu_graph *g, const enpu_npu_report *r, int r
 
 	if (!g || !r || g->n_ops != r->n_ops || !(o = json_object_new_object()))
 		return NULL;
-	put(o, "target", enpu_npu_target_json(&r->target), &bad);
+	enpu_json_put(o, "target", enpu_npu_target_json(&r->target), &bad);
 	if ((ops = json_object_new_array()))
 		for (int i = 0; i < r->n_ops; i++) {
 			if (r->ops[i].op < 0 || r->ops[i].op >= g->n_ops) {
 				bad = 1;
 				break;
 			}
-			push(ops, op_json(g, &r->ops[i], report, &bad), &bad);
+			enpu_json_push(ops, op_json(g, &r->ops[i], report, &bad), &bad);
 		}
-	put(o, "ops", ops, &bad);
+	enpu_json_put(o, "ops", ops, &bad);
 	if (report) {
 		if ((tot = json_object_new_object())) {
-			put(tot, "compute_cycles", jint64(r->compute_cycles), &bad);
-			put(tot, "stall_cycles", jint64(r->stall_cycles), &bad);
-			put(tot, "cycles", jint64(r->total_cycles), &bad);
-			put(tot, "clock_mhz", exact_double(r->target.clock_mhz), &bad);
-			put(tot, "time_us", jdbl(r->time_us), &bad);
-			put(tot, "dram_read_bytes", jint64(r->dram_read_bytes), &bad);
-			put(tot, "dram_write_bytes", jint64(r->dram_write_bytes), &bad);
-			put(tot, "peak_sram_bytes", jint64(r->peak_sram_bytes), &bad);
-			put(tot, "peak_dram_bytes", jint64(r->peak_dram_bytes), &bad);
-			put(tot, "utilisation", jdbl(r->utilisation), &bad);
+			enpu_json_put(tot, "compute_cycles", jint64(r->compute_cycles), &bad);
+			enpu_json_put(tot, "stall_cycles", jint64(r->stall_cycles), &bad);
+			enpu_json_put(tot, "cycles", jint64(r->total_cycles), &bad);
+			enpu_json_put(tot, "clock_mhz", enpu_json_exact_double(r->target.clock_mhz), &bad);
+			enpu_json_put(tot, "time_us", jdbl(r->time_us), &bad);
+			enpu_json_put(tot, "dram_read_bytes", jint64(r->dram_read_bytes), &bad);
+			enpu_json_put(tot, "dram_write_bytes", jint64(r->dram_write_bytes), &bad);
+			enpu_json_put(tot, "peak_sram_bytes", jint64(r->peak_sram_bytes), &bad);
+			enpu_json_put(tot, "peak_dram_bytes", jint64(r->peak_dram_bytes), &bad);
+			enpu_json_put(tot, "utilisation", jdbl(r->utilisation), &bad);
 		}
-		put(o, "totals", tot, &bad);
+		enpu_json_put(o, "totals", tot, &bad);
 	}
 	if (bad) {
 		json_object_put(o);
