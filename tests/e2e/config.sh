@@ -198,29 +198,7 @@ expect_eq "no token in the log" "$(grep -c -e old-token-1234 -e new-token-5678 "
 stop_daemon h
 
 # ---- SIGTERM drains --------------------------------------------------------------------------------------
-"$PY" - "$TMP/slow" <<'EOF'
-import sys, os, numpy as np
-d = sys.argv[1]; os.makedirs(d, exist_ok=True)
-N, D = 120, 512
-ops = "\n".join("      - {name: m%d, op: matmul, in: [%s, w], out: %s}"
-                % (i, "x" if i == 0 else "t%d" % (i - 1), "y" if i == N - 1 else "t%d" % i)
-                for i in range(N))
-open(d + "/spec.yaml", "w").write("""eulernpu: 1
-name: slow
-backend: cpu_ref
-inputs:
-  - {name: x, dtype: float32, shape: [%d, %d]}
-outputs: [y]
-weights:
-  - {name: w, dtype: float32, shape: [%d, %d]}
-components:
-  - name: chain
-    ops:
-%s
-""" % (D, D, D, D, ops))
-np.savez(d + "/weights.npz", w=np.eye(D, dtype="<f4"))
-np.savez(d + "/input.npz", x=np.ones((D, D), dtype="<f4"))
-EOF
+make_slow_model "$TMP/slow"
 start_daemon d --workers 1 || { finish; exit 1; }
 st d "$TMP/c.json" -F spec=@"$TMP/slow/spec.yaml" -F weights=@"$TMP/slow/weights.npz" $U/v1/compile >/dev/null
 A=$(jget "$TMP/c.json" artifact)

@@ -63,23 +63,7 @@ upload() {
 }
 
 # ---- the slow model ---------------------------------------------------------------------
-mkdir -p "$TMP/slow"
-"$PY" - "$TMP/slow" <<'EOF'
-import sys, numpy as np
-out, n, k = sys.argv[1], 120, 640
-rng = np.random.default_rng(0)
-lines = ["eulernpu: 1", "name: slow_chain", "backend: cpu_ref", "inputs:",
-         "  - {name: x, dtype: float32, shape: [%d, %d]}" % (k, k), "outputs: [y%d]" % n,
-         "weights:", "  - {name: w, dtype: float32, shape: [%d, %d]}" % (k, k),
-         "components:", "  - name: chain", "    ops:"]
-prev = "x"
-for i in range(1, n + 1):
-    lines.append("      - {name: mm%d, op: matmul, in: [%s, w], out: y%d}" % (i, prev, i))
-    prev = "y%d" % i
-open(out + "/spec.yaml", "w").write("\n".join(lines) + "\n")
-np.savez(out + "/weights.npz", w=(rng.standard_normal((k, k)) / np.sqrt(k)).astype(np.float32))
-np.savez(out + "/input.npz", x=rng.standard_normal((k, k)).astype(np.float32))
-EOF
+make_slow_model "$TMP/slow"
 check "slow model generated" test -s "$TMP/slow/spec.yaml"
 
 # ---- queue full: 429 + Retry-After -------------------------------------------------------------

@@ -119,6 +119,29 @@ dcurl() {
 	curl -s --max-time 60 --unix-socket "$TMP/$name.sock" "$@"
 }
 
+# make_slow_model DIR: a spec whose run takes seconds on this machine (120
+# chained 640x640 matmuls; tests assert job states, never durations), with
+# its weights.npz and input.npz.
+make_slow_model() {
+	mkdir -p "$1"
+	"$PY" - "$1" <<'PYEOF'
+import sys, numpy as np
+out, n, k = sys.argv[1], 120, 640
+rng = np.random.default_rng(0)
+lines = ["eulernpu: 1", "name: slow_chain", "backend: cpu_ref", "inputs:",
+         "  - {name: x, dtype: float32, shape: [%d, %d]}" % (k, k), "outputs: [y%d]" % n,
+         "weights:", "  - {name: w, dtype: float32, shape: [%d, %d]}" % (k, k),
+         "components:", "  - name: chain", "    ops:"]
+prev = "x"
+for i in range(1, n + 1):
+    lines.append("      - {name: mm%d, op: matmul, in: [%s, w], out: y%d}" % (i, prev, i))
+    prev = "y%d" % i
+open(out + "/spec.yaml", "w").write("\n".join(lines) + "\n")
+np.savez(out + "/weights.npz", w=(rng.standard_normal((k, k)) / np.sqrt(k)).astype(np.float32))
+np.savez(out + "/input.npz", x=rng.standard_normal((k, k)).astype(np.float32))
+PYEOF
+}
+
 finish() {
 	echo "$T_PASS passed, $T_FAIL failed"
 	[ "$T_FAIL" = 0 ]
