@@ -8,7 +8,7 @@
 
 #define EXIT_FAILED 1   /* compare or job failed */
 #define EXIT_INPUT 2    /* usage or input error */
-#define EXIT_UNREACH 3  /* server unreachable */
+#define EXIT_UNREACH 3  /* server unreachable or out of storage: try again later */
 
 static const enpu_code_info table[] = {
 	{ENPU_E_INTERNAL, "E0001", "internal error", 500, EXIT_INPUT,
@@ -170,7 +170,7 @@ static const enpu_code_info table[] = {
 	{ENPU_E_SERVER, "E0809", "unexpected server response", 502, EXIT_UNREACH,
 	 "check that the URL points at eulernpud of a compatible version",
 	 "The server answered with something the client does not understand."},
-	{ENPU_E_STORAGE, "E0810", "server storage full or failing", 507, EXIT_INPUT,
+	{ENPU_E_STORAGE, "E0810", "server storage full or failing", 507, EXIT_UNREACH,
 	 "free disk space on the server's cache directory",
 	 "The server could not write to its cache (disk full or I/O error)."},
 	{ENPU_E_NO_BOARD, "E0811", "no board serves this backend", 503, EXIT_UNREACH,

@@ -14,6 +14,7 @@
 #include "srv.h"
 #include "digest.h"
 #include "artifact.h"
+#include "fault.h"
 
 #define MANIFEST "manifest.json"
 #define LRU_SLOTS 8
@@ -433,6 +434,8 @@ int srv_artifact_ingest(srv_cas *c, const char *dir, const char *id, enpu_err *e
 				  m.files[i].path);
 			goto out;
 		}
+		if (i == 0)
+			srv_fault_point("compile");   /* written, not yet installed */
 	}
 	if (srv_cas_put_mem(c, raw.data, raw.len, dig, e) != 0)
 		goto out;
@@ -516,6 +519,10 @@ int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len
 		snprintf(to, sizeof to, "%s/%s", tmp, m.files[i].path);
 		if (mkparents(tmp, m.files[i].path, e) != 0 || srv_link_or_copy(from, to, e) != 0)
 			goto out;
+		if (strchr(m.files[i].path, '/')) {
+			*strrchr(to, '/') = '\0';
+			srv_fsync_dir(to);   /* durable before the rename publishes it */
+		}
 	}
 	snprintf(to, sizeof to, "%s/" MANIFEST, tmp);
 	if (srv_cas_write_atomic(c, to, text, len, e) != 0)
@@ -613,8 +620,14 @@ int srv_artifact_get(srv_cas *c, const char *id, const enpu_limits *lim,
 	pthread_mutex_unlock(&lru_mu);
 
 	/* Load outside the lock: it reads and hashes every file. */
-	if (enpu_artifact_load(dir, lim, &a, e) != 0)
+	if (enpu_artifact_load(dir, lim, &a, e) != 0) {
+		/* removed while we read it (an eviction's drop, as in
+		 * srv_artifact_verify): gone, not damaged */
+		if (!srv_artifact_present(c, id))
+			enpu_fail(e, ENPU_E_NOT_FOUND, id, "compile it, or import it with PUT "
+				  API_ARTIFACTS "{id}", "no artifact '%s' on this server (evicted)", id);
 		return -1;
+	}
 	if (strcmp(enpu_artifact_id(a), id) != 0) {
 		enpu_artifact_free(a);
 		return enpu_fail(e, ENPU_E_ARTIFACT, id, NULL,

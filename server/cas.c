@@ -18,6 +18,7 @@
 #include "digest.h"
 #include "srv.h"
 #include "cas.h"
+#include "fault.h"
 
 /* The persisted counters, in stats.json under these names. */
 enum { CNT_AC_HITS, CNT_AC_MISSES, CNT_CAS_HITS, CNT_CAS_MISSES, CNT_EVICTIONS,
@@ -577,7 +578,9 @@ static int install_blob(srv_cas *c, const char *tmp, const char *digest, int *ex
 		srv_cas_touch(c, digest);   /* stored again = used now */
 		return 0;
 	}
-	if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+	if (mkdir(dir, 0755) == 0)
+		srv_fsync_dir(c->cas);   /* a new fan-out directory must outlive a power cut too */
+	else if (errno != EEXIST)
 		goto fail;
 	if (rename(tmp, dst) != 0)
 		goto fail;
@@ -628,6 +631,8 @@ int srv_upload_write(srv_upload *u, const void *p, size_t n, enpu_err *e)
 		off += (size_t)w;
 	}
 	u->bytes += n;
+	if (u->bytes == n && n)
+		srv_fault_point("upload");   /* part written, nothing committed */
 	return 0;
 }
 

@@ -176,6 +176,32 @@ static int value(parser *ps, const char *key)
 	}
 }
 
+void srv_config_defaults(srv_config *c)
+{
+	memset(c, 0, sizeof *c);
+	c->workers = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	if (c->workers < 1)
+		c->workers = 1;
+	c->threads = 1;
+	c->max_upload = 1ull << 30;
+	c->max_queue = 256;
+	c->conn_limit = 64;
+	c->conn_timeout = 60;
+	c->board_health_interval = 5;
+	c->board_timeout = 30;
+	c->board_backoff_max = 60;
+	c->job_timeout = 600;
+	c->job_ttl = 86400;
+	c->job_history = 10000;
+	c->board_retries = 2;
+	c->socket_mode = 0600;
+	c->limits = *enpu_limits_default();
+	c->max_json_bytes = SRV_JSON_MAX;
+	c->max_json_depth = SRV_JSON_DEPTH;
+	c->request_timeout = 3600;
+	c->drain_timeout = 600;
+}
+
 int srv_cfg_parse(const char *text, size_t len, const char *path, srv_cfg_file *out,
 		  enpu_err *e)
 {

@@ -20,6 +20,7 @@
 #include "cas.h"
 #include "jobs.h"
 #include "artifact.h"
+#include "fault.h"
 
 typedef struct pins {
 	char (*d)[65];
@@ -176,6 +177,8 @@ static void evict_locked(srv_ctx *ctx, uint64_t max, const pins *p, srv_gc_resul
 			res->evicted++;
 			res->evicted_bytes += v[i].size;
 			srv_cas_count(ctx->cas, SRV_EV_EVICT, v[i].size);
+			if (res->evicted == 1)
+				srv_fault_point("evict");   /* one gone, the pass not done */
 		}
 	}
 	res->held_bytes = total;

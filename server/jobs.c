@@ -22,6 +22,7 @@
 #include "metrics.h"
 #include "ops.h"
 #include "jobs.h"
+#include "fault.h"
 
 #define DEFAULT_TIMEOUT 600       /* seconds, queue + run */
 #define DEFAULT_TTL     86400     /* seconds a finished job is kept */
@@ -466,11 +467,13 @@ static int run_job(srv_jobs *j, job *jb, enpu_par *par)
 	srv_cas_blob_path(j->cas, jb->input, in, sizeof in);
 	srv_cas_tmpname(j->cas, ".npz", out, sizeof out);
 	srv_cas_tmpname(j->cas, ".json", rep, sizeof rep);
+	srv_fault_point("board-run");   /* accepted (202), never runs */
 	if (srv_artifact_get(j->cas, jb->artifact, j->lim, &a, &jb->err) != 0)
 		goto out;
 	if (enpu_run(a, in, jb->input_name, out, rep, par, &jb->cancel, j->lim, &info,
 		     &jb->err) != 0)
 		goto out;
+	srv_fault_point("result");   /* result.npz written in tmp/, not stored, job running */
 	if (srv_cas_put_file(j->cas, out, jb->result, &jb->err) != 0 ||
 	    srv_cas_put_file(j->cas, rep, jb->report, &jb->err) != 0)
 		goto out;
@@ -486,6 +489,8 @@ static int run_job(srv_jobs *j, job *jb, enpu_par *par)
 	}
 	ret = 0;
 out:
+	if (ret != 0)
+		srv_fault_storage(&jb->err);   /* a full cache disk is E0810, not E0003 */
 	unlink(out);
 	unlink(rep);
 	srv_artifact_release(a);

@@ -29,6 +29,7 @@
 #include "artifact.h"
 #include "board.h"
 #include "metrics.h"
+#include "fault.h"
 
 static const char usage[] =
 "usage: eulernpud [options]\n"
@@ -197,7 +198,7 @@ static const opt opts[] = {   /* sorted by name */
 	{"--listen",       O_STR, OFF(listen), 0, 0},
 	{"--log",          O_STR, OFF(log_file), 0, 0},
 	{"--log-level",    O_STR, OFF(log_level), 0, 0},
-	{"--max-json-bytes", O_U64, OFF(max_json_bytes), 64, 1ull << 31},
+	{"--max-json-bytes", O_U64, OFF(max_json_bytes), 64, INT_MAX},
 	{"--max-json-depth", O_INT, OFF(max_json_depth), 2, 10000},
 	{"--max-npz-bytes", O_U64, OFF(limits.max_npz_bytes), 1, UINT64_MAX / 2},
 	{"--max-npz-members", O_U64, OFF(limits.max_npz_members), 1, 1u << 30},
@@ -515,28 +516,7 @@ static void defaults(srv_config *c)
 {
 	const char *x;
 
-	memset(c, 0, sizeof *c);
-	c->workers = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	if (c->workers < 1)
-		c->workers = 1;
-	c->threads = 1;
-	c->max_upload = 1ull << 30;
-	c->max_queue = 256;
-	c->conn_limit = 64;
-	c->conn_timeout = 60;
-	c->board_health_interval = 5;
-	c->board_timeout = 30;
-	c->board_backoff_max = 60;
-	c->job_timeout = 600;
-	c->job_ttl = 86400;
-	c->job_history = 10000;
-	c->board_retries = 2;
-	c->socket_mode = 0600;
-	c->limits = *enpu_limits_default();
-	c->max_json_bytes = SRV_JSON_MAX;
-	c->max_json_depth = SRV_JSON_DEPTH;
-	c->request_timeout = 3600;
-	c->drain_timeout = 600;
+	srv_config_defaults(c);
 	if ((x = getenv("XDG_CACHE_HOME")) && *x)
 		snprintf(cache_buf, sizeof cache_buf, "%s/eulernpu", x);
 	else
@@ -800,6 +780,7 @@ int main(int argc, char **argv)
 		usage_error("cannot open log file '%s': %s", ctx.cfg.log_file, strerror(errno));
 		goto early;
 	}
+	srv_fault_init();   /* EULERNPUD_FAULT: crash tests only (fault.h) */
 	ctx.lim = &ctx.cfg.limits;
 	if (ctx.cfg.role == SRV_ROLE_BOARD &&
 	    enpu_pl_select(ctx.cfg.pl ? ctx.cfg.pl : SRV_PL_EMULATED, &e) != 0) {
@@ -831,6 +812,7 @@ int main(int argc, char **argv)
 	}
 	srv_jobs_on_store(ctx.jobs, enforce_cb, &ctx);
 	srv_jobs_set_policy(ctx.jobs, ctx.cfg.job_timeout, ctx.cfg.job_ttl, ctx.cfg.job_history);
+	{ srv_gc_result gr; srv_cache_gc(&ctx, 0, &gr); }   /* finish an eviction a crash cut short */
 	if (ctx.cfg.role != SRV_ROLE_BOARD) {
 		ctx.boards = srv_boards_start(&ctx, &e);
 		if (!ctx.boards) {

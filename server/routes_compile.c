@@ -13,6 +13,7 @@
 #include "cas.h"
 #include "artifact.h"
 #include "routes.h"
+#include "fault.h"
 
 #define DEFAULT_SPEC_NAME    "spec.yaml"
 #define DEFAULT_WEIGHTS_NAME "weights.npz"
@@ -158,6 +159,38 @@ static int cached_summary(srv_ctx *ctx, const char *id, json_object *o)
 	return 0;
 }
 
+/* After a compile failed to read a file: when one of its blobs went away
+ * meanwhile (evicted by a concurrent store under --cache-max), answer 409
+ * E0804 with the missing list, as srv_blob_field does before the compile,
+ * so that the client uploads it again. 1 when so (replied), else 0. */
+static int reply_if_evicted(srv_ctx *ctx, srv_req *r)
+{
+	static const char *const keys[] = {F_SPEC, F_WEIGHTS, F_TARGET};
+	json_object *extra, *m = json_object_new_array();
+	enpu_err e = ENPU_ERR_INIT;
+	const char *d, *first = NULL, *key = NULL;
+	size_t i;
+
+	for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (srv_field_str(r, keys[i], 0, &d) == 0 && d && !srv_cas_has(ctx->cas, d, NULL)) {
+			json_object_array_add(m, json_object_new_string(d));
+			if (!first) {
+				first = d;
+				key = keys[i];
+			}
+		}
+	if (!first) {
+		json_object_put(m);
+		return 0;
+	}
+	extra = json_object_new_object();
+	json_object_object_add(extra, F_MISSING, m);
+	enpu_fail(&e, ENPU_E_BLOB_MISSING, key, "upload it with PUT " API_BLOBS "{sha256}",
+		  "blob %s ('%s') left the server during the compile (evicted)", first, key);
+	srv_reply_error(r, &e, extra);
+	return 1;
+}
+
 void srv_post_compile(srv_ctx *ctx, srv_req *r)
 {
 	const char *spec_d, *weights_d, *backend, *spec_name, *weights_name, *tlabel;
@@ -170,7 +203,7 @@ void srv_post_compile(srv_ctx *ctx, srv_req *r)
 	enpu_buf raw = ENPU_BUF_INIT;
 	srv_manifest m;
 	json_object *o = NULL;
-	int cached = 0;
+	int cached = 0, tries = 0;
 
 	if (srv_blob_field(ctx, r, F_SPEC, spec_p, sizeof spec_p) ||
 	    srv_blob_field(ctx, r, F_WEIGHTS, weights_p, sizeof weights_p) ||
@@ -197,6 +230,8 @@ void srv_post_compile(srv_ctx *ctx, srv_req *r)
 		goto fail;
 	}
 
+again:
+	cached = 0;
 	o = json_object_new_object();
 	/* A hit needs the artifact present and intact (cached_summary verifies
 	 * its files; a bad one is dropped with its entry and compiled again). */
@@ -228,8 +263,24 @@ void srv_post_compile(srv_ctx *ctx, srv_req *r)
 		srv_log("info", "compiled artifact=%.12s backend=%s spec=%.12s", id, info.backend, spec_d);
 	}
 	add_partition(o, spec, NULL, tgt);
-	if (srv_artifact_manifest(ctx->cas, id, &m, &raw, &e) != 0)
+	if (srv_artifact_manifest(ctx->cas, id, &m, &raw, &e) != 0) {
+		/* A concurrent store's eviction (--cache-max) removed it since it
+		 * was found or compiled: look up or compile again, rather than
+		 * answer 404 for the artifact this request made. */
+		if (e.code != ENPU_E_NOT_FOUND)
+			goto fail;
+		json_object_put(o);
+		o = NULL;
+		if (++tries < 3) {
+			e = (enpu_err)ENPU_ERR_INIT;
+			goto again;
+		}
+		enpu_fail(&e, ENPU_E_STORAGE, id, "raise --cache-max above what concurrent clients "
+			  "hold in flight, or retry",
+			  "artifact '%.12s' was evicted as soon as it was compiled, %d times: the "
+			  "cache bound is too small for the work in flight", id, tries);
 		goto fail;
+	}
 	{
 		json_object *res = json_object_new_object();
 		json_object_object_add(res, F_ARTIFACT_ID, json_object_new_string(id));
@@ -244,7 +295,9 @@ void srv_post_compile(srv_ctx *ctx, srv_req *r)
 		srv_cache_enforce(ctx);
 	goto out;
 fail:
-	srv_reply_error(r, &e, NULL);
+	srv_fault_storage(&e);   /* the compile's writes to a full cache disk: 507 E0810 */
+	if (e.code != ENPU_E_IO || !reply_if_evicted(ctx, r))
+		srv_reply_error(r, &e, NULL);
 out:
 	json_object_put(o);
 	enpu_buf_free(&raw);

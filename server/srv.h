@@ -149,6 +149,9 @@ typedef struct srv_cfg_file {
 
 /* 0, or -1 + *e (ENPU_E_CONFIG, where = "path:line:col"). An empty file
  * is an empty configuration. */
+/* Every setting's default, but the cache directory (NULL: main.c picks
+ * $XDG_CACHE_HOME/eulernpu). */
+void srv_config_defaults(srv_config *c);
 int srv_cfg_read(const char *path, srv_cfg_file *out, enpu_err *e);
 int srv_cfg_parse(const char *text, size_t len, const char *path, srv_cfg_file *out,
 		  enpu_err *e);

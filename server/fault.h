@@ -1,0 +1,42 @@
+/* fault.h: named fault points for the crash tests (tests/e2e/faults.sh),
+ * and the mapping of a full or failing cache disk to E0810.
+ *
+ * EULERNPUD_FAULT=NAME or NAME:N (N >= 1: the Nth pass of that point; plain
+ * NAME is the first) makes the thread that reaches the point log
+ * "fault point NAME reached: pausing" (warn), write its pid followed by a
+ * newline to the file named by EULERNPUD_FAULT_FILE (when set), and then
+ * pause forever, so that the test kills the daemon with SIGKILL at exactly
+ * that moment. Other threads go on serving. Unset, a point costs one branch.
+ * The points:
+ *   upload     a blob upload: part of the body is in the temporary file, not
+ *              yet hashed to the end, fsynced or renamed into cas/
+ *   compile    a compile: its files are written in tmp/ and the first is
+ *              stored in the CAS; artifacts/<id> and ac/<key> not yet there
+ *   evict      a --cache-max eviction or a gc: the first blob is removed,
+ *              the rest of the pass (and artifacts that lost a blob) not yet
+ *   result     a job's result: result.npz is written in tmp/, not yet stored
+ *              in the CAS, and the job is still running
+ *   board-run  a worker took a job and hangs before running it (meant for a
+ *              board agent: it accepted the job, answers health and GET
+ *              "running", and the lab server's --job-timeout must end it)
+ * Never set it in production: a paused request never ends. */
+#ifndef SRV_FAULT_H
+#define SRV_FAULT_H
+
+#include "err.h"
+
+/* Read EULERNPUD_FAULT and EULERNPUD_FAULT_FILE once (main, before any
+ * thread). An unparsable value is logged and ignored. */
+void srv_fault_init(void);
+
+/* A named point: pauses the calling thread forever when it is the one
+ * armed (see above); returns at once otherwise. Thread-safe. */
+void srv_fault_point(const char *name);
+
+/* An I/O failure of the cache's own disk (ENOSPC, EDQUOT, EIO, EROFS in
+ * the message of an E0003 from the core library, which cannot tell the
+ * server's disk from the user's) becomes E0810, 507: the client then says
+ * the server's storage is full. Returns e->code. */
+int srv_fault_storage(enpu_err *e);
+
+#endif
