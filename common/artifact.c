@@ -263,8 +263,10 @@ int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 	*out = NULL;
 	if (!lim)
 		lim = enpu_limits_default();
-	if (read_member(dir, "manifest.json", MANIFEST_MAX, &mbuf, e) < 0) {
-		if (e && e->code == ENPU_E_IO)
+	/* manifest.json too: a symbolic link would read a file outside dir */
+	if (check_no_links(dir, "manifest.json", e) < 0 ||
+	    read_member(dir, "manifest.json", MANIFEST_MAX, &mbuf, e) < 0) {
+		if (e && (e->code == ENPU_E_IO || e->code == ENPU_E_ARTIFACT_DIGEST))
 			e->code = ENPU_E_ARTIFACT;
 		goto fail;
 	}

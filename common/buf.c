@@ -106,6 +106,39 @@ char *enpu_buf_detach(enpu_buf *b, size_t *len)
 	return p;
 }
 
+size_t enpu_utf8_seq(const void *p, size_t n, unsigned long *cp)
+{
+	const unsigned char *s = p;
+	unsigned long c;
+	size_t k, j;
+
+	if (n == 0)
+		return 0;
+	c = s[0];
+	if (c < 0x80)
+		k = 1;
+	else if (c >= 0xc2 && c <= 0xdf)
+		k = 2, c &= 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		k = 3, c &= 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		k = 4, c &= 0x07;
+	else
+		return 0;
+	if (k > n)
+		return 0;
+	for (j = 1; j < k; j++) {
+		if ((s[j] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[j] & 0x3f);
+	}
+	if ((k == 3 && (c < 0x800 || (c >= 0xd800 && c <= 0xdfff))) ||
+	    (k == 4 && (c < 0x10000 || c > 0x10ffff)))
+		return 0;
+	*cp = c;
+	return k;
+}
+
 int enpu_read_file(const char *path, size_t max, enpu_buf *b, enpu_err *e)
 {
 	char chunk[65536];

@@ -27,6 +27,11 @@ void enpu_buf_reset(enpu_buf *b);     /* len = 0, keeps memory */
 void enpu_buf_free(enpu_buf *b);      /* frees, back to ENPU_BUF_INIT (cap kept) */
 char *enpu_buf_detach(enpu_buf *b, size_t *len); /* caller frees result */
 
+/* The length (1-4) of the valid UTF-8 sequence at s, within n bytes, with
+ * its code point in *cp; 0 when invalid (overlong forms, surrogates, past
+ * U+10FFFF, cut short: RFC 3629). */
+size_t enpu_utf8_seq(const void *s, size_t n, unsigned long *cp);
+
 /* Read a whole file into b (appending), failing past max bytes (0 = b->cap
  * or unlimited). Returns 0 or -1 with *e filled (ENPU_E_IO / ENPU_E_LIMIT). */
 struct enpu_err;

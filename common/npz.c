@@ -21,35 +21,14 @@
 /* Printable UTF-8 (no controls, C0 or C1), shortest forms, no surrogates. */
 static int utf8_printable(const unsigned char *s, size_t n)
 {
-	size_t i = 0;
+	size_t i = 0, k;
+	unsigned long cp;
 
 	while (i < n) {
-		unsigned c = s[i], k, cp;
-		if (c < 0x80) {
-			if (c < 0x20 || c == 0x7f)
-				return 0;
-			i++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf)
-			k = 1, cp = c & 0x1f;
-		else if (c >= 0xe0 && c <= 0xef)
-			k = 2, cp = c & 0x0f;
-		else if (c >= 0xf0 && c <= 0xf4)
-			k = 3, cp = c & 0x07;
-		else
+		k = enpu_utf8_seq(s + i, n - i, &cp);
+		if (!k || cp < 0x20 || (cp >= 0x7f && cp < 0xa0))
 			return 0;
-		if (n - i <= k)
-			return 0;
-		for (unsigned j = 1; j <= k; j++) {
-			if ((s[i + j] & 0xc0) != 0x80)
-				return 0;
-			cp = cp << 6 | (s[i + j] & 0x3f);
-		}
-		if ((k == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-		    (k == 3 && (cp < 0x10000 || cp > 0x10ffff)) || cp < 0xa0)
-			return 0;
-		i += k + 1;
+		i += k;
 	}
 	return 1;
 }

@@ -448,7 +448,7 @@ static int on_event(pctx *c, yaml_event_t *ev)
 		if (c->count > c->lim->max_yaml_nodes) {
 			enpu_spec_where(c->s, (int)m->line + 1, (int)m->column + 1, c->wbuf,
 					sizeof(c->wbuf));
-			return enpu_fail(c->e, ENPU_E_LIMIT, c->wbuf, "do not use aliases to build large structures",
+			return enpu_fail(c->e, ENPU_E_LIMIT, c->wbuf, "expand fewer aliases, or raise max_yaml_nodes",
 					 "%s has more than %llu YAML nodes after expanding alias '*%s'",
 					 c->what, (unsigned long long)c->lim->max_yaml_nodes, name);
 		}
@@ -617,8 +617,10 @@ static int parse_shape(pctx *c, const enpu_ynode *v, const char *kind, const cha
 		int r = enpu_ynode_int(v->kids[i], &d);
 
 		if (r == -2)
-			return fail_at(c, v->kids[i], ENPU_E_LIMIT, NULL,
-				       "dimension %zu of %s '%.64s' is too large", i, kind, name);
+			return fail_at(c, v->kids[i], ENPU_E_LIMIT,
+				       "make the tensor smaller or raise max_tensor_elems",
+				       "dimension %zu of %s '%.64s' is too large (more than %llu elements)",
+				       i, kind, name, (unsigned long long)c->lim->max_tensor_elems);
 		if (r || d < 0)
 			return fail_at(c, v->kids[i], ENPU_E_SCHEMA, "write the shape as a list such as [1, 8]",
 				       "'shape' of %s '%.64s' must be a list of positive integers", kind, name);

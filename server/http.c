@@ -4,6 +4,7 @@
  * up front and while streaming, JSON and file replies, and the access log. */
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -107,6 +108,43 @@ double srv_http_last_activity(void) { return (double)atomic_load(&last_ms) / 100
 
 /* ---- errors and replies ------------------------------------------------------ */
 
+/* 1 when n bytes at s are valid UTF-8 (NULs included: callers refuse them
+ * where they matter). */
+static int utf8_valid(const char *s, size_t n)
+{
+	size_t i = 0, k;
+	unsigned long cp;
+
+	for (; i < n; i += k)
+		if (!(k = enpu_utf8_seq(s + i, n - i, &cp)))
+			return 0;
+	return 1;
+}
+
+/* A JSON string of text that may hold bytes from a request (a URL, a query
+ * value, a file name): each byte that is not valid UTF-8 becomes U+FFFD, so
+ * every reply is valid JSON for strict parsers. */
+json_object *srv_json_text(const char *s)
+{
+	size_t n = s ? strlen(s) : 0, i, k;
+	enpu_buf b = ENPU_BUF_INIT;
+	unsigned long cp;
+	json_object *o;
+
+	for (i = 0; i < n; i += k) {
+		k = enpu_utf8_seq(s + i, n - i, &cp);
+		if (!k) {
+			enpu_buf_add(&b, "\xef\xbf\xbd", 3);
+			k = 1;
+		} else {
+			enpu_buf_add(&b, s + i, k);
+		}
+	}
+	o = json_object_new_string_len(b.data ? b.data : "", (int)b.len);
+	enpu_buf_free(&b);
+	return o;
+}
+
 json_object *srv_error_json(const enpu_err *e)
 {
 	const enpu_code_info *info = enpu_code_info_of(e->code);
@@ -116,9 +154,9 @@ json_object *srv_error_json(const enpu_err *e)
 	snprintf(see, sizeof see, "eulernpu explain %s", info->id);
 	json_object_object_add(er, "code", json_object_new_string(info->id));
 	json_object_object_add(er, "title", json_object_new_string(info->title));
-	json_object_object_add(er, "message", json_object_new_string(e->message));
-	json_object_object_add(er, "where", json_object_new_string(e->where));
-	json_object_object_add(er, "fix", json_object_new_string(e->fix[0] ? e->fix : info->fix));
+	json_object_object_add(er, "message", srv_json_text(e->message));
+	json_object_object_add(er, "where", srv_json_text(e->where));
+	json_object_object_add(er, "fix", srv_json_text(e->fix[0] ? e->fix : info->fix));
 	json_object_object_add(er, "see", json_object_new_string(see));
 	json_object_object_add(o, F_ERROR, er);
 	return o;
@@ -126,7 +164,7 @@ json_object *srv_error_json(const enpu_err *e)
 
 static void set_response(srv_req *r, unsigned status, struct MHD_Response *resp, uint64_t n)
 {
-	if (r->resp) /* answer once: a second reply is a bug; keep the first */
+	if (r->resp) /* answer once: a second reply is a bug; the last one wins */
 		MHD_destroy_response(r->resp);
 	r->resp = resp;
 	r->status = status;
@@ -306,6 +344,12 @@ int srv_field_str(srv_req *r, const char *key, int required, const char **out)
 		return -1;
 	}
 	*out = json_object_get_string(v);
+	/* "\u0000" would cut the value short: "<digest>\u0000junk" is not a digest */
+	if (strlen(*out) != (size_t)json_object_get_string_len(v)) {
+		*out = NULL;
+		srv_reply_fail(r, ENPU_E_BAD_REQUEST, key, "field '%s' holds a NUL character", key);
+		return -1;
+	}
 	return 0;
 }
 
@@ -331,10 +375,11 @@ int srv_field_double(srv_req *r, const char *key, double dflt, double *out)
 	if (!v)
 		return 0;
 	if (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)) {
+		/* as for strings: json-c reads -1, NaN and -Infinity too */
 		*out = json_object_get_double(v);
-		return 0;
-	}
-	if (json_object_is_type(v, json_type_string)) {
+		if (*out >= 0)
+			return 0;
+	} else if (json_object_is_type(v, json_type_string)) {
 		const char *s = json_object_get_string(v);
 		*out = strtod(s, &end);
 		if (end != s && *end == '\0' && *out >= 0 && *out == *out)
@@ -498,8 +543,10 @@ static void part_close(srv_req *r)
 			base = base ? base + 1 : r->part_file;
 			snprintf(namekey, sizeof namekey, "%s_name", r->part_key);
 			if (*base)
-				json_object_object_add(r->names, namekey, json_object_new_string(base));
+				json_object_object_add(r->names, namekey, srv_json_text(base));
 		}
+	} else if (!r->failed && !utf8_valid(r->part_val.data, r->part_val.len)) {
+		body_fail(r, ENPU_E_BAD_REQUEST, "multipart field '%s' is not UTF-8 text", r->part_key);
 	} else if (!r->failed) {
 		json_object_object_add(r->form, r->part_key,
 				       json_object_new_string_len(r->part_val.data ? r->part_val.data : "",
@@ -691,6 +738,10 @@ static void end_body(srv_req *r)
 	}
 	if (r->mode == M_JSON && !r->failed) {
 		json_tokener *tok = json_tokener_new_ex(r->ctx->cfg.max_json_depth);
+
+		/* names from a JSON body end up in replies and logs: UTF-8 only */
+		if (tok)
+			json_tokener_set_flags(tok, JSON_TOKENER_VALIDATE_UTF8);
 		json_object *o = NULL;
 		size_t end = 0;
 		enum json_tokener_error je = json_tokener_error_parse_eof;
@@ -726,6 +777,8 @@ static void end_body(srv_req *r)
 
 /* ---- MHD callbacks --------------------------------------------------------------- */
 
+static void hconn_busy(struct MHD_Connection *conn, int busy);
+
 static enum MHD_Result queue(srv_req *r)
 {
 	enum MHD_Result ret;
@@ -758,6 +811,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 			return MHD_NO;
 		*req_cls = r;
 		atomic_fetch_add(&n_active, 1);
+		hconn_busy(conn, 1);
 		touch();
 		r->conn = conn;
 		r->ctx = ctx;
@@ -836,6 +890,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 
 	if (!r)
 		return;
+	hconn_busy(conn, 0);
 	secs = srv_now() - r->t0;
 	/* the request's log line is srv_obs_request's (metrics.c) */
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
@@ -878,6 +933,121 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 	srv_log("warn", "mhd: %s", line);
 }
 
+/* ---- slow headers ------------------------------------------------------------------ */
+
+/* --conn-timeout bounds idle gaps only, so a client sending a header byte a
+ * second never trips it, and the --request-timeout check in on_request runs
+ * only once the headers are in: a few such clients would hold every slot of
+ * --conn-limit. So every connection is listed from accept to close, and a
+ * reaper shuts the socket of one whose request has not got past its headers
+ * within --conn-timeout (or --request-timeout, if smaller) since it connected
+ * or since its last request ended. MHD closes a socket only after its CLOSED
+ * notification, which takes the lock the reaper holds: never a reused fd. */
+typedef struct hconn {
+	struct hconn *next, *prev;
+	int fd;
+	int busy;          /* a request is past its headers (until it completes) */
+	int cut;
+	double since;      /* connected, or the last request ended */
+	double bound;
+} hconn;
+
+static pthread_mutex_t hconn_mu = PTHREAD_MUTEX_INITIALIZER;
+static hconn *hconns;
+static pthread_once_t reaper_once = PTHREAD_ONCE_INIT;
+
+static void *reaper(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		double now;
+		sleep(1);
+		now = srv_now();
+		pthread_mutex_lock(&hconn_mu);
+		for (hconn *h = hconns; h; h = h->next)
+			if (!h->busy && !h->cut && now - h->since > h->bound) {
+				srv_log("warn", "a request's headers did not arrive within %.0f s "
+					"(--conn-timeout, --request-timeout); closing the connection",
+					h->bound);
+				shutdown(h->fd, SHUT_RDWR);
+				h->cut = 1;
+			}
+		pthread_mutex_unlock(&hconn_mu);
+	}
+	return NULL;
+}
+
+static void reaper_start(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, reaper, NULL) == 0)
+		pthread_detach(t);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	const listener *lst = cls;
+	hconn *h = *socket_context;
+	int rt = lst->ctx->cfg.request_timeout, ct = lst->ctx->cfg.conn_timeout;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci =
+			MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		if (!ci || !(h = calloc(1, sizeof *h)))
+			return;
+		h->fd = ci->connect_fd;
+		h->since = srv_now();
+		h->bound = rt > 0 && rt < ct ? rt : ct;
+		pthread_mutex_lock(&hconn_mu);
+		h->next = hconns;
+		if (hconns)
+			hconns->prev = h;
+		hconns = h;
+		pthread_mutex_unlock(&hconn_mu);
+		*socket_context = h;
+		return;
+	}
+	if (!h)
+		return;
+	pthread_mutex_lock(&hconn_mu);
+	if (h->prev)
+		h->prev->next = h->next;
+	else
+		hconns = h->next;
+	if (h->next)
+		h->next->prev = h->prev;
+	pthread_mutex_unlock(&hconn_mu);
+	free(h);
+	*socket_context = NULL;
+}
+
+static void hconn_busy(struct MHD_Connection *conn, int busy)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+	hconn *h = ci ? ci->socket_context : NULL;
+
+	if (!h)
+		return;
+	pthread_mutex_lock(&hconn_mu);
+	h->busy = busy;
+	h->since = srv_now();
+	pthread_mutex_unlock(&hconn_mu);
+}
+
+/* MHD's own %HH decoding, except that a path or argument holding %00 stays
+ * escaped: decoded, the NUL would end the C string early, so that
+ * "/v1/blobs/<digest>%00junk" passed as the digest. Escaped, it is refused. */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+	(void)cls; (void)c;
+	if (strstr(s, "%00"))
+		return strlen(s);
+	return MHD_http_unescape(s);
+}
+
 /* A TCP listening socket (as opposed to a Unix one): tokens and TLS apply. */
 static int is_tcp(int fd)
 {
@@ -898,6 +1068,7 @@ struct MHD_Daemon *srv_http_start(srv_ctx *ctx, int listen_fd)
 	int i;
 
 	touch();
+	pthread_once(&reaper_once, reaper_start);
 	for (i = 0; i < MAX_LISTENERS; i++)
 		if (!listeners[i].ctx) {
 			l = &listeners[i];
@@ -918,8 +1089,10 @@ struct MHD_Daemon *srv_http_start(srv_ctx *ctx, int listen_fd)
 	}
 	l->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, l,
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+				MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 				MHD_OPTION_LISTEN_SOCKET, listen_fd,
 				MHD_OPTION_NOTIFY_COMPLETED, on_completed, ctx,
+				MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)ctx->cfg.conn_limit,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)ctx->cfg.conn_timeout,
 				MHD_OPTION_ARRAY, tls,

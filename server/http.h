@@ -97,6 +97,10 @@ void srv_reply_header(srv_req *r, const char *name, const char *value);
 /* A JSON number printed with 9 significant digits (null if not finite). */
 struct json_object *srv_json_double(double d);
 
+/* A JSON string of text that may hold a client's bytes: invalid UTF-8
+ * becomes U+FFFD. */
+struct json_object *srv_json_text(const char *s);
+
 /* The {"error": {...}} object of an error. */
 struct json_object *srv_error_json(const enpu_err *e);
 

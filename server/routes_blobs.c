@@ -33,7 +33,7 @@ void srv_post_blobs_missing(srv_ctx *ctx, srv_req *r)
 	}
 	for (i = 0; i < n; i++) {
 		json_object *d = json_object_array_get_idx(arr, i);
-		if (!json_object_is_type(d, json_type_string) ||
+		if (!json_object_is_type(d, json_type_string) || json_object_get_string_len(d) != 64 ||
 		    !enpu_is_sha256_hex(json_object_get_string(d))) {
 			srv_reply_fail(r, ENPU_E_BAD_REQUEST, F_DIGESTS,
 				       "'" F_DIGESTS "[%zu]' is not a sha256 digest (64 lowercase hex): '%.80s'",

@@ -67,3 +67,37 @@ Test(buf, read_and_atomic_write)
 	snprintf(path, sizeof(path), "rm -rf %s", dir);
 	cr_assert_eq(system(path), 0);
 }
+
+/* RFC 3629: shortest forms only, no surrogates, nothing past U+10FFFF, and
+ * a sequence cut short by the end of the bytes is invalid. */
+Test(buf, utf8_sequences)
+{
+	static const struct { const char *s; size_t n, want; unsigned long cp; } c[] = {
+		{"A", 1, 1, 0x41},
+		{"\0", 1, 1, 0},
+		{"\xc3\xa9", 2, 2, 0xe9},
+		{"\xe2\x82\xac", 3, 3, 0x20ac},
+		{"\xf0\x9f\x98\x80", 4, 4, 0x1f600},
+		{"\xf4\x8f\xbf\xbf", 4, 4, 0x10ffff},
+		{"\xc0\x80", 2, 0, 0},           /* overlong NUL */
+		{"\xc1\xbf", 2, 0, 0},           /* overlong */
+		{"\xe0\x9f\xbf", 3, 0, 0},       /* overlong */
+		{"\xf0\x8f\xbf\xbf", 4, 0, 0},   /* overlong */
+		{"\xed\xa0\x80", 3, 0, 0},       /* surrogate U+D800 */
+		{"\xf4\x90\x80\x80", 4, 0, 0},   /* U+110000 */
+		{"\xf5\x80\x80\x80", 4, 0, 0},
+		{"\x80", 1, 0, 0},               /* lone continuation */
+		{"\xff", 1, 0, 0},
+		{"\xe2\x82", 2, 0, 0},           /* cut short */
+		{"\xe2\x28\xac", 3, 0, 0},       /* not a continuation */
+		{"", 0, 0, 0},
+	};
+
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		unsigned long cp = 12345;
+		size_t k = enpu_utf8_seq(c[i].s, c[i].n, &cp);
+		cr_expect_eq(k, c[i].want, "case %zu: length %zu, want %zu", i, k, c[i].want);
+		if (c[i].want)
+			cr_expect_eq(cp, c[i].cp, "case %zu: code point %lx", i, cp);
+	}
+}
