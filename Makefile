@@ -12,7 +12,8 @@ DEBS    := libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev \
            libzip-dev zlib1g-dev libssl-dev libcriterion-dev python3-numpy \
            pkg-config curl \
            gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu \
-           libc6-dev-armhf-cross libc6-dev-arm64-cross qemu-user-static systemd
+           libc6-dev-armhf-cross libc6-dev-arm64-cross qemu-user-static systemd \
+           clang libclang-rt-14-dev valgrind
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wno-unused-parameter
 ifeq ($(CI),true)
@@ -100,7 +101,7 @@ SYSCONFDIR ?= /etc
 UNITS   := eulernpud.service eulernpud.socket eulernpud-board.service
 
 .PHONY: all deps demo test test-unit test-e2e test-san clean tests check-deps \
-        core cross cross-host print-core-src install install-board uninstall
+        core cross cross-host print-core-src install install-board uninstall stress
 all: $(BIN)/eulernpud $(BIN)/eulernpu $(LIB)
 
 $(B)/obj/%.o: %.c
@@ -214,14 +215,27 @@ demo: deps
 	$(Q)tests/e2e/demo.sh $(BIN)
 
 # The whole suite: unit tests and end-to-end tests, then again under
-# ASan+UBSan. Prints a closing "N passed, N failed" line.
+# ASan+UBSan, then each fuzz target for FUZZ_SECONDS (10 by default here;
+# `make fuzz` runs them longer). Prints a closing "N passed, N failed" line.
 test: deps
 	$(Q)$(MAKE) --no-print-directory tests cross
 	$(Q)$(MAKE) --no-print-directory SAN=1 tests
-	$(Q)tests/run.sh
+	$(Q)$(MAKE) --no-print-directory fuzz-build
+	$(Q)FUZZ_SECONDS=$(or $(TEST_FUZZ_SECONDS),10) tests/run.sh
+
+# make stress: the long runs kept out of make test: the load test for 30 s
+# (LOAD_SECONDS), the fault tests, valgrind memcheck over every unit test.
+stress: deps
+	$(Q)$(MAKE) --no-print-directory tests
+	$(Q)$(MAKE) --no-print-directory SAN=1 tests
+	$(Q)tests/stress.sh
+
+# Fuzzing (tests/fuzz/fuzz.mk: make fuzz FUZZ_SECONDS=N) and the load
+# generator (tests/load/load.mk).
+include tests/fuzz/fuzz.mk tests/load/load.mk
 
 clean:
-	rm -rf build build-san bin
+	rm -rf build build-san build-fuzz bin
 
 -include $(COMMON_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(CLIENT_OBJ:.o=.d) $(TEST_BINS:=.d) \
 	 $(CORE_OBJ:.o=.d) $(CROSS_HOST:=.d)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# run.sh: run every test of `make test`: the unit tests (criterion) and the
-# end-to-end scripts, first on the normal build, then under ASan+UBSan.
-# Prints one closing line "N passed, N failed" over everything.
+# run.sh: run every test of `make test`: the unit tests (criterion), the
+# fuzz regression inputs and the end-to-end scripts, first on the normal
+# build, then under ASan+UBSan; then each fuzz target for FUZZ_SECONDS (10;
+# 0 skips them). Prints one closing line "N passed, N failed" over everything.
 set -u
 cd "$(dirname "$0")/.."
 pass=0 fail=0 failed=()
@@ -45,27 +46,44 @@ run_suite() {   # $1 = label, $2 = build dir, $3 = bin dir
 		fi
 		rm -f "$log"
 	done
+	# the inputs that once crashed a fuzz target, replayed on this build
+	log=$(mktemp)
+	tests/fuzz/run.sh --regress-only "$bdir" >"$log" 2>&1; r=$?
+	tally_plain "$label" "fuzz regressions" "$log" "$r"
 	for t in tests/e2e/*.sh; do
 		case "$(basename "$t")" in lib.sh|demo.sh) continue ;; esac
 		log=$(mktemp)
 		ENPU_BIN=$bin timeout 900 bash "$t" >"$log" 2>&1; r=$?
-		pf=$(count_plain "$log")
-		read -r p f <<<"${pf:-0 1}"
-		if [ "$r" != 0 ] && [ "${f:-0}" = 0 ]; then f=1; fi
-		pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0}))
-		if [ "$r" != 0 ]; then
-			failed+=("$label $(basename "$t")")
-			echo "FAIL [$label] $(basename "$t"):"; grep -a -A8 '^not ok' "$log" | head -80; tail -5 "$log"
-		else
-			echo "ok   [$label] $(basename "$t"): ${p:-0} passed"
-		fi
-		rm -f "$log"
+		tally_plain "$label" "$(basename "$t")" "$log" "$r"
 	done
+}
+
+tally_plain() {   # $1 label, $2 name, $3 log ("N passed, M failed" at the end), $4 status
+	local pf p f
+	pf=$(count_plain "$3")
+	read -r p f <<<"${pf:-0 1}"
+	if [ "$4" != 0 ] && [ "${f:-0}" = 0 ]; then f=1; fi
+	pass=$((pass + ${p:-0})); fail=$((fail + ${f:-0}))
+	if [ "$4" != 0 ]; then
+		failed+=("$1 $2")
+		echo "FAIL [$1] $2:"; grep -a -A8 '^not ok\|^FAIL' "$3" | head -80; tail -5 "$3"
+	else
+		echo "ok   [$1] $2: ${p:-0} passed"
+	fi
+	rm -f "$3"
 }
 
 start=$(date +%s)
 run_suite plain build bin
 run_suite asan build-san build-san/bin
+# each fuzz target briefly (make fuzz-build made them), from its seeds and
+# the corpus of earlier runs; then the regression inputs through the fuzzers
+if [ "${FUZZ_SECONDS:-10}" != 0 ]; then
+	log=$(mktemp)
+	tests/fuzz/run.sh "${FUZZ_SECONDS:-10}" >"$log" 2>&1; r=$?
+	grep -a '^fuzz\|^ok\|^FAIL' "$log" | sed 's/^/    /' | head -20
+	tally_plain fuzz "libFuzzer targets, ${FUZZ_SECONDS:-10} s each" "$log" "$r"
+fi
 echo "make test: $(( $(date +%s) - start )) s"
 if [ ${#failed[@]} -gt 0 ]; then
 	printf 'failed: %s\n' "${failed[@]}"
