@@ -357,7 +357,7 @@ if mount -t tmpfs -o size=4m tmpfs "$SMALL"; then
 		--input "$TMP/in3.npz" --out "$TMP/f3.npz"
 	expect_match "full: run: error[E0810], three lines" "$(head -1 "$TMP/last.err") $(wc -l <"$TMP/last.err")" \
 		'^error\[E0810\]: server storage full or failing 3$'
-	check_status "full: eulernpu run, input there (result write): fails" 2 enpu full run --artifact "$TMP/f.art" \
+	check_status "full: eulernpu run, input there (result write): exit 3" 3 enpu full run --artifact "$TMP/f.art" \
 		--input "$TMP/in2.npz" --out "$TMP/f2.npz"
 	expect_match "full: run: error[E0810]" "$(head -1 "$TMP/last.err") $(wc -l <"$TMP/last.err")" \
 		'^error\[E0810\]: server storage full or failing 3$'
