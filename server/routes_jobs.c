@@ -114,7 +114,7 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 	 * such a pass (the eviction lock; later passes see this job's pins);
 	 * then look again, and when one is gone cancel the job and answer as
 	 * the check would have: 409 E0804 with the missing list, or 404. */
-	if (ctx->cfg.cache_max && !remote) {
+	if (ctx->cfg.cache_max) {
 		int has_input;
 
 		srv_cache_enforce(ctx);
