@@ -7,6 +7,7 @@
 # and aarch64 (tests/cross/, run under qemu-user-static by make test).
 
 CC      ?= cc
+NPROC   := $(shell nproc 2>/dev/null || echo 2)
 PKGS    := libmicrohttpd libcurl yaml-0.1 json-c libzip zlib libcrypto
 DEBS    := libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev \
            libzip-dev zlib1g-dev libssl-dev libcriterion-dev python3-numpy \
@@ -218,16 +219,16 @@ demo: deps
 # ASan+UBSan, then each fuzz target for FUZZ_SECONDS (10 by default here;
 # `make fuzz` runs them longer). Prints a closing "N passed, N failed" line.
 test: deps
-	$(Q)$(MAKE) --no-print-directory tests cross
-	$(Q)$(MAKE) --no-print-directory SAN=1 tests
-	$(Q)$(MAKE) --no-print-directory fuzz-build
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) tests cross
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) SAN=1 tests
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) fuzz-build
 	$(Q)FUZZ_SECONDS=$(or $(TEST_FUZZ_SECONDS),10) tests/run.sh
 
 # make stress: the long runs kept out of make test: the load test for 30 s
 # (LOAD_SECONDS), the fault tests, valgrind memcheck over every unit test.
 stress: deps
-	$(Q)$(MAKE) --no-print-directory tests
-	$(Q)$(MAKE) --no-print-directory SAN=1 tests
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) tests
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) SAN=1 tests
 	$(Q)tests/stress.sh
 
 # Fuzzing (tests/fuzz/fuzz.mk: make fuzz FUZZ_SECONDS=N) and the load

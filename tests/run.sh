@@ -6,6 +6,7 @@
 set -u
 cd "$(dirname "$0")/.."
 pass=0 fail=0 failed=()
+E2E_JOBS=${E2E_JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 count_criterion() {   # parse "Synthesis: Tested: 12 | Passing: 12 | Failing: 0 | Crashing: 0"
 	local line t p
@@ -50,12 +51,25 @@ run_suite() {   # $1 = label, $2 = build dir, $3 = bin dir
 	log=$(mktemp)
 	tests/fuzz/run.sh --regress-only "$bdir" >"$log" 2>&1; r=$?
 	tally_plain "$label" "fuzz regressions" "$log" "$r"
+	# The end-to-end scripts, E2E_JOBS at a time (each has its own
+	# directory, sockets and daemons, and none asserts a duration); their
+	# results are counted in name order.
+	local dir names=() i
+	dir=$(mktemp -d)
 	for t in tests/e2e/*.sh; do
 		case "$(basename "$t")" in lib.sh|demo.sh) continue ;; esac
-		log=$(mktemp)
-		ENPU_BIN=$bin timeout 900 bash "$t" >"$log" 2>&1; r=$?
-		tally_plain "$label" "$(basename "$t")" "$log" "$r"
+		names+=("$t")
 	done
+	for i in "${!names[@]}"; do
+		while [ "$(jobs -rp | wc -l)" -ge "$E2E_JOBS" ]; do wait -n; done
+		( ENPU_BIN=$bin timeout 900 bash "${names[$i]}" >"$dir/$i.log" 2>&1
+		  echo $? >"$dir/$i.rc" ) &
+	done
+	wait
+	for i in "${!names[@]}"; do
+		tally_plain "$label" "$(basename "${names[$i]}")" "$dir/$i.log" "$(cat "$dir/$i.rc" 2>/dev/null || echo 1)"
+	done
+	rm -rf "$dir"
 }
 
 tally_plain() {   # $1 label, $2 name, $3 log ("N passed, M failed" at the end), $4 status
