@@ -238,7 +238,7 @@ static void lru_forget(const char *dir);
 
 int srv_artifact_drop(srv_cas *c, const char *id)
 {
-	char dir[4300], parent[4300];
+	char dir[4300], parent[4300], gone[4300];
 	struct stat st;
 	int existed;
 
@@ -247,12 +247,20 @@ int srv_artifact_drop(srv_cas *c, const char *id)
 	srv_artifact_dir(c, id, dir, sizeof dir);
 	existed = stat(dir, &st) == 0;
 	lru_forget(dir);
+	/* The action-cache entries first: a crash after this leaves an
+	 * artifact nothing names, never an entry naming nothing. */
+	srv_ac_drop_for(c, id);
 	if (existed) {
-		srv_rmtree(dir);
+		/* One rename takes the whole directory out of artifacts/, so a
+		 * crash never leaves half of it there; tmp/ is emptied at start. */
+		srv_cas_tmpname(c, ".rm", gone, sizeof gone);
+		if (!gone[0] || rename(dir, gone) != 0)
+			snprintf(gone, sizeof gone, "%s", dir);   /* in place, then */
+		srv_fault_point("drop");
+		srv_rmtree(gone);
 		snprintf(parent, sizeof parent, "%s/artifacts", srv_cas_root(c));
 		srv_fsync_dir(parent);
 	}
-	srv_ac_drop_for(c, id);
 	return existed;
 }
 

@@ -16,6 +16,9 @@
  *              the rest of the pass (and artifacts that lost a blob) not yet
  *   result     a job's result: result.npz is written in tmp/, not yet stored
  *              in the CAS, and the job is still running
+ *   drop       an artifact's removal (cache rm, eviction, a damaged one): its
+ *              action-cache entries are gone, its directory is renamed
+ *              into tmp/ and not yet deleted
  *   board-run  a worker took a job and hangs before running it (meant for a
  *              board agent: it accepted the job, answers health and GET
  *              "running", and the lab server's --job-timeout must end it)

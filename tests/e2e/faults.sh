@@ -287,6 +287,27 @@ expect_eq "evict: after the repeat: the disk is whole" "$(problems ev)" ""
 expect_eq "evict: after the repeat: GET /v1/cache = the disk" "$(served ev)" "$(figures ev | sed 's/ tmp=.*//')"
 stop_daemon ev
 
+# ---- kill -9 while an artifact is removed (cache rm) ---------------------------------------
+start_fault dr drop || { finish; exit 1; }
+check "drop: compile" enpu dr compile --spec "$M/spec.yaml" --weights "$M/weights.npz" --out "$TMP/dr.art"
+enpu dr cache rm "$ID" >"$TMP/dr.req" 2>&1 & req=$!
+EXTRA_PIDS+=("$req")
+check "drop: the fault point is reached" wait_marker dr
+expect_eq "drop: paused: the artifact is out of artifacts/ in one step (404)" \
+	"$(code dr "$U/v1/artifacts/$ID/files/graph.json")" 404
+crash dr "$req"
+disk dr
+expect_eq "drop: killed: nothing served incomplete" "$(problems dr)" ""
+check "drop: killed: no partial directory under artifacts/" test ! -e "$TMP/dr.cache/artifacts/$ID"
+start_daemon dr || { finish; exit 1; }
+expect_eq "drop: restarted: the artifact 404" "$(code dr "$U/v1/artifacts/$ID")" 404
+after_restart dr
+check "drop: compile, repeated" enpu dr compile --spec "$M/spec.yaml" --weights "$M/weights.npz" --out "$TMP/dr2.art"
+expect_eq "drop: the same artifact id" "$(jget "$TMP/dr2.art/manifest.json" id)" "$ID"
+check "drop: the run" enpu dr run --artifact "$TMP/dr2.art" --input "$M/input.npz" --out "$TMP/dr.npz"
+check "drop: compare --exact with the golden" enpu dr compare --got "$TMP/dr.npz" --expected "$M/golden.npz" --exact
+stop_daemon dr
+
 # ---- a board agent that accepts a job and hangs ----------------------------------------------
 # The board answers its health checks and GET of the job ("running") but the
 # job never ends: only the lab's --job-timeout can end it.
