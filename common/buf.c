@@ -139,6 +139,15 @@ size_t enpu_utf8_seq(const void *p, size_t n, unsigned long *cp)
 	return k;
 }
 
+/* ENPU_E_IO "cannot <what> '<name>': <strerror(err)>", keeping err. */
+static int io_fail(enpu_err *e, int err, const char *path, const char *what, const char *name)
+{
+	enpu_fail(e, ENPU_E_IO, path, NULL, "cannot %s '%s': %s", what, name, strerror(err));
+	if (e)
+		e->sys_errno = err;
+	return -1;
+}
+
 int enpu_read_file(const char *path, size_t max, enpu_buf *b, enpu_err *e)
 {
 	char chunk[65536];
@@ -149,7 +158,7 @@ int enpu_read_file(const char *path, size_t max, enpu_buf *b, enpu_err *e)
 		max = b->cap ? b->cap : SIZE_MAX;
 	f = fopen(path, "rb");
 	if (!f)
-		return enpu_fail(e, ENPU_E_IO, path, NULL, "cannot open '%s': %s", path, strerror(errno));
+		return io_fail(e, errno, path, "open", path);
 	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
 		if (b->len - start + n > max) {
 			fclose(f);
@@ -167,7 +176,7 @@ int enpu_read_file(const char *path, size_t max, enpu_buf *b, enpu_err *e)
 		int err = errno;
 		fclose(f);
 		b->len = start;
-		return enpu_fail(e, ENPU_E_IO, path, NULL, "cannot read '%s': %s", path, strerror(err));
+		return io_fail(e, err, path, "read", path);
 	}
 	fclose(f);
 	if (!b->data && grow(b, 0) == 0)
@@ -200,7 +209,7 @@ int enpu_write_file_atomic(const char *path, const void *p, size_t n, enpu_err *
 		return enpu_fail(e, ENPU_E_NOMEM, path, NULL, "out of memory");
 	fd = mkstemp(tmp.data);
 	if (fd < 0) {
-		enpu_fail(e, ENPU_E_IO, path, NULL, "cannot create '%s': %s", tmp.data, strerror(errno));
+		io_fail(e, errno, path, "create", tmp.data);
 		goto out;
 	}
 	while (n > 0) {
@@ -208,25 +217,24 @@ int enpu_write_file_atomic(const char *path, const void *p, size_t n, enpu_err *
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			enpu_fail(e, ENPU_E_IO, path, NULL, "cannot write '%s': %s", path,
-				  strerror(w < 0 ? errno : ENOSPC));
+			io_fail(e, w < 0 ? errno : ENOSPC, path, "write", path);
 			goto fail;
 		}
 		c += w;
 		n -= (size_t)w;
 	}
 	if (fchmod(fd, 0644) || fsync(fd)) {
-		enpu_fail(e, ENPU_E_IO, path, NULL, "cannot sync '%s': %s", path, strerror(errno));
+		io_fail(e, errno, path, "sync", path);
 		goto fail;
 	}
 	if (close(fd)) {
 		fd = -1;
-		enpu_fail(e, ENPU_E_IO, path, NULL, "cannot write '%s': %s", path, strerror(errno));
+		io_fail(e, errno, path, "write", path);
 		goto fail;
 	}
 	fd = -1;
 	if (rename(tmp.data, path)) {
-		enpu_fail(e, ENPU_E_IO, path, NULL, "cannot rename into '%s': %s", path, strerror(errno));
+		io_fail(e, errno, path, "rename into", path);
 		goto fail;
 	}
 	fsync_dir_of(path);
@@ -255,8 +263,7 @@ int enpu_mkdirs(const char *path, int mode, enpu_err *e)
 			char c = *s;
 			*s = '\0';
 			if (mkdir(p, (mode_t)mode) && errno != EEXIST) {
-				enpu_fail(e, ENPU_E_IO, path, NULL, "cannot create directory '%s': %s",
-					  p, strerror(errno));
+				io_fail(e, errno, path, "create directory", p);
 				free(p);
 				return -1;
 			}

@@ -238,6 +238,7 @@ int enpu_fail(enpu_err *e, enpu_code code, const char *where, const char *fix,
 	if (!e)
 		return -1;
 	e->code = code;
+	e->sys_errno = 0;
 	snprintf(e->where, sizeof(e->where), "%s", where ? where : "");
 	snprintf(e->fix, sizeof(e->fix), "%s", fix ? fix : "");
 	va_start(ap, fmt);

@@ -72,9 +72,11 @@ typedef struct enpu_err {
 	char message[768];  /* the detail line, subject quoted, what failed first */
 	char where[512];    /* "spec.yaml:9:7", "weights.npz member 'fc1.w'", or "" */
 	char fix[384];      /* what to do; "" = the catalogue's default fix */
+	int sys_errno;      /* ENPU_E_IO: the errno of the failed call (0 if none), so
+			     * a caller can tell a full disk from a bad path */
 } enpu_err;
 
-#define ENPU_ERR_INIT {ENPU_OK, "", "", ""}
+#define ENPU_ERR_INIT {ENPU_OK, "", "", "", 0}
 
 typedef struct enpu_code_info {
 	enpu_code code;

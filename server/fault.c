@@ -94,7 +94,7 @@ int srv_fault_storage(enpu_err *e)
 	if (e->code != ENPU_E_IO)
 		return e->code;
 	for (i = 0; i < sizeof errs / sizeof errs[0]; i++)
-		if (strstr(e->message, strerror(errs[i]))) {
+		if (e->sys_errno == errs[i]) {
 			/* the core's message names a path in tmp/: of no use to a client */
 			e->code = ENPU_E_STORAGE;
 			snprintf(e->message, sizeof e->message,

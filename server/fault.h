@@ -36,9 +36,9 @@ void srv_fault_init(void);
  * armed (see above); returns at once otherwise. Thread-safe. */
 void srv_fault_point(const char *name);
 
-/* An I/O failure of the cache's own disk (ENOSPC, EDQUOT, EIO, EROFS in
- * the message of an E0003 from the core library, which cannot tell the
- * server's disk from the user's) becomes E0810, 507: the client then says
+/* An I/O failure of the cache's own disk (an E0003 from the core library,
+ * which cannot tell the server's disk from the user's, whose sys_errno is
+ * ENOSPC, EDQUOT, EIO or EROFS) becomes E0810, 507: the client then says
  * the server's storage is full. Returns e->code. */
 int srv_fault_storage(enpu_err *e);
 

@@ -1,5 +1,6 @@
 /* test_buf.c: the growable buffer, whole-file reads, atomic writes. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,7 @@ Test(buf, read_and_atomic_write)
 	snprintf(path, sizeof(path), "%s/missing-dir/x", dir);
 	cr_assert_eq(enpu_write_file_atomic(path, "x", 1, &e), -1);
 	cr_assert_eq(e.code, ENPU_E_IO);
+	cr_assert_eq(e.sys_errno, ENOENT, "the errno is kept apart: %d", e.sys_errno);
 	enpu_buf_free(&b);
 	snprintf(path, sizeof(path), "rm -rf %s", dir);
 	cr_assert_eq(system(path), 0);
