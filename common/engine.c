@@ -2,7 +2,22 @@
  * (see engine.h). Each op reads views of its inputs and writes a view of
  * its output; a backend hook may take an op over, the reference kernel
  * runs the rest. */
+#include <string.h>
 #include "engine.h"
+
+/* A NaN that an operation creates (inf * 0, inf - inf, 0 / 0) has no sign
+ * by IEEE 754, and CPUs pick one: x86 sets it (0xffc00000), Arm clears it
+ * (0x7fc00000). So that results are the same bytes on every ISA, every NaN
+ * in a graph output is written as the one quiet NaN 0x7fc00000. NaNs
+ * inside the graph need no care: no op's non-NaN result depends on a NaN's
+ * sign or payload. */
+static void canonical_nans(float *p, size_t n)
+{
+	static const uint32_t qnan = 0x7fc00000u;
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != p[i])
+			memcpy(&p[i], &qnan, sizeof qnan);
+}
 
 void enpu_engine_bind_arena(enpu_engine *en, unsigned char *arena, const int64_t *offset)
 {
@@ -39,6 +54,12 @@ int enpu_engine_run(const enpu_engine *en, enpu_err *e)
 			return enpu_fail(e, ENPU_E_NOMEM, op->name, NULL,
 					 "op '%s' (%s) could not allocate its scratch memory",
 					 op->name, op->def->name);
+	}
+	for (int k = 0; k < g->n_outputs; k++) {
+		const enpu_irtensor *t = &g->tensors[g->outputs[k]];
+		uint64_t n;
+		if (en->data[g->outputs[k]] && enpu_shape_numel(&t->shape, &n) == 0)
+			canonical_nans(en->data[g->outputs[k]], (size_t)n);
 	}
 	return 0;
 }
