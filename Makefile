@@ -59,6 +59,12 @@ COMMON_OBJ := $(COMMON_SRC:%.c=$(B)/obj/%.o)
 SERVER_OBJ := $(SERVER_SRC:%.c=$(B)/obj/%.o)
 CLIENT_OBJ := $(CLIENT_SRC:%.c=$(B)/obj/%.o)
 TEST_BINS  := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
+# tests/ref: the tests' independent references and shared helpers (a
+# library the unit tests link), and order_cases, which writes the order
+# cases as model directories (tests/e2e/cross.sh).
+TESTREF_SRC := $(filter-out tests/ref/order_cases.c,$(sort $(wildcard tests/ref/*.c)))
+TESTREF_OBJ := $(TESTREF_SRC:%.c=$(B)/obj/%.o)
+TESTREF_LIB := $(B)/libtestref.a
 LIB        := $(B)/libeulernpu.a
 # server/ and client/ modules minus main.c, so unit tests can link them.
 SRV_LIB    := $(B)/libsrv.a
@@ -130,12 +136,20 @@ $(BIN)/eulernpu: $(CLIENT_OBJ) $(LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $(CLIENT_OBJ) $(LIB) $(PKG_LIBS) $(LDLIBS)
 
-$(B)/tests/%: tests/unit/%.c $(LIB) $(SRV_LIB) $(CLI_LIB)
+$(TESTREF_LIB): $(TESTREF_OBJ)
+	$(Q)rm -f $@ && $(AR) rcs $@ $^
+
+$(B)/tests/%: tests/unit/%.c $(LIB) $(SRV_LIB) $(CLI_LIB) $(TESTREF_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
-	$(Q)$(CC) $(CFLAGS) -Iserver -Iclient $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(SRV_LIB) $(CLI_LIB) $(LIB) $(CRIT_LIBS) $(PKG_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) -Iserver -Iclient -Itests/ref $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTREF_LIB) $(SRV_LIB) $(CLI_LIB) $(LIB) $(CRIT_LIBS) $(PKG_LIBS) $(LDLIBS)
 
-tests: all $(TEST_BINS) $(CROSS_HOST)
+$(B)/tests/order_cases: tests/ref/order_cases.c $(TESTREF_LIB) $(LIB)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CC) $(CFLAGS) -Itests/ref $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTREF_LIB) $(LIB) $(PKG_LIBS) $(LDLIBS)
+
+tests: all $(TEST_BINS) $(CROSS_HOST) $(B)/tests/order_cases
 
 $(B)/core/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -239,4 +253,5 @@ clean:
 	rm -rf build build-san build-fuzz bin
 
 -include $(COMMON_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(CLIENT_OBJ:.o=.d) $(TEST_BINS:=.d) \
+	 $(TESTREF_OBJ:.o=.d) $(B)/tests/order_cases.d \
 	 $(CORE_OBJ:.o=.d) $(CROSS_HOST:=.d)

@@ -84,6 +84,21 @@ for list in ops graphs; do
 		cases+=("$ROOT/tests/data/$list/$name")
 	done <"$ROOT/tests/data/$list/cases.txt"
 done
+# the order cases (tests/ref/order.c): their results must also be the
+# bits of the independent references, on every ISA
+ORDER=$BDIR/tests/order_cases
+mkdir -p "$TMP/order"
+if "$ORDER" "$TMP/order" >"$TMP/order.list" 2>"$TMP/order.err"; then
+	ok "$(wc -l <"$TMP/order.list") order cases written with their references"
+else
+	notok "order_cases writes the order cases"
+	sed 's/^/    | /' "$TMP/order.err" | head -5
+fi
+declare -A ORDER_REF=()
+while read -r name; do
+	cases+=("$TMP/order/$name")
+	ORDER_REF[$name]=$TMP/order/$name/expected.npz
+done <"$TMP/order.list"
 W=$TMP/work
 mkdir -p "$W"
 if "$HOST" prep "$W" "${cases[@]}" >"$TMP/prep.out" 2>"$TMP/prep.err"; then
@@ -98,12 +113,16 @@ echo "# cases prepared at $(( $(date +%s) - start )) s"
 # every ISA: one runner process over every bundle (1 and 3 threads each),
 # then each result against x86-64's bit for bit
 for isa in native armhf aarch64; do
-	args=() cmp=()
+	args=() cmp=() n_ref=0
 	for c in "${cases[@]}"; do
 		b=$W/${c##*/}
 		[ -f "$b/case.bundle" ] || continue
 		args+=("$b/case.bundle" "$b/$isa.out")
 		cmp+=("$b/$isa.out" "$b/result.npz")
+		if [ -n "${ORDER_REF[${c##*/}]:-}" ]; then
+			cmp+=("$b/$isa.out" "${ORDER_REF[${c##*/}]}")
+			n_ref=$((n_ref + 1))
+		fi
 	done
 	t0=$(date +%s.%N)
 	if [ "$isa" = native ]; then
@@ -121,8 +140,10 @@ for isa in native armhf aarch64; do
 	fi
 	"$HOST" compare "${cmp[@]}" >"$TMP/$isa.cmp" 2>"$TMP/$isa.cmperr"
 	n_eq=$(grep -c '^equal' "$TMP/$isa.cmp")
-	expect_eq "$isa: every case byte-equal with x86-64 cpu_ref ($n_eq of ${#cases[@]})" "$n_eq" "${#cases[@]}"
-	if [ "$n_eq" != "${#cases[@]}" ]; then
+	want=$(( ${#cases[@]} + ${#ORDER_REF[@]} ))
+	expect_eq "$isa: every case byte-equal with x86-64 cpu_ref, every order case with its reference ($n_eq of $want)" \
+		"$n_eq $n_ref" "$want ${#ORDER_REF[@]}"
+	if [ "$n_eq" != "$want" ]; then
 		grep -v '^equal' "$TMP/$isa.cmp" "$TMP/$isa.cmperr" | sed 's/^/    | /' | head -20
 	fi
 done

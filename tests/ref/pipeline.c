@@ -1,0 +1,66 @@
+/* pipeline.c: see pipeline.h. */
+#include <stdio.h>
+#include <string.h>
+#include "pipeline.h"
+#include "buf.h"
+#include "npz.h"
+
+int tpl_compile_run(const char *dir, const char *backend, const char *target_yaml, int threads,
+		    const char *work, const char *report, enpu_tlist *res,
+		    enpu_compile_info *ci, enpu_run_info *ri, char *why, size_t cap)
+{
+	static int seq;
+	char sp[512], wp[512], ip[512], out[512], rp[512], tp[512], msg[2048];
+	enpu_spec *s = NULL;
+	enpu_target *t = NULL;
+	enpu_artifact *a = NULL;
+	enpu_par *par = NULL;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_compile_info ci0;
+	enpu_run_info ri0;
+	const char *stage = "load spec";
+	int n = __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED), rc = -1;
+
+	enpu_tlist_free(res);
+	snprintf(sp, sizeof sp, "%s/spec.yaml", dir);
+	snprintf(wp, sizeof wp, "%s/weights.npz", dir);
+	snprintf(ip, sizeof ip, "%s/input.npz", dir);
+	snprintf(out, sizeof out, "%s/art%d", work, n);
+	snprintf(rp, sizeof rp, "%s/res%d.npz", work, n);
+	snprintf(tp, sizeof tp, "%s/target%d.yaml", work, n);
+	if (enpu_spec_load(sp, "spec.yaml", NULL, &s, &e) < 0)
+		goto out;
+	stage = "target";
+	if (target_yaml && enpu_write_file_atomic(tp, target_yaml, strlen(target_yaml), &e) < 0)
+		goto out;
+	if (enpu_target_resolve(s, backend, target_yaml ? tp : NULL, "target.yaml", NULL, &t, &e) < 0)
+		goto out;
+	stage = "compile";
+	if (enpu_compile(s, t, wp, "weights.npz", NULL, out, NULL, ci ? ci : &ci0, &e) < 0)
+		goto out;
+	stage = "load artifact";
+	if (enpu_artifact_load(out, NULL, &a, &e) < 0)
+		goto out;
+	stage = "run";
+	if (threads > 1 && !(par = enpu_par_create(threads))) {
+		enpu_fail(&e, ENPU_E_NOMEM, NULL, NULL, "no thread pool");
+		goto out;
+	}
+	if (enpu_run(a, ip, "input.npz", rp, report, par, NULL, NULL, ri ? ri : &ri0, &e) < 0)
+		goto out;
+	stage = "read result";
+	if (enpu_npz_read(rp, "result.npz", NULL, res, &e) < 0)
+		goto out;
+	rc = 0;
+out:
+	if (rc < 0) {
+		enpu_err_render(&e, msg, sizeof msg);
+		snprintf(why, cap, "%s [%s %s, %d threads]: %s failed: %s", dir, backend,
+			 target_yaml ? target_yaml : "", threads, stage, msg);
+	}
+	enpu_par_destroy(par);
+	enpu_artifact_free(a);
+	enpu_target_free(t);
+	enpu_spec_free(s);
+	return rc;
+}

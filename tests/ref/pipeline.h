@@ -1,0 +1,19 @@
+/* pipeline.h: one model directory (spec.yaml, weights.npz, input.npz)
+ * through the whole core, as the tests that compare backends need it:
+ * load the spec, resolve a target, compile, load the artifact, run with a
+ * thread count, read the result back. */
+#ifndef ENPU_TEST_PIPELINE_H
+#define ENPU_TEST_PIPELINE_H
+
+#include "enpu.h"
+
+/* Compile dir/spec.yaml for backend under target_yaml (the text of a target
+ * file; NULL = the spec's own targets) into a fresh directory under work,
+ * run dir/input.npz with `threads` threads (report: a report.json to write,
+ * or NULL) and read the result's tensors into res (freed first). ci/ri may
+ * be NULL. 0, or -1 with the stage and the error in why. */
+int tpl_compile_run(const char *dir, const char *backend, const char *target_yaml, int threads,
+		    const char *work, const char *report, enpu_tlist *res,
+		    enpu_compile_info *ci, enpu_run_info *ri, char *why, size_t cap);
+
+#endif
