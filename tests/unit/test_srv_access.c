@@ -443,6 +443,14 @@ static int check(const srv_route *rt, int role, const char *who, const reply *r,
 			bad++;
 		}
 	}
+	if (r->status == 403) {
+		error_code(r->body, code, sizeof code);
+		if (strcmp(code, "E0815")) {
+			cr_log_error("%s %s with %s: 403 with error code '%s', want E0815 (body: %.200s)",
+				     rt->method, rt->pattern, who, code, r->body);
+			bad++;
+		}
+	}
 	return bad;
 }
 
