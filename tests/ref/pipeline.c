@@ -3,10 +3,9 @@
 #include <string.h>
 #include "pipeline.h"
 #include "buf.h"
-#include "npz.h"
 
 int tpl_compile_run(const char *dir, const char *backend, const char *target_yaml, int threads,
-		    const char *work, const char *report, enpu_tlist *res,
+		    const char *work, const char *report, enpu_buf *res,
 		    enpu_compile_info *ci, enpu_run_info *ri, char *why, size_t cap)
 {
 	static int seq;
@@ -21,7 +20,6 @@ int tpl_compile_run(const char *dir, const char *backend, const char *target_yam
 	const char *stage = "load spec";
 	int n = __atomic_fetch_add(&seq, 1, __ATOMIC_RELAXED), rc = -1;
 
-	enpu_tlist_free(res);
 	snprintf(sp, sizeof sp, "%s/spec.yaml", dir);
 	snprintf(wp, sizeof wp, "%s/weights.npz", dir);
 	snprintf(ip, sizeof ip, "%s/input.npz", dir);
@@ -49,7 +47,8 @@ int tpl_compile_run(const char *dir, const char *backend, const char *target_yam
 	if (enpu_run(a, ip, "input.npz", rp, report, par, NULL, NULL, ri ? ri : &ri0, &e) < 0)
 		goto out;
 	stage = "read result";
-	if (enpu_npz_read(rp, "result.npz", NULL, res, &e) < 0)
+	res->len = 0;
+	if (enpu_read_file(rp, 0, res, &e) < 0)
 		goto out;
 	rc = 0;
 out:
@@ -63,4 +62,23 @@ out:
 	enpu_target_free(t);
 	enpu_spec_free(s);
 	return rc;
+}
+
+int tpl_read_cases(const char *list, const char *prefix, char names[][256], int max)
+{
+	FILE *f = fopen(list, "r");
+	char line[256];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (n < max && fgets(line, sizeof line, f)) {
+		char *p = line + strspn(line, " \t");
+
+		p[strcspn(p, " \t\r\n#")] = '\0';
+		if (*p)
+			snprintf(names[n++], 256, "%s%.200s", prefix, p);
+	}
+	fclose(f);
+	return n;
 }

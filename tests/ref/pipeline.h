@@ -6,14 +6,20 @@
 #define ENPU_TEST_PIPELINE_H
 
 #include "enpu.h"
+#include "buf.h"
 
 /* Compile dir/spec.yaml for backend under target_yaml (the text of a target
  * file; NULL = the spec's own targets) into a fresh directory under work,
  * run dir/input.npz with `threads` threads (report: a report.json to write,
- * or NULL) and read the result's tensors into res (freed first). ci/ri may
- * be NULL. 0, or -1 with the stage and the error in why. */
+ * or NULL) and read result.npz's bytes into res (the npz writer is
+ * deterministic: equal bytes mean equal bits). ci/ri may be NULL. 0, or -1
+ * with the stage and the error in why. */
 int tpl_compile_run(const char *dir, const char *backend, const char *target_yaml, int threads,
-		    const char *work, const char *report, enpu_tlist *res,
+		    const char *work, const char *report, enpu_buf *res,
 		    enpu_compile_info *ci, enpu_run_info *ri, char *why, size_t cap);
+
+/* The directories named in a cases.txt (one a line, '#' comments), each
+ * prefixed, into names; their number, or -1 when list cannot be read. */
+int tpl_read_cases(const char *list, const char *prefix, char names[][256], int max);
 
 #endif

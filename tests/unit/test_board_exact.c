@@ -11,6 +11,7 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "enpu.h"
+#include "pipeline.h"
 #include "buf.h"
 #include "pl.h"
 
@@ -31,86 +32,7 @@ static void teardown(void)
 		fprintf(stderr, "cannot remove %s\n", tmp);
 }
 
-/* Compile dir/spec.yaml for backend under target_yaml (NULL = the spec's
- * targets), run dir/input.npz, read result.npz into res. */
-static int compile_run(const char *dir, const char *backend, const char *target_yaml,
-		       int threads, const char *report, enpu_buf *res, enpu_compile_info *ci,
-		       enpu_run_info *ri, char *why, size_t cap)
-{
-	static int seq;
-	char sp[512], wp[512], ip[512], out[256], rp[256], tp[256], msg[2048];
-	enpu_spec *s = NULL;
-	enpu_target *t = NULL;
-	enpu_artifact *a = NULL;
-	enpu_par *par = NULL;
-	enpu_err e = ENPU_ERR_INIT;
-	enpu_compile_info ci0;
-	enpu_run_info ri0;
-	const char *stage = "load spec";
-	int n = seq++, rc = -1;
 
-	snprintf(sp, sizeof(sp), "%s/spec.yaml", dir);
-	snprintf(wp, sizeof(wp), "%s/weights.npz", dir);
-	snprintf(ip, sizeof(ip), "%s/input.npz", dir);
-	snprintf(out, sizeof(out), "%s/art%d", tmp, n);
-	snprintf(rp, sizeof(rp), "%s/res%d.npz", tmp, n);
-	snprintf(tp, sizeof(tp), "%s/target%d.yaml", tmp, n);
-	if (enpu_spec_load(sp, "spec.yaml", NULL, &s, &e) < 0)
-		goto out;
-	stage = "target";
-	if (target_yaml && enpu_write_file_atomic(tp, target_yaml, strlen(target_yaml), &e) < 0)
-		goto out;
-	if (enpu_target_resolve(s, backend, target_yaml ? tp : NULL, "target.yaml", NULL, &t,
-				&e) < 0)
-		goto out;
-	stage = "compile";
-	if (enpu_compile(s, t, wp, "weights.npz", NULL, out, NULL, ci ? ci : &ci0, &e) < 0)
-		goto out;
-	stage = "load artifact";
-	if (enpu_artifact_load(out, NULL, &a, &e) < 0)
-		goto out;
-	stage = "run";
-	if (threads > 1 && !(par = enpu_par_create(threads))) {
-		enpu_fail(&e, ENPU_E_NOMEM, NULL, NULL, "no thread pool");
-		goto out;
-	}
-	if (enpu_run(a, ip, "input.npz", rp, report, par, NULL, NULL, ri ? ri : &ri0, &e) < 0)
-		goto out;
-	stage = "read result";
-	res->len = 0;
-	if (enpu_read_file(rp, 0, res, &e) < 0)
-		goto out;
-	rc = 0;
-out:
-	if (rc < 0) {
-		enpu_err_render(&e, msg, sizeof(msg));
-		snprintf(why, cap, "%s [%s %s]: %s failed: %s", dir, backend,
-			 target_yaml ? target_yaml : "", stage, msg);
-	}
-	enpu_par_destroy(par);
-	enpu_artifact_free(a);
-	enpu_target_free(t);
-	enpu_spec_free(s);
-	return rc;
-}
-
-static int read_cases(const char *list, const char *prefix, char names[][256], int max)
-{
-	FILE *f = fopen(list, "r");
-	char line[256];
-	int n = 0;
-
-	cr_assert(f, "cannot open %s (run from the repository root)", list);
-	while (n < max && fgets(line, sizeof(line), f)) {
-		char *p = line + strspn(line, " \t");
-
-		p[strcspn(p, " \t\r\n#")] = '\0';
-		if (*p)
-			snprintf(names[n++], 256, "%s%.200s", prefix, p);
-	}
-	fclose(f);
-	return n;
-}
 
 typedef struct run_spec {
 	const char *backend;
@@ -139,8 +61,8 @@ static int check_cases(char names[][256], int n, const int *threads, int n_threa
 	int bad = 0;
 
 	for (int i = 0; i < n; i++) {
-		if (compile_run(names[i], "cpu_ref", NULL, 1, NULL, &ref, NULL, NULL, why,
-				sizeof(why)) < 0) {
+		if (tpl_compile_run(names[i], "cpu_ref", NULL, 1, tmp, NULL, &ref, NULL, NULL, why,
+				    sizeof(why)) < 0) {
 			cr_log_error("%s", why);
 			bad++;
 			continue;
@@ -150,8 +72,9 @@ static int check_cases(char names[][256], int n, const int *threads, int n_threa
 				enpu_run_info ri;
 
 				(*runs)++;
-				if (compile_run(names[i], boards[k].backend, boards[k].target, threads[th],
-						NULL, &got, NULL, &ri, why, sizeof(why)) < 0) {
+				if (tpl_compile_run(names[i], boards[k].backend, boards[k].target,
+						    threads[th], tmp, NULL, &got, NULL, &ri, why,
+						    sizeof(why)) < 0) {
 					cr_log_error("%s", why);
 					bad++;
 				} else if (got.len != ref.len || memcmp(got.data, ref.data, ref.len) != 0) {
@@ -173,7 +96,7 @@ TestSuite(board_exact, .init = setup, .fini = teardown, .timeout = 600);
 Test(board_exact, every_op_case)
 {
 	static char names[256][256];
-	int n = read_cases("tests/data/ops/cases.txt", "tests/data/ops/", names, 256);
+	int n = tpl_read_cases("tests/data/ops/cases.txt", "tests/data/ops/", names, 256);
 	int one = 1, runs = 0, bad;
 	long pl = 0;
 
@@ -198,7 +121,7 @@ Test(board_exact, examples_and_threads)
 Test(board_exact, random_graphs)
 {
 	static char names[64][256];
-	int n = read_cases("tests/data/graphs/cases.txt", "tests/data/graphs/", names, 64);
+	int n = tpl_read_cases("tests/data/graphs/cases.txt", "tests/data/graphs/", names, 64);
 	int one = 1, runs = 0, bad;
 	long pl = 0;
 
@@ -321,12 +244,12 @@ Test(board_exact, executor_goes_through_the_driver_interface)
 	long in_b, out_b, cyc;
 
 	snprintf(rp, sizeof(rp), "%s/report.json", tmp);
-	cr_assert_eq(compile_run("examples/tiny_cnn", "cpu_ref", NULL, 1, NULL, &ref, NULL, NULL,
-				 why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(tpl_compile_run("examples/tiny_cnn", "cpu_ref", NULL, 1, tmp, NULL, &ref, NULL,
+				     NULL, why, sizeof(why)), 0, "%s", why);
 	enpu_pl_set(&counting);
 	cr_assert_str_eq(enpu_pl_current_name(), "counting");
-	cr_assert_eq(compile_run("examples/tiny_cnn", "fpga_board", "", 1, rp, &got, &ci, &ri, why,
-				 sizeof(why)), 0, "%s", why);
+	cr_assert_eq(tpl_compile_run("examples/tiny_cnn", "fpga_board", "", 1, tmp, rp, &got, &ci,
+				     &ri, why, sizeof(why)), 0, "%s", why);
 	cr_assert(got.len == ref.len && memcmp(got.data, ref.data, ref.len) == 0);
 	plan_counts(rp, &segs, &in_b, &out_b, &cyc);
 	cr_assert_gt(segs, 0);
@@ -347,8 +270,8 @@ Test(board_exact, executor_goes_through_the_driver_interface)
 	/* a PL that fails: the run fails with its error, the PL is reset */
 	memset(&calls, 0, sizeof(calls));
 	calls.fail_start = 1;
-	cr_assert_eq(compile_run("examples/tiny_cnn", "fpga_board", "", 1, NULL, &got, NULL, &ri,
-				 why, sizeof(why)), -1);
+	cr_assert_eq(tpl_compile_run("examples/tiny_cnn", "fpga_board", "", 1, tmp, NULL, &got,
+				     NULL, &ri, why, sizeof(why)), -1);
 	cr_assert(strstr(why, "the PL did not start"), "%s", why);
 	cr_assert_eq(calls.reset, 1);
 	cr_assert_eq(calls.close, 1, "closed on failure too");
@@ -403,8 +326,8 @@ Test(board_exact, reports)
 	json_object *r, *f, *v;
 
 	snprintf(rp, sizeof(rp), "%s/report.json", tmp);
-	cr_assert_eq(compile_run("examples/tiny_mlp", "zynq_ps", "cpu: cortex-a53\n", 1, rp, &res,
-				 NULL, &ri, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(tpl_compile_run("examples/tiny_mlp", "zynq_ps", "cpu: cortex-a53\n", 1, tmp,
+				     rp, &res, NULL, &ri, why, sizeof(why)), 0, "%s", why);
 	cr_assert_eq(ri.pl_ops, 0);
 	cr_assert_gt(ri.ps_ops, 0);
 	cr_assert_eq(enpu_read_file(rp, 0, &rb, &e), 0, "%s", e.message);
@@ -416,8 +339,8 @@ Test(board_exact, reports)
 	json_object_put(r);
 
 	rb.len = 0;
-	cr_assert_eq(compile_run("examples/tiny_mlp", "fpga_board", "", 1, rp, &res, NULL, &ri, why,
-				 sizeof(why)), 0, "%s", why);
+	cr_assert_eq(tpl_compile_run("examples/tiny_mlp", "fpga_board", "", 1, tmp, rp, &res, NULL,
+				     &ri, why, sizeof(why)), 0, "%s", why);
 	cr_assert_eq(enpu_read_file(rp, 0, &rb, &e), 0, "%s", e.message);
 	cr_assert_not_null(r = json_tokener_parse(rb.data));
 	cr_assert(json_object_object_get_ex(r, "fpga", &f));

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 #include "enpu.h"
+#include "pipeline.h"
 #include "buf.h"
 
 static const char *const arrays[] = {"[1, 1]", "[2, 3]", "[16, 16]", "[7, 5]"};
@@ -33,89 +34,7 @@ static void teardown(void)
 		fprintf(stderr, "cannot remove %s\n", tmp);
 }
 
-/* Compile dir/spec.yaml for backend (target_yaml: the text of a target
- * file, or NULL for the spec's targets), run dir/input.npz with `threads`
- * threads, and read result.npz into res. report, if non-NULL, names the
- * report.json to write; info gets the run's info. 0, or -1 with why. */
-static int compile_run(const char *dir, const char *backend, const char *target_yaml,
-		       int threads, const char *report, enpu_buf *res, enpu_run_info *info,
-		       char *why, size_t cap)
-{
-	static int seq;
-	char sp[512], wp[512], ip[512], out[256], rp[256], tp[256], msg[2048];
-	enpu_spec *s = NULL;
-	enpu_target *t = NULL;
-	enpu_artifact *a = NULL;
-	enpu_par *par = NULL;
-	enpu_err e = ENPU_ERR_INIT;
-	enpu_compile_info ci;
-	enpu_run_info ri;
-	const char *stage = "load spec";
-	int n = seq++, rc = -1;
 
-	snprintf(sp, sizeof(sp), "%s/spec.yaml", dir);
-	snprintf(wp, sizeof(wp), "%s/weights.npz", dir);
-	snprintf(ip, sizeof(ip), "%s/input.npz", dir);
-	snprintf(out, sizeof(out), "%s/art%d", tmp, n);
-	snprintf(rp, sizeof(rp), "%s/res%d.npz", tmp, n);
-	snprintf(tp, sizeof(tp), "%s/target%d.yaml", tmp, n);
-	if (enpu_spec_load(sp, "spec.yaml", NULL, &s, &e) < 0)
-		goto out;
-	stage = "target";
-	if (target_yaml && enpu_write_file_atomic(tp, target_yaml, strlen(target_yaml), &e) < 0)
-		goto out;
-	if (enpu_target_resolve(s, backend, target_yaml ? tp : NULL, "target.yaml", NULL, &t,
-				&e) < 0)
-		goto out;
-	stage = "compile";
-	if (enpu_compile(s, t, wp, "weights.npz", NULL, out, NULL, &ci, &e) < 0)
-		goto out;
-	stage = "load artifact";
-	if (enpu_artifact_load(out, NULL, &a, &e) < 0)
-		goto out;
-	stage = "run";
-	if (threads > 1 && !(par = enpu_par_create(threads))) {
-		enpu_fail(&e, ENPU_E_NOMEM, NULL, NULL, "no thread pool");
-		goto out;
-	}
-	if (enpu_run(a, ip, "input.npz", rp, report, par, NULL, NULL, info ? info : &ri, &e) < 0)
-		goto out;
-	stage = "read result";
-	res->len = 0;
-	if (enpu_read_file(rp, 0, res, &e) < 0)
-		goto out;
-	rc = 0;
-out:
-	if (rc < 0) {
-		enpu_err_render(&e, msg, sizeof(msg));
-		snprintf(why, cap, "%s [%s %s]: %s failed: %s", dir, backend,
-			 target_yaml ? target_yaml : "", stage, msg);
-	}
-	enpu_par_destroy(par);
-	enpu_artifact_free(a);
-	enpu_target_free(t);
-	enpu_spec_free(s);
-	return rc;
-}
-
-/* The directories named in a cases.txt, one a line ('#' comments). */
-static int read_cases(const char *list, const char *prefix, char names[][256], int max)
-{
-	FILE *f = fopen(list, "r");
-	char line[256];
-	int n = 0;
-
-	cr_assert(f, "cannot open %s (run from the repository root)", list);
-	while (n < max && fgets(line, sizeof(line), f)) {
-		char *p = line + strspn(line, " \t");
-
-		p[strcspn(p, " \t\r\n#")] = '\0';
-		if (*p)
-			snprintf(names[n++], 256, "%s%.200s", prefix, p);
-	}
-	fclose(f);
-	return n;
-}
 
 /* Each case: cpu_ref once, then npu_sim under every target of targets;
  * returns the number of mismatches (reported into the log). */
@@ -127,7 +46,8 @@ static int check_cases(char names[][256], int n, const char *const *targets, int
 	int bad = 0;
 
 	for (int i = 0; i < n; i++) {
-		if (compile_run(names[i], "cpu_ref", NULL, 1, NULL, &ref, NULL, why, sizeof(why)) < 0) {
+		if (tpl_compile_run(names[i], "cpu_ref", NULL, 1, tmp, NULL, &ref, NULL, NULL, why,
+				    sizeof(why)) < 0) {
 			cr_log_error("%s", why);
 			bad++;
 			continue;
@@ -135,8 +55,9 @@ static int check_cases(char names[][256], int n, const char *const *targets, int
 		for (int k = 0; k < n_targets; k++)
 			for (int th = 0; th < n_threads; th++) {
 				(*runs)++;
-				if (compile_run(names[i], "npu_sim", targets[k], threads[th], NULL, &got,
-						NULL, why, sizeof(why)) < 0) {
+				if (tpl_compile_run(names[i], "npu_sim", targets[k], threads[th],
+						    tmp, NULL, &got, NULL, NULL, why,
+						    sizeof(why)) < 0) {
 					cr_log_error("%s", why);
 					bad++;
 				} else if (got.len != ref.len || memcmp(got.data, ref.data, ref.len) != 0) {
@@ -167,7 +88,7 @@ Test(npu_exact, every_op_case_every_target)
 {
 	static char names[256][256], tbuf[12][96];
 	const char *targets[12];
-	int n = read_cases("tests/data/ops/cases.txt", "tests/data/ops/", names, 256);
+	int n = tpl_read_cases("tests/data/ops/cases.txt", "tests/data/ops/", names, 256);
 	int nt = all_targets(tbuf), one = 1, runs = 0, bad;
 
 	for (int i = 0; i < nt; i++)
@@ -198,7 +119,7 @@ Test(npu_exact, random_graphs)
 		"array: [5, 7]\ndataflow: is\n",
 		"array: [4, 4]\ndataflow: os\nsram_kib: {ifmap: 1, filter: 1, ofmap: 1}\n",
 	};
-	int n = read_cases("tests/data/graphs/cases.txt", "tests/data/graphs/", names, 64);
+	int n = tpl_read_cases("tests/data/graphs/cases.txt", "tests/data/graphs/", names, 64);
 	int threads[] = {1, 3}, runs = 0, bad;
 
 	cr_assert_geq(n, 15, "only %d random graphs", n);
@@ -213,13 +134,13 @@ Test(npu_exact, spec_and_default_targets)
 	static char why[4096];
 	enpu_buf ref = ENPU_BUF_INIT, got = ENPU_BUF_INIT;
 
-	cr_assert_eq(compile_run("examples/tiny_cnn", "cpu_ref", NULL, 1, NULL, &ref, NULL, why,
-				 sizeof(why)), 0, "%s", why);
-	cr_assert_eq(compile_run("examples/tiny_cnn", "npu_sim", NULL, 1, NULL, &got, NULL, why,
-				 sizeof(why)), 0, "%s", why);
+	cr_assert_eq(tpl_compile_run("examples/tiny_cnn", "cpu_ref", NULL, 1, tmp, NULL, &ref, NULL,
+				     NULL, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(tpl_compile_run("examples/tiny_cnn", "npu_sim", NULL, 1, tmp, NULL, &got, NULL,
+				     NULL, why, sizeof(why)), 0, "%s", why);
 	cr_assert(got.len == ref.len && memcmp(got.data, ref.data, ref.len) == 0);
-	cr_assert_eq(compile_run("examples/tiny_cnn", "npu_sim", "", 3, NULL, &got, NULL, why,
-				 sizeof(why)), 0, "%s", why);
+	cr_assert_eq(tpl_compile_run("examples/tiny_cnn", "npu_sim", "", 3, tmp, NULL, &got, NULL,
+				     NULL, why, sizeof(why)), 0, "%s", why);
 	cr_assert(got.len == ref.len && memcmp(got.data, ref.data, ref.len) == 0);
 	enpu_buf_free(&ref);
 	enpu_buf_free(&got);
@@ -237,8 +158,8 @@ Test(npu_exact, report_json_and_run_info)
 	json_object *r, *v, *npu, *tot;
 
 	snprintf(rp, sizeof(rp), "%s/report.json", tmp);
-	cr_assert_eq(compile_run("examples/tiny_cnn", "npu_sim", "array: [8, 8]\ndataflow: ws\n",
-				 1, rp, &res, &info, why, sizeof(why)), 0, "%s", why);
+	cr_assert_eq(tpl_compile_run("examples/tiny_cnn", "npu_sim", "array: [8, 8]\ndataflow: ws\n",
+				     1, tmp, rp, &res, NULL, &info, why, sizeof(why)), 0, "%s", why);
 	cr_assert_gt(info.npu_cycles, 0);
 	cr_assert_gt(info.npu_time_us, 0.0);
 	cr_assert_gt(info.npu_dram_bytes, 0);
@@ -264,8 +185,8 @@ Test(npu_exact, report_json_and_run_info)
 	json_object_put(r);
 
 	rb.len = 0;
-	cr_assert_eq(compile_run("examples/tiny_cnn", "cpu_ref", NULL, 1, rp, &res, &info, why,
-				 sizeof(why)), 0, "%s", why);
+	cr_assert_eq(tpl_compile_run("examples/tiny_cnn", "cpu_ref", NULL, 1, tmp, rp, &res, NULL,
+				     &info, why, sizeof(why)), 0, "%s", why);
 	cr_assert_eq(info.npu_cycles, 0);
 	cr_assert_eq(info.npu_dram_bytes, 0);
 	cr_assert_eq(enpu_read_file(rp, 0, &rb, &e), 0, "%s", e.message);

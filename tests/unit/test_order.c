@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include "npz.h"
 #include "order.h"
 #include "pipeline.h"
 
@@ -121,7 +122,9 @@ static int check_backend(char dirs[][256], const char *backend, const char *cons
 			 int n_targets, const int *threads, int n_threads, int *runs)
 {
 	static char why[4096];
+	enpu_buf raw = ENPU_BUF_INIT;
 	enpu_tlist res = ENPU_TLIST_INIT;
+	enpu_err e = ENPU_ERR_INIT;
 	int bad = 0;
 
 	for (int k = 0; k < ord_n_cases; k++) {
@@ -132,9 +135,11 @@ static int check_backend(char dirs[][256], const char *backend, const char *cons
 		for (int t = 0; t < n_targets; t++)
 			for (int h = 0; h < n_threads; h++) {
 				(*runs)++;
+				enpu_tlist_free(&res);
 				if (tpl_compile_run(dirs[k], backend, targets[t], threads[h], tmp, NULL,
-						    &res, NULL, NULL, why, sizeof why) < 0) {
-					cr_log_error("%s", why);
+						    &raw, NULL, NULL, why, sizeof why) < 0 ||
+				    enpu_npz_read_mem(raw.data, raw.len, "result.npz", NULL, &res, &e) < 0) {
+					cr_log_error("%s%s", why, e.message);
 					bad++;
 					continue;
 				}
@@ -159,6 +164,7 @@ static int check_backend(char dirs[][256], const char *backend, const char *cons
 		free(ref);
 	}
 	enpu_tlist_free(&res);
+	enpu_buf_free(&raw);
 	return bad;
 }
 
