@@ -86,8 +86,8 @@ skip() {
 	fi
 }
 
-# jget FILE|- PATH...: values of a JSON document (space-separated), strings bare, everything
-# else as JSON (null prints "null"). PATH is dot-separated keys and list
+# jget FILE|- PATH...: values of a JSON document (space-separated), strings
+# bare, everything else as JSON (null prints "null"). PATH is dot-separated keys and list
 # indexes; "*" maps the rest of the path over a list or object's values
 # (the results space-separated), "#" is the length of a list or object, an
 # empty PATH is the whole document. Fails (exit 1, the reason on stderr and
