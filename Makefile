@@ -14,7 +14,7 @@ DEBS    := libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev \
            pkg-config curl \
            gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu \
            libc6-dev-armhf-cross libc6-dev-arm64-cross qemu-user-static systemd \
-           clang libclang-rt-14-dev valgrind
+           clang libclang-rt-14-dev valgrind bsdutils groff-base man-db
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wno-unused-parameter
 ifeq ($(CI),true)

@@ -12,15 +12,6 @@ U=http://localhost
 unset EULERNPU_SERVER EULERNPU_TOKEN EULERNPU_CACERT
 export XDG_CONFIG_HOME=$TMP/xdg
 
-jget() {
-	"$PY" -c '
-import json, sys
-v = json.load(open(sys.argv[1]))
-for k in sys.argv[2].split("."):
-    if k == "": continue
-    v = v[int(k)] if isinstance(v, list) else v.get(k)
-print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2" 2>/dev/null
-}
 
 UTOK=u-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 ATOK=a-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -145,13 +136,13 @@ start_daemon bd --role board --listen 127.0.0.1:0 --port-file "$TMP/bd.port" --t
 BURL=https://127.0.0.1:$(cat "$TMP/bd.port")
 start_daemon lab --board "tb=$BURL" --board-cacert "$TMP/cert.pem" --board-token-file "$TMP/atok" \
 	--board-health-interval 1 || { finish; exit 1; }
-bstate() { dcurl lab $U/v1/boards | "$PY" -c 'import json,sys; b=json.load(sys.stdin)["boards"][0]; print(b["state"])'; }
+bstate() { dcurl lab $U/v1/boards | jget - boards.0.state; }
 for _ in $(seq 100); do [ "$(bstate)" = up ] && break; sleep 0.1; done
 expect_eq "https board with --board-cacert: up" "$(bstate)" up
 stop_daemon lab
 start_daemon lab2 --board "tb=$BURL" --board-token-file "$TMP/atok" --board-health-interval 1 || { finish; exit 1; }
 sleep 1.5
-expect_eq "https board without the CA: down" "$(dcurl lab2 $U/v1/boards | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["boards"][0]["state"])')" down
+expect_eq "https board without the CA: down" "$(dcurl lab2 $U/v1/boards | jget - boards.0.state)" down
 stop_daemon lab2
 stop_daemon bd
 "$BIN/eulernpud" --socket "$TMP/y.sock" --tls-cert "$TMP/cert.pem" >/dev/null 2>"$TMP/y.err"; rc=$?

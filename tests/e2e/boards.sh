@@ -13,15 +13,6 @@ U=http://localhost
 export EULERNPU_SERVER=unix:$TMP/lab.sock
 enpu() { timeout 60 "$BIN/eulernpu" "$@"; }
 
-jget() {
-	"$PY" -c '
-import json, sys
-v = json.load(open(sys.argv[1]))
-for k in sys.argv[2].split("."):
-    if k == "": continue
-    v = v[int(k)] if isinstance(v, list) else v.get(k)
-print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2" 2>/dev/null
-}
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 now() { date +%s.%N; }
 
@@ -219,7 +210,7 @@ check "no board: refused at once (< 5 s)" "$PY" -c "import sys; sys.exit(not ($(
 expect_eq "no board: POST /v1/jobs 503" \
 	"$(dcurl lab0 -o "$TMP/e.json" -w '%{http_code}' -d "{\"artifact\":\"$ZID\",\"input\":\"$IN\"}" "$U/v1/jobs")" 503
 expect_eq "no board: E0811 in the body" "$(jget "$TMP/e.json" error.code)" E0811
-expect_eq "no board: nothing queued" "$(dcurl lab0 $U/v1/health | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["queue_depth"])')" 0
+expect_eq "no board: nothing queued" "$(dcurl lab0 $U/v1/health | jget - queue_depth)" 0
 expect_eq "no board: boards says so" "$(EULERNPU_SERVER=unix:$TMP/lab0.sock enpu boards)" \
 	"no boards: this server fronts none (eulernpud --board NAME=URL)"
 check "no board: cpu_ref still runs" env EULERNPU_SERVER=unix:$TMP/lab0.sock timeout 60 \

@@ -50,7 +50,7 @@ expect_eq "--server after the verb overrides EULERNPU_SERVER" "$out" \
 	"Validation OK: 5 operators · 2 components · backend=cpu_ref"
 
 # A run by artifact id.
-id=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$TMP/mlp/manifest.json")
+id=$(jget "$TMP/mlp/manifest.json" id)
 out=$("$CLI" run --artifact "$id" --input "$M/input.npz" --out "$TMP/byid.npz")
 expect_eq "run --artifact ID" "$out" "Run      OK: 1 output tensor (1, 4)"
 check "run by id gives the same bytes" cmp "$TMP/mlp.out.npz" "$TMP/byid.npz"

@@ -10,15 +10,6 @@ M=$EX/tiny_mlp
 U=http://localhost
 unset EULERNPU_SERVER EULERNPU_TOKEN EULERNPU_CACERT
 
-jget() {
-	"$PY" -c '
-import json, sys
-v = json.load(open(sys.argv[1]))
-for k in sys.argv[2].split("."):
-    if k == "": continue
-    v = v[int(k)] if isinstance(v, list) else v.get(k)
-print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2" 2>/dev/null
-}
 st() { local n=$1 o=$2; shift 2; dcurl "$n" -o "$o" -w '%{http_code}' "$@"; }
 # until_eq DESC WANT CMD...: CMD's output becomes WANT within 10 s (polled)
 until_eq() {
@@ -82,13 +73,13 @@ start_daemon c --config "$TMP/good.yaml" || { finish; exit 1; }
 st c "$TMP/h.json" $U/v1/health >/dev/null
 expect_eq "config applied: workers 1" "$(jget "$TMP/h.json" workers)" 1
 st c "$TMP/b.json" $U/v1/boards >/dev/null
-expect_eq "config applied: boards b1, b2" "$("$PY" -c 'import json,sys; print(" ".join(b["name"] for b in json.load(open(sys.argv[1]))["boards"]))' "$TMP/b.json")" "b1 b2"
+expect_eq "config applied: boards b1, b2" "$(jget "$TMP/b.json" 'boards.*.name')" "b1 b2"
 stop_daemon c
 start_daemon c --config "$TMP/good.yaml" --workers 2 --board b9=http://127.0.0.1:9 || { finish; exit 1; }
 st c "$TMP/h.json" $U/v1/health >/dev/null
 expect_eq "flag overrides the file: workers 2" "$(jget "$TMP/h.json" workers)" 2
 st c "$TMP/b.json" $U/v1/boards >/dev/null
-expect_eq "--board replaces the file's boards" "$("$PY" -c 'import json,sys; print(" ".join(b["name"] for b in json.load(open(sys.argv[1]))["boards"]))' "$TMP/b.json")" "b9"
+expect_eq "--board replaces the file's boards" "$(jget "$TMP/b.json" 'boards.*.name')" "b9"
 stop_daemon c
 
 # ---- limits: each has a setting and a clear error ------------------------------------------------
@@ -187,7 +178,7 @@ kill -HUP "$(daemon_pid h)"
 until_eq "SIGHUP: the old token is refused (401)" 401 code old-token-1234
 expect_eq "SIGHUP: the new token works" "$(code new-token-5678)" 200
 boards() { curl -s -H "Authorization: Bearer new-token-5678" $T/v1/boards |
-	"$PY" -c 'import json,sys; print(" ".join(b["name"] for b in json.load(sys.stdin)["boards"]))'; }
+	jget - 'boards.*.name'; }
 until_eq "SIGHUP: boards reloaded (b1 gone, b2 b3 added)" "b2 b3" boards
 chmod 644 "$TMP/tokens"
 kill -HUP "$(daemon_pid h)"
@@ -206,7 +197,7 @@ st d "$TMP/j1.json" -F artifact=$A -F input=@"$TMP/slow/input.npz" $U/v1/jobs >/
 st d "$TMP/j2.json" -F artifact=$A -F input=@"$TMP/slow/input.npz" $U/v1/jobs >/dev/null
 J1=$(jget "$TMP/j1.json" id)
 J2=$(jget "$TMP/j2.json" id)
-jstate() { dcurl d "$U/v1/jobs/$1" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["state"])'; }
+jstate() { dcurl d "$U/v1/jobs/$1" | jget - state; }
 until_eq "slow job 1 is running" running jstate "$J1"
 # a long-poll for job 2 that must see it finish although the daemon is stopping
 dcurl d -o "$TMP/w2.json" "$U/v1/jobs/$J2?wait=120" &
@@ -238,7 +229,7 @@ if command -v systemd-socket-activate >/dev/null; then
 	kill -TERM "$AP"; wait "$AP"
 	expect_eq "activation: the socket file is systemd's, left in place" "$([ -S "$TMP/act.sock" ] && echo kept)" kept
 else
-	ok "systemd-socket-activate not installed: skipped"
+	skip no-systemd-socket-activate "systemd-socket-activate is not installed (apt-get install systemd): socket activation (Unix) NOT tried"
 fi
 # TCP, LISTEN_FDS set by hand: a listening socket on fd 3, then exec (same pid)
 "$PY" - "$BIN/eulernpud" "$TMP" <<'EOF' &

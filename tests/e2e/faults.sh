@@ -17,17 +17,6 @@ SMALL=$TMP/full.cache          # the tmpfs of the disk-full part
 sha() { sha256sum "$1" | cut -c1-64; }
 enpu() { local n=$1; shift; EULERNPU_SERVER=unix:$TMP/$n.sock timeout 60 "$CLI" "$@"; }
 # jget FILE KEY... : the values at the dotted paths, space-separated
-jget() {
-	"$PY" -c '
-import json, sys
-out = []
-for path in sys.argv[2:]:
-    v = json.load(open(sys.argv[1]))
-    for k in path.split("."):
-        v = v[int(k)] if isinstance(v, list) else v.get(k)
-    out.append(v if isinstance(v, str) else json.dumps(v))
-print(" ".join(out))' "$@" 2>/dev/null
-}
 # code NAME [curl args] PATH: the HTTP status only (body in $TMP/body)
 code() { local n=$1; shift; dcurl "$n" -o "$TMP/body" -w '%{http_code}' "$@"; }
 
@@ -106,8 +95,8 @@ problems() { grep '^problem' "$TMP/$1.disk" | head -5; }
 figures() { tail -1 "$TMP/$1.disk"; }
 # The same figures as GET /v1/cache gives them (tmp is not counted there).
 served() {
-	dcurl "$1" "$U/v1/cache" | "$PY" -c 'import json, sys; s = json.load(sys.stdin)
-print("blobs=%d blob_bytes=%d artifacts=%d ac_entries=%d" % (s["blobs"], s["blob_bytes"], s["artifacts"], s["ac_entries"]))'
+	dcurl "$1" "$U/v1/cache" |
+		jexpr - '"blobs=%d blob_bytes=%d artifacts=%d ac_entries=%d" % (d["blobs"], d["blob_bytes"], d["artifacts"], d["ac_entries"])'
 }
 
 # start_fault NAME FAULT [eulernpud args]: a daemon armed at FAULT; it

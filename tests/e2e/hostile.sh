@@ -11,14 +11,6 @@ U=http://localhost
 RAW=("$PY" "$HD/rawhttp.py" "$TMP/h.sock")
 
 # jget FILE KEY.PATH: a JSON value (strings bare)
-jget() {
-	"$PY" -c '
-import json, sys
-v = json.load(open(sys.argv[1]))
-for k in sys.argv[2].split("."):
-    v = v[int(k)] if isinstance(v, list) else v.get(k)
-print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2" 2>/dev/null
-}
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 
 # three DESC CODE EXIT CMD...: CMD exits EXIT with the three-line error of CODE
@@ -52,7 +44,7 @@ http() {
 }
 
 blobs() { dcurl h $U/v1/cache -o "$TMP/c.json" && jget "$TMP/c.json" blobs; }
-njobs() { dcurl h "$U/v1/jobs?limit=1000" | "$PY" -c 'import json,sys; print(len(json.load(sys.stdin)["jobs"]))'; }
+njobs() { dcurl h "$U/v1/jobs?limit=1000" | jget - 'jobs.#'; }
 hwm_kb() { awk '/^VmHWM/ {print $2}' "/proc/$(daemon_pid h)/status"; }
 
 start_daemon h --workers 1 --conn-timeout 2 --request-timeout 3 --conn-limit 8 \

@@ -9,14 +9,9 @@ CLI=$BIN/eulernpu
 M=$EX/tiny_mlp
 
 # jq-less checks: JQ EXPR < doc prints the Python value of EXPR over the
-# parsed document d (json.load fails, and so does this, unless stdin is
-# exactly one JSON document).
-JQ() {
-	"$PY" -c 'import json, sys
-d = json.load(sys.stdin)
-v = eval(sys.argv[1], {"d": d})
-print(json.dumps(v) if not isinstance(v, str) else v)' "$1"
-}
+# parsed document d; lib.sh's jexpr, which fails the next check unless
+# stdin is exactly one JSON document.
+JQ() { jexpr - "$1"; }
 # is_one_doc FILE: stdout held one JSON document
 is_one_doc() { "$PY" -c 'import json,sys; json.load(sys.stdin)' <"$1" 2>/dev/null && echo yes || echo no; }
 
@@ -125,8 +120,7 @@ check "run --report" "$CLI" run --artifact "$TMP/art" --input "$M/input.npz" --o
 	--report "$TMP/rep.json"
 check "report FILE --json exits 0" "$CLI" report "$TMP/rep.json" --json
 expect_eq "report --json is the report.json document itself" \
-	"$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1])) == json.load(open(sys.argv[2])))' \
-		"$TMP/last.out" "$TMP/rep.json")" True
+	"$(jexpr "$TMP/last.out" "$TMP/rep.json" 'ds[0] == ds[1]')" true
 echo '[1, 2]' >"$TMP/notrep.json"
 check_status "report --json of a non-report exits 2" 2 "$CLI" report "$TMP/notrep.json" --json
 expect_eq "report --json non-report: nothing on stdout" "$(cat "$TMP/last.out")" ""

@@ -4,7 +4,18 @@
 #   start_daemon a [--workers 2]   # eulernpud on $TMP/a.sock, cache $TMP/a.cache, log $TMP/a.log
 #   check "compile works" "$BIN/eulernpu" compile ...
 #   expect_eq "prints OK" "$out" "Compile  OK: ..."
-#   finish                          # "N passed, M failed"; exit status 1 on failures
+#   v=$(jget "$TMP/j.json" jobs.0.state)   # one value of a JSON document (see jget)
+#   skip no-foo "foo is not installed"       # a skip, by an id of tests/skips.allow
+#   finish                          # "N passed, M failed" (+ "K skipped"); exit status 1 on failures
+#
+# A skip is never a pass. Outside CI it is reported ("skip - ID: text", and
+# "K skipped" after the closing line); under CI=true a skip whose ID is not
+# in tests/skips.allow (or $SKIPS_ALLOW) counts as a failure.
+#
+# A JSON read that meets a missing file, empty or invalid JSON, or a missing
+# key fails loudly: jget prints why on stderr, returns 1, and records it, so
+# the next check (ok, notok, expect_*, check*) or finish counts it as a
+# failure even when the read ran inside $(...).
 #
 # Every daemon started here is stopped when the script exits, whatever the
 # reason; daemons log to files and never hold the script's stdout/stderr.
@@ -18,6 +29,9 @@ PY=/usr/bin/python3
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/enpu-e2e.XXXXXX")
 T_PASS=0
 T_FAIL=0
+T_SKIP=0
+T_JERR=$TMP/json.errors
+SKIPS_ALLOW=${SKIPS_ALLOW:-$ROOT/tests/skips.allow}
 declare -A T_PIDS=()
 EXTRA_PIDS=()
 
@@ -35,8 +49,155 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-ok()   { T_PASS=$((T_PASS + 1)); echo "ok - $1"; }
-notok() { T_FAIL=$((T_FAIL + 1)); echo "not ok - $1"; }
+# json_errors: JSON reads that failed since the last check count as failures.
+json_errors() {
+	[ -s "$T_JERR" ] || return 0
+	local e
+	while IFS= read -r e; do
+		T_FAIL=$((T_FAIL + 1)); echo "not ok - JSON read failed: $e"
+	done <"$T_JERR"
+	: >"$T_JERR"
+	return 1
+}
+
+ok() {
+	if json_errors; then
+		T_PASS=$((T_PASS + 1)); echo "ok - $1"
+	else
+		echo "    | (so this check does not count as passed: $1)"
+	fi
+}
+notok() { json_errors; T_FAIL=$((T_FAIL + 1)); echo "not ok - $1"; }
+
+# skip_allowed ID: ID has a line in the allow-list ("ID  reason").
+skip_allowed() {
+	[ -f "$SKIPS_ALLOW" ] && awk -v id="$1" '$1 == id { f = 1 } END { exit !f }' "$SKIPS_ALLOW"
+}
+
+# skip ID TEXT: a check that did not run. Reported, never a pass; under
+# CI=true a failure unless ID is in the allow-list.
+skip() {
+	local id=$1 text=${2:-}
+	echo "skip - $id: $text"
+	if [ "${CI:-}" = true ] && ! skip_allowed "$id"; then
+		notok "skip '$id' under CI=true, and '$id' is not in ${SKIPS_ALLOW#"$ROOT"/}"
+	else
+		T_SKIP=$((T_SKIP + 1))
+	fi
+}
+
+# jget FILE|- PATH...: values of a JSON document (space-separated), strings
+# bare, everything else as JSON (null prints "null"). PATH is dot-separated keys and list
+# indexes; "*" maps the rest of the path over a list or object's values
+# (the results space-separated), "#" is the length of a list or object, an
+# empty PATH is the whole document. Fails (exit 1, the reason on stderr and
+# recorded, see json_errors) on a missing file, empty or invalid JSON, a
+# missing key or index, or a path through a scalar.
+JGET_PY=$(cat <<'PYEOF'
+import json, sys
+if len(sys.argv) < 3:
+    sys.exit("usage: jget FILE|- PATH...")
+src, paths = sys.argv[1], sys.argv[2:]
+try:
+    text = sys.stdin.read() if src == "-" else open(src, encoding="utf-8").read()
+except (OSError, UnicodeDecodeError) as e:
+    sys.exit("cannot read: %s" % e)
+if not text.strip():
+    sys.exit("empty input, no JSON")
+try:
+    doc = json.loads(text)
+except ValueError as e:
+    sys.exit("invalid JSON: %s: %r" % (e, text[:80]))
+def walk(v, keys, done):
+    if not keys:
+        return [v]
+    k, rest = keys[0], keys[1:]
+    here = ".".join(done + [k])
+    if k == "#":
+        if not isinstance(v, (list, dict)) or rest:
+            raise LookupError("%s: '#' needs a list or an object, at the end" % here)
+        return [len(v)]
+    if k == "*":
+        if isinstance(v, list):
+            vals = v
+        elif isinstance(v, dict):
+            vals = list(v.values())
+        else:
+            raise LookupError("%s: not a list or an object" % here)
+        return [x for i, e in enumerate(vals) for x in walk(e, rest, done + [str(i)])]
+    if isinstance(v, list):
+        try:
+            i = int(k)
+        except ValueError:
+            raise LookupError("%s: a list has no key %r" % (here, k))
+        if not -len(v) <= i < len(v):
+            raise LookupError("%s: no index %d (length %d)" % (here, i, len(v)))
+        return walk(v[i], rest, done + [k])
+    if isinstance(v, dict):
+        if k not in v:
+            raise LookupError("%s: no such key (keys: %s)" % (here, ", ".join(sorted(v))[:120]))
+        return walk(v[k], rest, done + [k])
+    raise LookupError("%s: %s is not a list or an object" % (here, json.dumps(v)[:40]))
+try:
+    vals = [v for path in paths for v in walk(doc, [k for k in path.split(".") if k != ""], [])]
+except LookupError as e:
+    sys.exit(str(e))
+print(" ".join(v if isinstance(v, str) else json.dumps(v) for v in vals))
+PYEOF
+)
+jget() {
+	local out
+	if out=$("$PY" -c "$JGET_PY" "$@" 2>&1); then
+		printf '%s
+' "$out"
+		return 0
+	fi
+	jerr "jget $*: $out"
+}
+
+# jexpr FILE|-... EXPR: the Python expression EXPR over the parsed document
+# d (with several files: ds, the list of them, d the first; json and re
+# available), printed as jget prints (True as true). Fails like jget, and on
+# any exception EXPR raises (a KeyError, an IndexError...).
+JEXPR_PY=$(cat <<'PYEOF'
+import json, re, sys
+if len(sys.argv) < 3:
+    sys.exit("usage: jexpr FILE|-... EXPR")
+ds = []
+for src in sys.argv[1:-1]:
+    try:
+        text = sys.stdin.read() if src == "-" else open(src, encoding="utf-8").read()
+    except (OSError, UnicodeDecodeError) as e:
+        sys.exit("%s: cannot read: %s" % (src, e))
+    if not text.strip():
+        sys.exit("%s: empty input, no JSON" % src)
+    try:
+        ds.append(json.loads(text))
+    except ValueError as e:
+        sys.exit("%s: invalid JSON: %s: %r" % (src, e, text[:80]))
+try:
+    v = eval(sys.argv[-1], {"json": json, "re": re, "d": ds[0], "ds": ds})
+except Exception as e:
+    sys.exit("%s: %s" % (type(e).__name__, e))
+print(v if isinstance(v, str) else json.dumps(v))
+PYEOF
+)
+jexpr() {
+	local out
+	if out=$("$PY" -c "$JEXPR_PY" "$@" 2>&1); then
+		printf '%s
+' "$out"
+		return 0
+	fi
+	jerr "jexpr $*: $out"
+}
+
+# jerr MESSAGE: a failed JSON read: on stderr, and recorded for json_errors.
+jerr() {
+	echo "$1" >&2
+	echo "$1" | head -1 >>"$T_JERR"
+	return 1
+}
 
 # check DESC CMD...: passes when CMD exits 0 (output goes to $TMP/last.out/.err).
 check() {
@@ -143,6 +304,8 @@ PYEOF
 }
 
 finish() {
+	json_errors
 	echo "$T_PASS passed, $T_FAIL failed"
+	[ "$T_SKIP" = 0 ] || echo "$T_SKIP skipped"
 	[ "$T_FAIL" = 0 ]
 }

@@ -38,7 +38,7 @@ fi
 
 # field FILE KEY: a top-level number of loadgen's JSON
 field() {
-	"$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$1" "$2" 2>/dev/null
+	jget "$1" "$2"
 }
 
 # stop_checked NAME: SIGTERM, wait (bounded: LeakSanitizer's pass at exit

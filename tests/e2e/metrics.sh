@@ -17,12 +17,6 @@ val() {
 	v=$(awk -v k="$2" '$1 == k {print $2; exit}' <<<"$1")
 	echo "${v:-0}"
 }
-jget() {
-	"$PY" -c '
-import json, sys
-v = json.load(open(sys.argv[1]))
-print(v.get(sys.argv[2]) if isinstance(v.get(sys.argv[2]), str) else json.dumps(v.get(sys.argv[2])))' "$1" "$2" 2>/dev/null
-}
 
 start_daemon m --workers 1 || { finish; exit 1; }
 

@@ -10,25 +10,12 @@ U=http://localhost
 # Every client call is bounded: a hang is a failure, not a stuck suite.
 enpu() { timeout 120 "$BIN/eulernpu" "$@"; }
 # jget FILE KEY.PATH: a JSON value (strings bare, others as JSON)
-jget() {
-	"$PY" -c '
-import json, sys
-v = json.load(open(sys.argv[1]))
-for k in sys.argv[2].split("."):
-    if k == "": continue
-    v = v[int(k)] if isinstance(v, list) else v.get(k)
-print(v if isinstance(v, str) else json.dumps(v))' "$1" "$2" 2>/dev/null
-}
 sha() { sha256sum "$1" | cut -d' ' -f1; }
 art_id() { jget "$1/manifest.json" id; }
 # The op a report ranks first: the highest compute + stall, first in schedule order on a tie.
 top_op() {
-	"$PY" -c '
-import json, sys
-ops = json.load(open(sys.argv[1]))["npu"]["ops"]
-cost = lambda o: o.get("compute_cycles", 0) + o.get("stall_cycles", 0)
-best = max(cost(o) for o in ops)
-print([o["name"] for o in ops if cost(o) == best][0])' "$1" 2>/dev/null
+	jexpr "$1" '(lambda ops, cost: [o["name"] for o in ops if cost(o) == max(map(cost, ops))][0])(
+		d["npu"]["ops"], lambda o: o.get("compute_cycles", 0) + o.get("stall_cycles", 0))'
 }
 SUMMARY_RE='^npu_sim    : [0-9]+ cycles · [0-9]+\.[0-9]{2} µs at [0-9.]+ MHz · DRAM [0-9]+(\.[0-9])? (B|KiB|MiB|GiB) · utilisation [0-9]+\.[0-9]%$'
 
@@ -65,9 +52,9 @@ for m in tiny_mlp tiny_cnn; do
 	cyc=$(jget "$TMP/$m.b.json" npu.totals.cycles)
 	expect_match "$m: report totals.cycles > 0" "$cyc" '^[1-9][0-9]*$'
 	expect_match "$m: the summary quotes totals.cycles" "$(sed -n 2p <<<"$runb")" "^npu_sim    : $cyc cycles · "
-	expect_eq "$m: report lists every op" "$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["npu"]["ops"]))' "$TMP/$m.b.json")" \
-		"$("$PY" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["ops"]))' "$TMP/$m.b/graph.json")"
-	expect_eq "$m: cpu_ref report has no npu section" "$(jget "$TMP/$m.a.json" npu)" null
+	expect_eq "$m: report lists every op" "$(jget "$TMP/$m.b.json" 'npu.ops.#')" \
+		"$(jget "$TMP/$m.b/graph.json" 'ops.#')"
+	expect_eq "$m: cpu_ref report has no npu section" "$(jexpr "$TMP/$m.a.json" '"npu" in d')" false
 
 	# eulernpu report FILE: header, columns, most expensive op first, totals.
 	out=$(enpu report "$TMP/$m.b.json"); rc=$?
@@ -214,7 +201,7 @@ np.savez(d + "/input.npz", image=rng.standard_normal((1, 3, side, side)).astype(
 EOF
 }
 conv_cycles() {
-	"$PY" -c 'import json,sys; print([o for o in json.load(open(sys.argv[1]))["npu"]["ops"] if o["op"] == "conv2d"][0]["compute_cycles"])' "$1" 2>/dev/null
+	jexpr "$1" '[o for o in d["npu"]["ops"] if o["op"] == "conv2d"][0]["compute_cycles"]'
 }
 A=$TMP/alex
 alexnet "$A" 227

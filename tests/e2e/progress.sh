@@ -9,19 +9,13 @@
 . "$(dirname "$0")/lib.sh"
 
 if ! command -v script >/dev/null 2>&1; then
-	echo "ok - skipped: no 'script' (util-linux, Debian's bsdutils) to make a pseudo-terminal"
+	skip no-script "no 'script' (util-linux, Debian's bsdutils) to make a pseudo-terminal: progress output NOT tested"
 	finish
 	exit $?
 fi
 
 MLP=$EX/tiny_mlp
 SOCK=$TMP/p.sock
-jget() {
-	"$PY" -c '
-import json, sys
-v = json.load(open(sys.argv[1]))
-print(v.get(sys.argv[2]))' "$1" "$2" 2>/dev/null
-}
 enpu() { EULERNPU_SERVER=unix:$SOCK timeout 300 "$BIN/eulernpu" "$@"; }
 # tty OUT CMD...: run the client on a pseudo-terminal; everything the
 # terminal received (stdout and stderr, raw) goes to OUT.

@@ -28,7 +28,7 @@ if command -v systemd-analyze >/dev/null; then
 	expect_match "systemd-analyze verify notices a misspelt key" \
 		"$(systemd-analyze verify "$TMP/unit/eulernpud-typo.service" 2>&1)" "Unknown key 'ProtectSystm'"
 else
-	echo "# SKIP: systemd-analyze is not installed (apt-get install systemd): the unit was NOT verified"
+	skip no-systemd-analyze "systemd-analyze is not installed (apt-get install systemd): the board unit was NOT verified"
 fi
 
 for d in 'DynamicUser=yes' 'CacheDirectory=eulernpu' 'StateDirectory=eulernpu' \
@@ -109,7 +109,7 @@ if command -v systemd-analyze >/dev/null; then
 		expect_eq "systemd-analyze verify $u: clean (exit 0, no warnings, its man pages found)" "$?:$out" "0:"
 	done
 else
-	echo "# SKIP: systemd-analyze is not installed: the lab server's units were NOT verified"
+	skip no-systemd-analyze "systemd-analyze is not installed (apt-get install systemd): the lab server's units were NOT verified"
 fi
 
 # the lab server's units
@@ -181,7 +181,7 @@ if command -v systemd-socket-activate >/dev/null; then
 	expect_eq "the socket-activated daemon stops cleanly on SIGTERM" "$?" 0
 	check "it logged that it serves the socket from systemd" grep -q 'socket activation' "$TMP/act.stderr"
 else
-	echo "# SKIP: systemd-socket-activate is not installed: socket activation was NOT tried"
+	skip no-systemd-socket-activate "systemd-socket-activate is not installed (apt-get install systemd): socket activation was NOT tried"
 fi
 
 # man pages: render clean, and name every option / verb of --help
@@ -191,6 +191,8 @@ for m in "$ROOT/server/eulernpud.8" "$ROOT/client/eulernpu.1"; do
 	if command -v man >/dev/null; then
 		expect_eq "man -l renders $(basename "$m") without warnings" \
 			"$(MANWIDTH=80 man -l "$m" 2>&1 >/dev/null)" ""
+	else
+		skip no-man "man is not installed (apt-get install man-db): man -l NOT tried on $(basename "$m")"
 	fi
 done
 # roff writes "-" as "\-": unescape, then look for each option as a word
