@@ -95,7 +95,8 @@ CROSS_HOST    := $(B)/cross/bundle $(B)/cross/runner
 # make install [PREFIX=/usr/local] [DESTDIR=]: the two programs, their man
 # pages, the bash completion, the systemd units (lab server service and
 # socket, board agent; ExecStart follows BINDIR), the sysusers.d entry of
-# user eulernpu and the example config /etc/eulernpu/eulernpud.yaml.example.
+# user eulernpu, the example config /etc/eulernpu/eulernpud.yaml.example
+# and the documents (README.md, docs/*.md) in DOCDIR.
 # Then: systemd-sysusers; systemctl daemon-reload (README, "Operating a lab
 # server"). make uninstall removes the same files (never a config you made).
 PREFIX  ?= /usr/local
@@ -105,6 +106,7 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSCONFDIR ?= /etc
+DOCDIR  ?= $(PREFIX)/share/doc/eulernpu
 UNITS   := eulernpud.service eulernpud.socket eulernpud-board.service
 
 .PHONY: all deps demo test test-unit test-e2e test-san clean tests check-deps \
@@ -204,6 +206,8 @@ install: all
 	install -m 0644 systemd/eulernpu.sysusers $(DESTDIR)$(SYSUSERSDIR)/eulernpu.conf
 	install -m 0644 client/eulernpu.bash $(DESTDIR)$(COMPLETIONDIR)/eulernpu
 	install -m 0644 systemd/eulernpud.yaml.example $(DESTDIR)$(SYSCONFDIR)/eulernpu/
+	install -d $(DESTDIR)$(DOCDIR)
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
 
 # The board agent's unit comes with `install` now; kept for old instructions.
 install-board: install
@@ -213,6 +217,7 @@ uninstall:
 	  $(DESTDIR)$(MANDIR)/man1/eulernpu.1.gz $(DESTDIR)$(MANDIR)/man8/eulernpud.8.gz \
 	  $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) $(DESTDIR)$(SYSUSERSDIR)/eulernpu.conf \
 	  $(DESTDIR)$(COMPLETIONDIR)/eulernpu $(DESTDIR)$(SYSCONFDIR)/eulernpu/eulernpud.yaml.example
+	rm -rf $(DESTDIR)$(DOCDIR)
 
 # Install the Debian packages the build and the tests need (sudo when not root).
 deps:

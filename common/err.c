@@ -36,7 +36,7 @@ static const enpu_code_info table[] = {
 	 "gave up; the mistake is often just before it (indentation, a missing colon,\n"
 	 "an unclosed bracket or quote)."},
 	{ENPU_E_SCHEMA, "E0201", "spec field missing, unknown, or of the wrong type", 422, EXIT_INPUT,
-	 "see SPEC_FORMAT.md for the fields of spec v1",
+	 "see docs/spec-format.md for the fields of spec v1",
 	 "The spec is YAML but not a spec v1: a required field is missing, a field is\n"
 	 "not one that spec v1 knows, a key is repeated, or a value has the wrong type."},
 	{ENPU_E_VERSION, "E0202", "unsupported spec format version", 422, EXIT_INPUT,
@@ -66,7 +66,7 @@ static const enpu_code_info table[] = {
 	 "use an op of spec v1 (see `eulernpu backends`)",
 	 "The op is not one of spec v1's operators."},
 	{ENPU_E_ATTR, "E0209", "invalid operator attribute", 422, EXIT_INPUT,
-	 "see the op table in SPEC_FORMAT.md for the op's attributes",
+	 "see the op table in docs/spec-format.md for the op's attributes",
 	 "An attribute is unknown for this op, missing though required, or has a value\n"
 	 "of the wrong type or range."},
 	{ENPU_E_LOWERING, "E0210", "backend lowering missing for op", 422, EXIT_INPUT,
@@ -81,7 +81,7 @@ static const enpu_code_info table[] = {
 	 "name an op output or a graph input in `outputs`",
 	 "Every name listed in `outputs` must be produced by an op (or be a graph input)."},
 	{ENPU_E_TARGET, "E0213", "invalid target description", 422, EXIT_INPUT,
-	 "see the targets section of SPEC_FORMAT.md",
+	 "see the targets section of docs/spec-format.md",
 	 "A field of `targets.<backend>` (or of a target file) is unknown or invalid."},
 	{ENPU_E_WEIGHT_MISSING, "E0300", "weights tensor missing", 422, EXIT_INPUT,
 	 "add the tensor to weights.npz under the name the spec declares",

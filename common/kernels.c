@@ -2,7 +2,7 @@
  * conv2d (im2col). The other kernels live in kernels_ew.c (elementwise,
  * batchnorm) and kernels_misc.c (softmax, pools, data movement).
  *
- * The bits (SPEC_FORMAT.md, "Reference arithmetic"): every output element is
+ * The bits (docs/spec-format.md, "Reference arithmetic"): every output element is
  * acc = 0.0f; for k = 0, 1, ..., K-1: acc = fmaf(A[i,k], B[k,j], acc);
  * then an epilogue in a fixed order. Tiling, packing and threads change only
  * which element is computed when and by whom, never that chain, so the

@@ -1,6 +1,6 @@
 /* kernels.h: the cpu_ref reference kernels (signature: enpu_kernel_fn).
  *
- * Each follows SPEC_FORMAT.md's reference arithmetic: reductions accumulate
+ * Each follows docs/spec-format.md's reference arithmetic: reductions accumulate
  * in ascending index order from 0.0f with one fmaf per product; averages
  * divide by the count; exp/tanh/erf come from kmath.h; threads split
  * outputs only. The exact operation order of each op is documented at its

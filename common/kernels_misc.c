@@ -1,6 +1,6 @@
 /* kernels_misc.c: cpu_ref kernels for softmax, the pools, and data movement
  * (copy for reshape/flatten, transpose, concat). The reductions here follow
- * SPEC_FORMAT.md: ascending index order from 0.0f, averages divide by the
+ * docs/spec-format.md: ascending index order from 0.0f, averages divide by the
  * count; threads split outputs only. */
 #include <math.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* npuexec.h: the npu_sim executor's GEMM: matmul, gemm and conv2d computed
  * fold by fold as the target's systolic array would, with the bits of the
- * cpu_ref kernels (SPEC_FORMAT.md, "Reference arithmetic"). Internal to
+ * cpu_ref kernels (docs/spec-format.md, "Reference arithmetic"). Internal to
  * common/: exec.c calls it for ops whose npu class is ENPU_NPU_GEMM. */
 #ifndef ENPU_NPUEXEC_H
 #define ENPU_NPUEXEC_H

@@ -1,7 +1,7 @@
 /* par.h: a small fixed thread pool for kernels.
  *
  * Kernels split their OUTPUTS across threads, never one output's reduction,
- * so the bits never depend on the thread count (SPEC_FORMAT.md). */
+ * so the bits never depend on the thread count (docs/spec-format.md). */
 #ifndef ENPU_PAR_H
 #define ENPU_PAR_H
 

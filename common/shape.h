@@ -1,5 +1,5 @@
 /* shape.h: shape rules of the ops (signature: enpu_shape_fn).
- * Semantics follow SPEC_FORMAT.md, then ONNX opset 13 and NumPy. */
+ * Semantics follow docs/spec-format.md, then ONNX opset 13 and NumPy. */
 #ifndef ENPU_SHAPE_H
 #define ENPU_SHAPE_H
 

@@ -1,4 +1,4 @@
-/* spec.h: spec.yaml (format v1, SPEC_FORMAT.md): parsing with libyaml and
+/* spec.h: spec.yaml (format v1, docs/spec-format.md): parsing with libyaml and
  * validation into an enpu_graph.
  *
  * The parser keeps the line and column of every node so that every error

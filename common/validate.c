@@ -433,7 +433,7 @@ static int check_op(vctx *c, int i)
 		const char *near = closest_op(op->op.s);
 
 		return vfail(c, op->op.line, op->op.col, ENPU_E_OP,
-			     "see SPEC_FORMAT.md for the ops of spec v1",
+			     "see docs/spec-format.md for the ops of spec v1",
 			     "unknown op '%.64s'%s%s%s", op->op.s, near ? "; did you mean '" : "",
 			     near ? near : "", near ? "'?" : "");
 	}

@@ -26,4 +26,12 @@ check "catalogue lists codes" test "$n" -ge 40
 for verb in validate compile run compare report backends boards jobs cache explain version; do
 	check "README documents '$verb'" grep -q "eulernpu $verb" "$ROOT/README.md"
 done
+# what a user reads points inside the repository (or the installed copy)
+outside=$( (cat "$ROOT/README.md" "$ROOT"/docs/*.md "$ROOT/client/eulernpu.1" "$ROOT/server/eulernpud.8" \
+	"$ROOT/proto/openapi.yaml"; "$BIN/eulernpu" explain | while read -r code _; do
+	"$BIN/eulernpu" explain "$code"; done) | grep -nE '\.\./shared|SPEC_FORMAT|ARCHITECTURE\.md|STYLE\.md')
+expect_eq "README, docs, man pages, OpenAPI and error texts point only inside the repository" "$outside" ""
+for f in $(grep -o '](docs/[^)#]*' "$ROOT/README.md" | sed 's/^](//' | sort -u); do
+	check "README's link $f exists" test -f "$ROOT/$f"
+done
 finish

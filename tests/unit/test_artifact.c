@@ -15,7 +15,7 @@
 #include "graphjson.h"
 #include "plan.h"
 
-/* The seed spec of SPEC_FORMAT.md, as examples/tiny_mlp/spec.yaml has it
+/* The seed spec of docs/spec-format.md, as examples/tiny_mlp/spec.yaml has it
  * (fc1.w is declared on line 9). */
 static const char tiny_mlp[] =
 	"# tiny_mlp: the seed model of SPEC_FORMAT.md, 8 -> 16 -> 4.\n"

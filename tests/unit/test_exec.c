@@ -160,7 +160,7 @@ static void check_fmaf_reference(const char *backend)
 	float h[16], logits[4];
 	char rp[128];
 
-	/* the reference arithmetic of SPEC_FORMAT.md, written out */
+	/* the reference arithmetic of docs/spec-format.md, written out */
 	for (int j = 0; j < 16; j++) {
 		float acc = 0.0f;
 		for (int i = 0; i < 8; i++)

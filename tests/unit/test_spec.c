@@ -6,7 +6,7 @@
 #include <string.h>
 #include "spec.h"
 
-/* examples/tiny_mlp/spec.yaml, as SPEC_FORMAT.md gives it */
+/* examples/tiny_mlp/spec.yaml, as docs/spec-format.md gives it */
 static const char tiny_mlp[] =
 	"eulernpu: 1                 # format version, required\n"
 	"name: tiny_mlp\n"
