@@ -144,9 +144,12 @@ run_one() {
 
 T0=$SECONDS
 echo "mutants: ${#names[@]}, $JOBS at a time"
+# Job control: each mutant runs in its own process group, which cleanup
+# kills whole (its make, tests and the daemons they started).
+set -m
 for n in "${names[@]}"; do
 	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
-	setsid -w bash -c "$(declare -f run_one); WORK='$WORK' MDIR='$MDIR' UNIT_TIMEOUT=$UNIT_TIMEOUT E2E_TIMEOUT=$E2E_TIMEOUT; run_one '$n'" &
+	bash -c "$(declare -f run_one); WORK='$WORK' MDIR='$MDIR' UNIT_TIMEOUT=$UNIT_TIMEOUT E2E_TIMEOUT=$E2E_TIMEOUT; run_one '$n'" &
 	PGIDS+=("$!")
 done
 wait
