@@ -5,6 +5,9 @@
 # `make core` builds the compute core alone (libc, libm, pthread: no
 # pkg-config package); `make cross` builds its static test runner for armhf
 # and aarch64 (tests/cross/, run under qemu-user-static by make test).
+# `make mutants [MUTANTS="a b"] [MUTANT_JOBS=N]` plants each small bug of
+# tests/mutants/*.patch in a copy of the tree and fails if any survives
+# its tests (tests/mutants/run.sh).
 
 CC      ?= cc
 NPROC   := $(shell nproc 2>/dev/null || echo 2)
@@ -110,7 +113,8 @@ DOCDIR  ?= $(PREFIX)/share/doc/eulernpu
 UNITS   := eulernpud.service eulernpud.socket eulernpud-board.service
 
 .PHONY: all deps demo test test-unit test-e2e test-san clean tests check-deps \
-        core cross cross-host print-core-src install install-board uninstall stress
+        core cross cross-host print-core-src install install-board uninstall stress \
+        mutants
 all: $(BIN)/eulernpud $(BIN)/eulernpu $(LIB)
 
 $(B)/obj/%.o: %.c
@@ -249,6 +253,14 @@ stress: deps
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) tests
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) SAN=1 tests
 	$(Q)tests/stress.sh
+
+# make mutants: each tests/mutants/*.patch (or those named in MUTANTS) applied
+# to a copy of the tree, rebuilt and run against the tests its "# kill:"
+# lines name, MUTANT_JOBS (nproc) at a time; fails and names the survivors
+# when a planted bug passes its tests. Needs the normal build, made first.
+mutants: deps
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) SAN=0 tests
+	$(Q)tests/mutants/run.sh -j $(or $(MUTANT_JOBS),$(NPROC)) $(MUTANTS)
 
 # Fuzzing (tests/fuzz/fuzz.mk: make fuzz FUZZ_SECONDS=N) and the load
 # generator (tests/load/load.mk).

@@ -65,6 +65,16 @@ expect_match "difference: E0600 first line" "$(sed -n 1p <<<"$err")" '^error\[E0
 expect_match "difference names the tensor and index" "$err" "logits.*\(0, 2\)|\(0, 2\).*logits"
 expect_eq "difference: nothing on stdout" "$(cat "$TMP/last.out")" ""
 
+# --exact reaches the server: a difference far inside the tolerance passes
+# without it and fails with it (bits, not tolerance).
+"$PY" -c 'import sys, numpy as np
+g = dict(np.load(sys.argv[1])); k = list(g)[0]; g[k] = g[k].copy()
+g[k][0, 1] = np.nextafter(g[k][0, 1], np.float32(np.inf), dtype=np.float32)
+np.savez(sys.argv[2], **g)' "$GOLD" "$TMP/golden_ulp.npz"
+check "one ulp off passes the tolerance" "$CLI" compare --got "$TMP/mlp.out.npz" --expected "$TMP/golden_ulp.npz"
+check_status "one ulp off fails --exact: exit 1" 1 "$CLI" compare --got "$TMP/mlp.out.npz" --expected "$TMP/golden_ulp.npz" --exact
+expect_match "one ulp off, --exact: says the bits differ" "$(cat "$TMP/last.err")" 'exact comparison: the bits differ'
+
 # Golden under another key: not comparable, exit 2.
 "$PY" -c 'import sys, numpy as np
 g = dict(np.load(sys.argv[1])); np.savez(sys.argv[2], other=list(g.values())[0])' "$GOLD" "$TMP/golden_key.npz"

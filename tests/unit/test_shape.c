@@ -211,6 +211,14 @@ Test(shape, conv2d)
 	a.dilations[0] = a.dilations[1] = 2;
 	o = run(enpu_s_conv2d, &a, 2, in, 1, NULL);
 	expect_shape(&o, S(4, 1, 4, 4, 4));   /* extent 5 */
+	/* asymmetric pads t, l, b, r: the height gets t + b, the width l + r */
+	a = defaults(ENPU_OP_CONV2D);
+	a.pads[0] = 2; a.pads[1] = 0; a.pads[2] = 0; a.pads[3] = 1;
+	o = run(enpu_s_conv2d, &a, 2, in, 1, NULL);
+	expect_shape(&o, S(4, 1, 4, 8, 7));   /* 8+2+0-3+1, 8+0+1-3+1 */
+	a.pads[0] = 0; a.pads[1] = 1; a.pads[2] = 2; a.pads[3] = 0;
+	o = run(enpu_s_conv2d, &a, 2, in, 1, NULL);
+	expect_shape(&o, S(4, 1, 4, 8, 7));
 	/* groups */
 	a = defaults(ENPU_OP_CONV2D);
 	a.group = 2;

@@ -1,17 +1,22 @@
 /* test_srv_cas.c: the daemon's cache on disk (server/cas.c, artifact.c):
  * blob put/get/verify, streamed uploads, atomic writes, the action cache,
  * manifests, ingest/import of a real compiled artifact, and a restart (a new
- * handle over the same directory) that sees everything. */
+ * handle over the same directory) that sees everything; and PUT /v1/blobs
+ * through the daemon's HTTP layer on a Unix socket. */
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
+#include <curl/curl.h>
 #include <json-c/json.h>
 #include "srv.h"
+#include "http.h"
 #include "buf.h"
 #include "digest.h"
 #include "cas.h"
@@ -128,7 +133,94 @@ Test(srv_cas, upload_with_wrong_digest_is_rejected)
 	cr_assert_eq(srv_cas_has(c, HELLO_SHA, NULL), 0, "bad upload stores nothing");
 	snprintf(tmp, sizeof tmp, "%s/c/tmp", root);
 	cr_assert_eq(count_entries(tmp), 0);
+
+	/* every digit counts: a digest off in its last hex digit only */
+	const char *near = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9825";
+	u = srv_upload_begin(c, &e);
+	srv_upload_write(u, "hello", 5, &e);
+	cr_assert_eq(srv_upload_finish(u, near, dig, NULL, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_BLOB_DIGEST);
+	cr_assert_eq(srv_cas_has(c, near, NULL), 0);
+	cr_assert_eq(srv_cas_has(c, HELLO_SHA, NULL), 0, "bad upload stores nothing");
+	cr_assert_eq(count_entries(tmp), 0);
 	srv_cas_close(c);
+}
+
+static size_t sink(char *p, size_t size, size_t n, void *ud)
+{
+	return enpu_buf_add(ud, p, size * n) == 0 ? size * n : 0;
+}
+
+/* PUT body to /v1/blobs/<digest> on the Unix socket sock: the HTTP status. */
+static long put_blob(const char *sock, const char *digest, const char *body, enpu_buf *resp)
+{
+	CURL *h = curl_easy_init();
+	struct curl_slist *hd = NULL;
+	char url[256];
+	long st = 0;
+	CURLcode rc;
+
+	cr_assert_not_null(h);
+	snprintf(url, sizeof url, "http://localhost/v1/blobs/%s", digest);
+	hd = curl_slist_append(hd, "Content-Type: application/octet-stream");
+	hd = curl_slist_append(hd, "Expect:");
+	curl_easy_setopt(h, CURLOPT_UNIX_SOCKET_PATH, sock);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 60L);
+	rc = curl_easy_perform(h);
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &st);
+	curl_slist_free_all(hd);
+	curl_easy_cleanup(h);
+	cr_assert_eq(rc, CURLE_OK, "PUT %s: %s", url, curl_easy_strerror(rc));
+	return st;
+}
+
+/* The route, not only srv_upload_finish, must hold the bytes to the digest
+ * named in the path: bytes that hash elsewhere are refused (422, E0805) and
+ * stored under no name; the right digest stores them (201). */
+Test(srv_cas, put_blob_route_checks_the_digest_in_the_path)
+{
+	const char *near = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9825";
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct MHD_Daemon *d;
+	enpu_buf resp = ENPU_BUF_INIT;
+	char sock[300];
+	srv_ctx ctx;
+	int fd;
+
+	memset(&ctx, 0, sizeof ctx);
+	srv_config_defaults(&ctx.cfg);
+	ctx.lim = &ctx.cfg.limits;
+	ctx.cas = open_cache("c");
+	snprintf(sock, sizeof sock, "%s/s.sock", root);
+	cr_assert_lt(strlen(sock), sizeof sa.sun_path);
+	memcpy(sa.sun_path, sock, strlen(sock) + 1);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	cr_assert_eq(listen(fd, 16), 0);
+	d = srv_http_start(&ctx, fd);
+	cr_assert_not_null(d);
+
+	cr_assert_eq(put_blob(sock, near, "hello", &resp), 422, "%.*s", (int)resp.len, resp.data);
+	cr_assert(resp.len && memmem(resp.data, resp.len, "E0805", 5), "%.*s", (int)resp.len, resp.data);
+	cr_assert_eq(srv_cas_has(ctx.cas, near, NULL), 0);
+	cr_assert_eq(srv_cas_has(ctx.cas, HELLO_SHA, NULL), 0, "refused bytes are stored nowhere");
+	resp.len = 0;
+	cr_assert_eq(put_blob(sock, HELLO_SHA, "hello", &resp), 201, "%.*s", (int)resp.len, resp.data);
+	cr_assert_eq(srv_cas_has(ctx.cas, HELLO_SHA, NULL), 1);
+
+	srv_http_stop(d);
+	enpu_buf_free(&resp);
+	srv_cas_close(ctx.cas);
 }
 
 Test(srv_cas, put_file_keeps_source)
