@@ -239,8 +239,9 @@ demo: deps
 	$(Q)tests/e2e/demo.sh $(BIN)
 
 # The whole suite: unit tests and end-to-end tests, then again under
-# ASan+UBSan, then each fuzz target for FUZZ_SECONDS (10 by default here;
-# `make fuzz` runs them longer). Prints a closing "N passed, N failed" line.
+# ASan+UBSan, then every mutant (make mutants), then each fuzz target for
+# FUZZ_SECONDS (10 by default here; `make fuzz` runs them longer). Prints a
+# closing "N passed, N failed" line.
 test: deps
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) tests cross
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) SAN=1 tests

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # run.sh: run every test of `make test`: the unit tests (criterion), the
 # fuzz regression inputs and the end-to-end scripts, first on the normal
-# build, then under ASan+UBSan; then each fuzz target for FUZZ_SECONDS (10;
-# 0 skips them). Prints one closing line "N passed, N failed" over everything,
+# build, then under ASan+UBSan; then every mutant of tests/mutants (on the
+# normal build; TEST_MUTANTS=0 leaves them out); then each fuzz target for
+# FUZZ_SECONDS (10; 0 leaves them out). Prints one closing line "N passed, N failed" over everything,
 # after a line "K skipped" when tests were skipped.
 #
 # A skipped test is never a pass: criterion's (cr_skip_test, from its TAP
@@ -131,6 +132,14 @@ tally_plain() {   # $1 label, $2 name, $3 log ("N passed, M failed" at the end),
 start=$(date +%s)
 run_suite plain build bin
 run_suite asan build-san build-san/bin
+# every mutant of tests/mutants must be killed by its tests (on the plain
+# build; each mutant is one small planted bug: tests/mutants/README.md)
+if [ "${TEST_MUTANTS:-1}" != 0 ]; then
+	log=$(mktemp)
+	tests/mutants/run.sh >"$log" 2>&1; r=$?
+	grep -a '^SURVIVED\|^ERROR\|^total' "$log" | sed 's/^/    /' | head -20
+	tally_plain mutants "tests/mutants (make mutants)" "$log" "$r"
+fi
 # each fuzz target briefly (make fuzz-build made them), from its seeds and
 # the corpus of earlier runs; then the regression inputs through the fuzzers
 if [ "${FUZZ_SECONDS:-10}" != 0 ]; then
