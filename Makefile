@@ -24,8 +24,11 @@ ifeq ($(CI),true)
 WARN    += -Werror
 endif
 OPT     ?= -O2 -g
+# common/backends/*/: one folder per backend (or family), headers included by name
+BACKEND_DIRS := $(sort $(dir $(wildcard common/backends/*/*.c)))
+INC     := -Icommon $(patsubst %/,-I%,$(BACKEND_DIRS)) -Iproto
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -ffp-contract=off -fno-fast-math \
-           -pthread -MMD -MP -Icommon -Iproto
+           -pthread -MMD -MP $(INC)
 LDLIBS  += -pthread -lm
 
 # The compute core's flags: the same, minus the packages' include paths.
@@ -53,7 +56,7 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CRIT_LIBS  = $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
 
-COMMON_SRC := $(sort $(wildcard common/*.c))
+COMMON_SRC := $(sort $(wildcard common/*.c common/backends/*.c common/backends/*/*.c))
 SERVER_SRC := $(sort $(wildcard server/*.c))
 CLIENT_SRC := $(sort $(wildcard client/*.c))
 TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c))

@@ -1,9 +1,10 @@
 /* artifact.c: manifest.json, and loading a compiled artifact. Loading
  * trusts nothing in the directory: every file's path, size and sha256 is
  * checked against the manifest, the id against the files, then graph.json,
- * plan.json and the weights against each other. An npu_sim artifact also
- * carries its target (manifest "target", and plan.json's "npu" section):
- * both must parse and agree, and the run keeps it. */
+ * plan.json and the weights against each other. The backend's target
+ * options (manifest "target") must parse; its plan (an npu model, a PL
+ * partition) is derived again from them, and graph.json's lowerings and
+ * plan.json's backend section must be what it gives (backend.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@
 #include "npz.h"
 #include "graphjson.h"
 #include "plan.h"
-#include "fpga.h"
+#include "backend.h"
 
 #define MANIFEST_MAX (1u << 20)
 #define MAX_FILES 64
@@ -26,12 +27,9 @@ struct enpu_artifact {
 	enpu_plan plan;
 	enpu_tlist weights;
 	const float **wdata;   /* per tensor index */
-	int has_npu;
-	enpu_npu_target npu;   /* npu_sim: the target from the manifest */
-	int has_board;
-	enpu_board_target board; /* zynq_ps, fpga_board: the target from the manifest */
-	int has_fpga;
-	enpu_fpga_part fpga;   /* fpga_board: the partition, derived again */
+	const enpu_backend_def *def;
+	void *opts;            /* the backend's target options, from the manifest (or NULL) */
+	void *st;              /* the backend's plan, derived again at load (or NULL) */
 };
 
 void enpu_artifact_id_of(const char *const *paths, const char *const *digests,
@@ -233,18 +231,6 @@ static int bind_weights(enpu_artifact *a, const char *label, enpu_err *e)
 }
 
 /* Two targets agree when their canonical JSON is the same text. */
-static int same_target(const enpu_npu_target *x, const enpu_npu_target *y)
-{
-	json_object *jx = enpu_npu_target_json(x), *jy = enpu_npu_target_json(y);
-	int same = jx && jy &&
-		   strcmp(json_object_to_json_string_ext(jx, JSON_C_TO_STRING_PLAIN),
-			  json_object_to_json_string_ext(jy, JSON_C_TO_STRING_PLAIN)) == 0;
-
-	json_object_put(jx);
-	json_object_put(jy);
-	return same;
-}
-
 int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 		       enpu_artifact **out, enpu_err *e)
 {
@@ -257,7 +243,7 @@ int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 	char id[65], *gweights = NULL;
 	const char *wpath, *label = "manifest.json";
 	loaded_file *gf, *pf, *wf;
-	enpu_npu_target pnpu;
+	json_object *section = NULL;
 	int64_t iv;
 
 	*out = NULL;
@@ -294,24 +280,20 @@ int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 	memcpy(a->id, json_object_get_string(v), 65);
 	if (!(v = enpu_json_field(m, "backend", json_type_string, label, "", e)))
 		goto fail;
-	if (enpu_backend_parse(json_object_get_string(v)) < 0) {
+	if (!(a->def = enpu_backend_by_name(json_object_get_string(v)))) {
 		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "field 'backend': unknown backend '%s'",
 			  json_object_get_string(v));
 		goto fail;
 	}
 	snprintf(a->backend, sizeof(a->backend), "%s", json_object_get_string(v));
-	if (strcmp(a->backend, "npu_sim") == 0) {
-		if (!(v = enpu_json_field(m, "target", json_type_object, label, "", e)) ||
-		    enpu_npu_target_from_json(v, label, &a->npu, e) < 0)
+	if (a->def->opts_size) {
+		if (!(a->opts = calloc(1, a->def->opts_size))) {
+			enpu_fail(e, ENPU_E_NOMEM, label, NULL, "cannot load the target");
 			goto fail;
-		a->has_npu = 1;
-	}
-	if (strcmp(a->backend, "zynq_ps") == 0 || strcmp(a->backend, "fpga_board") == 0) {
+		}
 		if (!(v = enpu_json_field(m, "target", json_type_object, label, "", e)) ||
-		    enpu_board_target_from_json((enpu_backend)enpu_backend_parse(a->backend), v,
-						label, &a->board, e) < 0)
+		    a->def->opts_from_json(a->opts, v, label, e) < 0)
 			goto fail;
-		a->has_board = 1;
 	}
 	if (!enpu_json_field(m, "compiler", json_type_string, label, "", e) ||
 	    !(spec = enpu_json_field(m, "spec", json_type_object, label, "", e)) ||
@@ -409,23 +391,22 @@ int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 			  "graph.json and manifest.json disagree on the backend or the weights file");
 		goto fail;
 	}
-	if (enpu_plan_from_json_npu(a->g, pf->data.data, pf->data.len, "plan.json", &a->plan,
-				    &pnpu, e) < 0)
+	if (enpu_plan_from_json_section(a->g, pf->data.data, pf->data.len, "plan.json", &a->plan,
+					a->def->section, &section, e) < 0)
 		goto fail;
-	if (a->has_npu && !same_target(&a->npu, &pnpu)) {
-		enpu_fail(e, ENPU_E_ARTIFACT, "plan.json", "recompile the artifact",
-			  "the npu target in plan.json differs from the one in manifest.json");
+	/* the backend's plan, derived again: graph.json's lowerings and
+	 * plan.json's section must be what it gives */
+	if (a->def->plan && a->def->plan(a->g, a->opts, a->plan.arena_bytes, &a->st, e) < 0)
 		goto fail;
-	}
-	/* fpga_board: graph.json's lowerings and plan.json's segments must be
-	 * the partition the manifest's target gives */
-	if (strcmp(a->backend, "fpga_board") == 0) {
-		if (enpu_fpga_partition(a->g, &a->board, &a->fpga, e) < 0)
+	if (enpu_graph_check_lowerings(a->g, a->st, gf->data.data, gf->data.len, "graph.json", e) < 0)
+		goto fail;
+	if (a->def->check_plan) {
+		if (a->def->check_plan(a->g, a->opts, a->st, section, "plan.json", e) < 0)
 			goto fail;
-		a->has_fpga = 1;
-		if (enpu_fpga_check_artifact(a->g, &a->fpga, gf->data.data, gf->data.len,
-					     pf->data.data, pf->data.len, e) < 0)
-			goto fail;
+	} else if (section) {
+		enpu_fail(e, ENPU_E_ARTIFACT, "plan.json", NULL, "a %s plan has no '%s' section",
+			  a->def->name, a->def->section);
+		goto fail;
 	}
 	if (enpu_npz_read_mem(wf->data.data, wf->data.len, wpath, lim, &a->weights, e) < 0) {
 		if (e)
@@ -438,10 +419,12 @@ int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 	free(gweights);
 	free_files(lf, nf);
 	json_object_put(m);
+	json_object_put(section);
 	enpu_buf_free(&mbuf);
 	*out = a;
 	return 0;
 fail:
+	json_object_put(section);
 	free(gweights);
 	free_files(lf, nf);
 	json_object_put(m);
@@ -458,7 +441,9 @@ void enpu_artifact_free(enpu_artifact *a)
 	enpu_plan_free(&a->plan);
 	enpu_tlist_free(&a->weights);
 	free(a->wdata);
-	enpu_fpga_part_free(&a->fpga);
+	if (a->st && a->def->state_free)
+		a->def->state_free(a->st);
+	free(a->opts);
 	free(a);
 }
 
@@ -482,11 +467,6 @@ const enpu_plan *enpu_artifact_plan(const struct enpu_artifact *a)
 	return &a->plan;
 }
 
-const enpu_npu_target *enpu_artifact_npu(const struct enpu_artifact *a)
-{
-	return a->has_npu ? &a->npu : NULL;
-}
-
 const float *enpu_artifact_weight(const struct enpu_artifact *a, int tensor)
 {
 	if (tensor < 0 || tensor >= a->g->n_tensors)
@@ -494,12 +474,17 @@ const float *enpu_artifact_weight(const struct enpu_artifact *a, int tensor)
 	return a->wdata[tensor];
 }
 
-const enpu_board_target *enpu_artifact_board(const struct enpu_artifact *a)
+const enpu_backend_def *enpu_artifact_def(const struct enpu_artifact *a)
 {
-	return a->has_board ? &a->board : NULL;
+	return a->def;
 }
 
-const enpu_fpga_part *enpu_artifact_fpga(const struct enpu_artifact *a)
+const void *enpu_artifact_options(const struct enpu_artifact *a)
 {
-	return a->has_fpga ? &a->fpga : NULL;
+	return a->opts;
+}
+
+const void *enpu_artifact_state(const struct enpu_artifact *a)
+{
+	return a->st;
 }

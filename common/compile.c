@@ -2,10 +2,10 @@
  * weights file against it, plans memory and writes the artifact directory
  * (graph.json, plan.json, weights/<backend>.npz, then manifest.json last,
  * so a directory without a manifest is never mistaken for an artifact).
- * The target's backend decides each op's lowering; for npu_sim the cycle
- * and memory model runs here and its tiling goes into plan.json; for
- * fpga_board the PL partition goes into graph.json (each op's lowering)
- * and plan.json ("fpga"); zynq_ps records its cpu in plan.json ("zynq"). */
+ * The target's backend (backend.h) decides each op's lowering and makes
+ * its own plan (npu_sim's cycle and memory model, fpga_board's PL
+ * partition), which goes into graph.json's lowerings and plan.json's
+ * backend section. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -18,7 +18,7 @@
 #include "npz.h"
 #include "graphjson.h"
 #include "plan.h"
-#include "fpga.h"
+#include "backend.h"
 
 /* The spec's file name in weight errors: enpu_spec does not expose the
  * label it was parsed with. */
@@ -145,16 +145,14 @@ int enpu_compile(const enpu_spec *spec, const enpu_target *tgt,
 	enpu_plan plan = ENPU_PLAN_INIT;
 	enpu_buf gj = ENPU_BUF_INIT, pj = ENPU_BUF_INIT, mj = ENPU_BUF_INIT, wb = ENPU_BUF_INIT;
 	enpu_manifest_file mf[3];
-	enpu_npu_report nr;
-	const enpu_npu_target *npu = enpu_target_npu(tgt);
-	const enpu_board_target *board = enpu_target_board(tgt);
-	enpu_fpga_part part = ENPU_FPGA_PART_INIT;
-	json_object *target = NULL, *npuj = NULL, *boardj = NULL;
+	const enpu_backend_def *def = enpu_target_def(tgt);
+	const void *opts = enpu_target_options(tgt);
+	void *st = NULL;
+	json_object *target = NULL, *section = NULL;
 	char wrel[64], path[4096], wdigest[65], id[65];
 	const char *paths[3], *digests[3];
 	int *first = NULL, *last = NULL, rc = -1, wrote = 0;
 
-	memset(&nr, 0, sizeof(nr));
 	if (!lim)
 		lim = enpu_limits_default();
 	if (!weights_label)
@@ -169,25 +167,12 @@ int enpu_compile(const enpu_spec *spec, const enpu_target *tgt,
 		goto out;
 	if (enpu_plan_build(g, &plan, e) < 0)
 		goto out;
-	if (npu) {
-		if (enpu_npu_model(g, npu, plan.arena_bytes, &nr, e) < 0)
-			goto out;
-		if (!(npuj = enpu_npu_plan_json(g, &nr))) {
-			enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot build the npu plan of '%s'", g->name);
-			goto out;
-		}
-	}
-
-	if (board && board->bk == ENPU_BK_FPGA_BOARD) {
-		if (enpu_fpga_partition(g, board, &part, e) < 0)
-			goto out;
-		boardj = enpu_fpga_plan_json(g, &part);
-	} else if (board && (boardj = json_object_new_object())) {
-		json_object_object_add(boardj, "cpu",
-				       json_object_new_string(enpu_board_cpu_name(board->cpu)));
-	}
-	if (board && !boardj) {
-		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot build the board plan of '%s'", g->name);
+	/* the backend's own plan and its plan.json section */
+	if (def->plan && def->plan(g, opts, plan.arena_bytes, &st, e) < 0)
+		goto out;
+	if (def->plan_json && !(section = def->plan_json(g, opts, st))) {
+		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot build the %s plan of '%s'", def->name,
+			  g->name);
 		goto out;
 	}
 
@@ -207,12 +192,8 @@ int enpu_compile(const enpu_spec *spec, const enpu_target *tgt,
 			bw.items[bw.n++] = *enpu_tlist_find(&w, g->tensors[i].name);
 
 	snprintf(wrel, sizeof(wrel), "weights/%s.npz", g->backend);
-	if ((part.op_seg ? enpu_fpga_graph_json(g, &part, wrel, &gj, e)
-			 : enpu_graph_to_json(g, wrel, "spec", &gj, e)) < 0 ||
-	    enpu_plan_to_json_npu(g, &plan, npuj, &pj, e) < 0)
-		goto out;
-	if (boardj && enpu_json_add_section(&pj, part.op_seg ? "fpga" : "zynq", boardj,
-					    "plan.json", e) < 0)
+	if (enpu_graph_to_json(g, wrel, "spec", st, &gj, e) < 0 ||
+	    enpu_plan_to_json_section(g, &plan, def->section, section, &pj, e) < 0)
 		goto out;
 
 	if (check_outdir(outdir, e) < 0)
@@ -252,13 +233,8 @@ int enpu_compile(const enpu_spec *spec, const enpu_target *tgt,
 		info->n_components = g->n_components;
 		snprintf(info->backend, sizeof(info->backend), "%s", g->backend);
 		info->arena_bytes = plan.arena_bytes;
-		if (part.op_seg) {
-			info->pl_ops = part.pl_ops;
-			info->ps_ops = part.ps_ops;
-			info->pl_segments = part.n_segs;
-		} else if (board) {
-			info->ps_ops = g->n_ops;
-		}
+		if (def->counts)
+			def->counts(g, st, &info->pl_ops, &info->ps_ops, &info->pl_segments);
 	}
 	rc = 0;
 out:
@@ -275,10 +251,9 @@ out:
 			rmdir(path);
 	}
 	json_object_put(target);
-	json_object_put(npuj);
-	json_object_put(boardj);
-	enpu_fpga_part_free(&part);
-	enpu_npu_report_free(&nr);
+	json_object_put(section);
+	if (st && def->state_free)
+		def->state_free(st);
 	free(bw.items);   /* borrowed tensors: w owns them */
 	free(first);
 	free(last);

@@ -67,7 +67,9 @@ typedef struct enpu_run_info {
 	int n_outputs;
 	char first_shape[64];   /* "(1, 4)" of the first output */
 	double seconds;         /* wall time of execution only */
-	/* npu_sim only (0 otherwise): the model's totals, as in report.json */
+	/* a backend with an NPU model (npu_sim; has_npu 0 otherwise): the
+	 * model's totals, as in report.json */
+	int has_npu;
 	uint64_t npu_cycles;
 	double npu_time_us;
 	uint64_t npu_dram_bytes;
@@ -86,12 +88,12 @@ typedef struct enpu_run_info {
  * write result.npz with the spec's outputs by name, in order. par may be
  * NULL. The same bytes for any thread count. cancel, if non-NULL, is polled
  * between ops: non-zero aborts (-1, E0807). report_path, if non-NULL, gets
- * report.json: {"backend", "artifact", "seconds", "outputs": [...], and for
- * npu_sim "npu": enpu_npu_report_json; for fpga_board "fpga": the
- * segments the PL driver (enpu_pl_current) ran, PL/PS op counts, PL cycles
- * and DMA bytes; for zynq_ps "zynq": {"cpu"}}. fpga_board runs each PL
- * segment through the PL driver, the PS ops on the reference kernels:
- * the same bits as cpu_ref. */
+ * report.json: {"backend", "artifact", "seconds", "outputs": [...], and the
+ * backend's section (backend.h): npu_sim "npu": enpu_npu_report_json;
+ * fpga_board "fpga": the segments the PL driver (enpu_pl_current) ran,
+ * PL/PS op counts, PL cycles and DMA bytes; zynq_ps "zynq": {"cpu"}}.
+ * fpga_board runs each PL segment through the PL driver, the PS ops on
+ * the reference kernels: the same bits as cpu_ref. */
 int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_label,
 	     const char *result_path, const char *report_path, enpu_par *par,
 	     const volatile int *cancel, const enpu_limits *lim, enpu_run_info *info,
@@ -99,13 +101,6 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 
 /* ---- boards ----------------------------------------------------------- */
 
-/* How g (validated for t) splits between the PL and the PS, as compile
- * will lower it: for fpga_board the partition of README "Boards"; for
- * zynq_ps every op on the PS and no segment; other backends all 0. For
- * the validate verb and the server's validate route. 0, or -1 (out of
- * memory, a 64-bit count overflows). */
-int enpu_fpga_partition_count(const enpu_graph *g, const enpu_target *t, int *pl_ops,
-			      int *ps_ops, int *segments, enpu_err *e);
 
 /* The PL driver that runs fpga_board segments in this process (pl.h):
  * "emulated" unless enpu_pl_select chose another. Select once at start-up

@@ -1,12 +1,10 @@
 /* exec.c: enpu_run. Checks input.npz against the graph's inputs, runs each
  * op in schedule order over views into the inputs, the weights and one
- * planned arena, and writes the outputs as result.npz. cpu_ref runs the
- * reference kernels; npu_sim runs GEMM-class ops tiled on its array
- * (npuexec.c) and the rest on the reference kernels, the same bits, then
- * its cycle and memory model for info and report.json. zynq_ps runs the
- * reference kernels (on the board's ARM cores); fpga_board runs each PL
- * segment through the selected PL driver (pl.h) and the PS ops on the
- * reference kernels: the same bits again. */
+ * planned arena, and writes the outputs as result.npz. The reference
+ * kernels run every op that the artifact's backend (backend.h) does not
+ * take over through its engine hook (npu_sim's GEMMs on its array,
+ * fpga_board's PL segments): the same bits either way. The backend adds
+ * its section to report.json and its numbers to the run's info. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,11 +12,10 @@
 #include <json-c/json.h>
 #include "enpu.h"
 #include "engine.h"
+#include "backend.h"
 #include "graphjson.h"
-#include "npuexec.h"
 #include "npz.h"
 #include "plan.h"
-#include "pl.h"
 
 static void inputs_of(const enpu_graph *g, char *buf, size_t cap)
 {
@@ -107,31 +104,15 @@ static void bind_tensors(const enpu_artifact *a, const enpu_tlist *in, unsigned 
 	enpu_engine_bind_arena(en, arena, offset);
 }
 
-/* npu_sim: GEMM-class ops run tiled on the target's array. */
-static int npu_hook(void *ctx, int k, const enpu_view *in, int n_in, enpu_view *out,
-		    enpu_par *par, enpu_err *e)
-{
-	const enpu_artifact *a = ctx;
-	const enpu_irop *op = &enpu_artifact_graph(a)->ops[k];
-
-	if (op->def->npu != ENPU_NPU_GEMM)
-		return 1;
-	if (enpu_npu_exec_gemm(enpu_artifact_npu(a), op, in, n_in, out, par) < 0)
-		return enpu_fail(e, ENPU_E_NOMEM, op->name, NULL,
-				 "op '%s' (%s) could not allocate its scratch memory", op->name,
-				 op->def->name);
-	return 0;
-}
-
 /* report.json: {"format", "version", "backend", "artifact", "seconds",
- * "outputs": [{"name", "shape"}], and for npu_sim "npu"}, written
+ * "outputs": [{"name", "shape"}], and the backend's section}, written
  * atomically. */
-static int write_report(const enpu_artifact *a, const char *path, double seconds,
-			const enpu_npu_report *nr, const enpu_pl_exec *plx, enpu_err *e)
+static int write_report(const enpu_artifact *a, const char *path, double seconds, void *run,
+			enpu_err *e)
 {
-	const enpu_board_target *board = enpu_artifact_board(a);
+	const enpu_backend_def *def = enpu_artifact_def(a);
 	const enpu_graph *g = enpu_artifact_graph(a);
-	json_object *root = json_object_new_object(), *outs = json_object_new_array(), *npu;
+	json_object *root = json_object_new_object(), *outs = json_object_new_array(), *sec;
 	enpu_buf b = ENPU_BUF_INIT;
 	int rc = -1;
 
@@ -160,26 +141,10 @@ static int write_report(const enpu_artifact *a, const char *path, double seconds
 		json_object_object_add(o, "shape", sh);
 		json_object_array_add(outs, o);
 	}
-	if (nr) {
-		if (!(npu = enpu_npu_report_json(g, nr)))
+	if (def->report_json) {
+		if (!(sec = def->report_json(g, enpu_artifact_options(a), enpu_artifact_state(a), run)))
 			goto nomem;
-		json_object_object_add(root, "npu", npu);
-	}
-	if (plx) {
-		json_object *f = enpu_fpga_report_json(g, plx->part, plx->drv->name);
-
-		if (!f)
-			goto nomem;
-		json_object_object_add(f, "pl_cycles_measured", json_object_new_int64(
-			plx->pl_cycles > INT64_MAX ? INT64_MAX : (int64_t)plx->pl_cycles));
-		json_object_object_add(root, "fpga", f);
-	} else if (board) {
-		json_object *z = json_object_new_object();
-
-		if (!z)
-			goto nomem;
-		json_object_object_add(z, "cpu", json_object_new_string(enpu_board_cpu_name(board->cpu)));
-		json_object_object_add(root, "zynq", z);
+		json_object_object_add(root, def->section, sec);
 	}
 	if (enpu_json_dump(root, &b, e) < 0 ||
 	    enpu_write_file_atomic(path, b.data, b.len, e) < 0)
@@ -201,20 +166,17 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 {
 	const enpu_graph *g = enpu_artifact_graph(a);
 	const enpu_plan *p = enpu_artifact_plan(a);
-	const enpu_npu_target *npu = enpu_artifact_npu(a);
+	const enpu_backend_def *def = enpu_artifact_def(a);
 	enpu_tlist in = ENPU_TLIST_INIT, res = ENPU_TLIST_INIT;
 	unsigned char *arena = NULL;
 	enpu_engine en = {0};
 	int64_t *offset = NULL;
-	enpu_npu_report nr;
-	const enpu_fpga_part *part = enpu_artifact_fpga(a);
-	enpu_pl_exec plx;
+	void *run = NULL;
+	int opened = 0;
 	double t0, t1;
 	int rc = -1;
 	size_t asz;
 
-	memset(&nr, 0, sizeof(nr));
-	memset(&plx, 0, sizeof(plx));
 	if (!lim)
 		lim = enpu_limits_default();
 	if (!input_label)
@@ -238,10 +200,6 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 	en.g = g;
 	en.par = par;
 	en.cancel = cancel;
-	if (npu) {
-		en.hook = npu_hook;
-		en.hook_ctx = (void *)a;
-	}
 	en.data = calloc((size_t)g->n_tensors, sizeof(*en.data));
 	offset = calloc((size_t)g->n_tensors, sizeof(*offset));
 	if (!en.data || !offset) {
@@ -249,19 +207,10 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 		goto out;
 	}
 	bind_tensors(a, &in, arena, &en, offset);
-	if (part) {
-		enpu_pl_config cfg = {enpu_artifact_board(a), par, NULL};
-
-		plx.g = g;
-		plx.part = part;
-		plx.drv = enpu_pl_current();
-		plx.data = en.data;
-		if (plx.drv->open(&cfg, &plx.handle, e) < 0) {
-			plx.drv = NULL;
+	if (def->run_open) {
+		if (def->run_open(a, enpu_artifact_options(a), enpu_artifact_state(a), &en, &run, e) < 0)
 			goto out;
-		}
-		en.hook = enpu_pl_hook;
-		en.hook_ctx = &plx;
+		opened = 1;
 	}
 	t0 = now();
 	if (enpu_engine_run(&en, e) < 0)
@@ -291,14 +240,9 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 			goto out;
 		}
 	}
-	/* the model is a pure function of the graph and the target: the same
-	 * numbers compile recorded in plan.json */
-	if (npu && enpu_npu_model(g, npu, p->arena_bytes, &nr, e) < 0)
-		goto out;
 	if (enpu_npz_write(result_path, &res, e) < 0)
 		goto out;
-	if (report_path && write_report(a, report_path, t1 - t0, npu ? &nr : NULL,
-					part ? &plx : NULL, e) < 0)
+	if (report_path && write_report(a, report_path, t1 - t0, run, e) < 0)
 		goto out;
 	if (info) {
 		memset(info, 0, sizeof(*info));
@@ -307,26 +251,13 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 			enpu_shape_pystr(&g->tensors[g->outputs[0]].shape, info->first_shape,
 					 sizeof(info->first_shape));
 		info->seconds = t1 - t0;
-		if (npu) {
-			info->npu_cycles = nr.total_cycles;
-			info->npu_time_us = nr.time_us;
-			info->npu_dram_bytes = nr.dram_read_bytes + nr.dram_write_bytes;
-			info->npu_utilisation = nr.utilisation;
-		}
-		if (part) {
-			info->pl_ops = part->pl_ops;
-			info->ps_ops = part->ps_ops;
-			info->pl_segments = plx.segments_run;
-			info->pl_cycles = plx.pl_cycles;
-		} else if (enpu_artifact_board(a)) {
-			info->ps_ops = g->n_ops;
-		}
+		if (def->run_info)
+			def->run_info(g, enpu_artifact_options(a), enpu_artifact_state(a), run, info);
 	}
 	rc = 0;
 out:
-	if (plx.drv && plx.drv->close)
-		plx.drv->close(plx.handle);
-	enpu_npu_report_free(&nr);
+	if (opened && def->run_close)
+		def->run_close(run);
 	free(en.data);
 	free(offset);
 	free(arena);

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "graphjson.h"
-#include "npusim.h"
+#include "backend.h"
 
 #define JSON_FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | \
 		    JSON_C_TO_STRING_NOSLASHESCAPE)
@@ -182,31 +182,6 @@ struct json_object *enpu_json_canonical(struct json_object *o)
 
 /* ---- writing ------------------------------------------------------------ */
 
-const char *enpu_op_lowering(const char *backend, const enpu_opdef *d, char *kernel,
-			     size_t cap)
-{
-	const char *cls;
-
-	if (strcmp(backend, "zynq_ps") == 0) {
-		snprintf(kernel, cap, "zynq_ps.%s", d->kernel_name);
-		return "ps";
-	}
-	if (strcmp(backend, "fpga_board") == 0) {
-		snprintf(kernel, cap, "fpga_board.ps.%s", d->name);
-		return "ps";
-	}
-	if (strcmp(backend, "npu_sim") != 0) {
-		snprintf(kernel, cap, "%s.%s", backend, d->kernel_name);
-		return "reference";
-	}
-	cls = enpu_npu_class_name((enpu_npu_class)d->npu);
-	if (d->npu == ENPU_NPU_GEMM)
-		snprintf(kernel, cap, "npu_sim.gemm");
-	else
-		snprintf(kernel, cap, "npu_sim.%s.%s", cls, d->name);
-	return cls;
-}
-
 static const char *kind_name(enpu_tkind k)
 {
 	switch (k) {
@@ -286,13 +261,19 @@ static json_object *names_json(const enpu_graph *g, const int *idx, int n)
 }
 
 int enpu_graph_to_json(const enpu_graph *g, const char *weights, const char *layout,
-		       enpu_buf *out, enpu_err *e)
+		       const void *st, enpu_buf *out, enpu_err *e)
 {
+	const enpu_backend_def *def = enpu_backend_by_name(g->backend);
 	json_object *root = json_object_new_object(), *arr;
 	char kname[128];
 	const char *lowering;
 	int rc;
 
+	if (!def) {
+		json_object_put(root);
+		return enpu_fail(e, ENPU_E_INTERNAL, "graph.json", NULL, "graph '%s' has no backend",
+				 g->name);
+	}
 	if (!root)
 		goto nomem;
 	json_object_object_add(root, "format", json_object_new_string("eulernpu-graph"));
@@ -350,7 +331,7 @@ int enpu_graph_to_json(const enpu_graph *g, const char *weights, const char *lay
 		for (const enpu_attrdef *ad = op->def->attrs; ad->name; ad++)
 			json_object_object_add(at, ad->name, attr_json(ad, &op->attrs));
 		json_object_object_add(o, "attrs", at);
-		lowering = enpu_op_lowering(g->backend, op->def, kname, sizeof(kname));
+		lowering = def->lowering(g, st, k, kname, sizeof(kname));
 		json_object_object_add(o, "kernel", json_object_new_string(kname));
 		json_object_object_add(o, "lowering", json_object_new_string(lowering));
 		json_object_array_add(arr, o);
@@ -669,7 +650,6 @@ int enpu_graph_from_json(const char *text, size_t len, const char *label,
 	for (size_t k = 0; k < n; k++) {
 		json_object *o = json_object_array_get_idx(arr, k), *ins, *outs, *at, *low;
 		enpu_irop *op = &g->ops[k];
-		const char *lowering;
 		enpu_shape in_sh[ENPU_MAX_OP_INPUTS], out_sh[1];
 		char ctx[80], why[256], want[128], got[128];
 		size_t nin;
@@ -699,19 +679,8 @@ int enpu_graph_from_json(const char *text, size_t len, const char *label,
 		    !(v = enpu_json_field(o, "kernel", json_type_string, label, ctx, e)) ||
 		    !(low = enpu_json_field(o, "lowering", json_type_string, label, ctx, e)))
 			goto fail;
-		lowering = enpu_op_lowering(g->backend, op->def, why, sizeof(why));
-		if (strcmp(g->backend, "fpga_board") == 0 &&
-		    strcmp(json_object_get_string(low), "pl") == 0) {
-			/* a PL segment's op: which segment, the loader checks
-			 * against the partition of the manifest's target */
-			lowering = "pl";
-			if (strncmp(json_object_get_string(v), "fpga_board.pl.", 14) != 0)
-				BAD("%skernel '%s' is not a PL segment", ctx, json_object_get_string(v));
-		} else if (strcmp(why, json_object_get_string(v)) != 0) {
-			BAD("%skernel '%s' is not '%s'", ctx, json_object_get_string(v), why);
-		}
-		if (strcmp(lowering, json_object_get_string(low)) != 0)
-			BAD("%slowering '%s' is not '%s'", ctx, json_object_get_string(low), lowering);
+		/* kernel and lowering: the artifact loader checks them against
+		 * the backend's plan (enpu_graph_check_lowerings) */
 
 		nin = json_object_array_length(ins);
 		max_in = op->def->max_in < 0 ? ENPU_MAX_OP_INPUTS : op->def->max_in;
@@ -798,4 +767,44 @@ fail:
 	free(*weights);
 	*weights = NULL;
 	return -1;
+}
+
+int enpu_graph_check_lowerings(const enpu_graph *g, const void *st, const char *text, size_t len,
+			       const char *label, enpu_err *e)
+{
+	const enpu_backend_def *def = enpu_backend_by_name(g->backend);
+	json_object *root, *ops;
+	int rc = -1;
+
+	if (!def)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "unknown backend '%s'",
+				 g->backend ? g->backend : "?");
+	if (!(root = enpu_json_parse(text, len, label, e)))
+		return -1;
+	if (!json_object_object_get_ex(root, "ops", &ops) ||
+	    !json_object_is_type(ops, json_type_array) ||
+	    json_object_array_length(ops) != (size_t)g->n_ops) {
+		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "field 'ops' does not match the graph");
+		goto out;
+	}
+	for (int k = 0; k < g->n_ops; k++) {
+		json_object *o = json_object_array_get_idx(ops, (size_t)k), *kv = NULL, *lv = NULL;
+		char kname[128];
+		const char *low = def->lowering(g, st, k, kname, sizeof(kname)), *ks, *ls;
+
+		json_object_object_get_ex(o, "kernel", &kv);
+		json_object_object_get_ex(o, "lowering", &lv);
+		ks = json_object_is_type(kv, json_type_string) ? json_object_get_string(kv) : "";
+		ls = json_object_is_type(lv, json_type_string) ? json_object_get_string(lv) : "";
+		if (strcmp(ks, kname) != 0 || strcmp(ls, low) != 0) {
+			enpu_fail(e, ENPU_E_ARTIFACT, label, "recompile the artifact",
+				  "op '%s': kernel '%.64s' and lowering '%.32s' are not %s's (%s, %s)",
+				  g->ops[k].name, ks, ls, def->name, kname, low);
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	json_object_put(root);
+	return rc;
 }

@@ -45,18 +45,18 @@ int enpu_json_int(struct json_object *v, int64_t lo, int64_t hi, const char *lab
  * form used for target options. NULL in, NULL out. */
 struct json_object *enpu_json_canonical(struct json_object *o);
 
-/* What graph.json records per op for op type d on backend: the kernel
- * ("cpu_ref.matmul_f32", "npu_sim.gemm", "npu_sim.vector.relu") into
- * kernel, and the lowering ("reference" on cpu_ref; on npu_sim the NPU
- * class: "gemm", "vector", "free", "move"). */
-const char *enpu_op_lowering(const char *backend, const enpu_opdef *d, char *kernel,
-			     size_t cap);
-
 /* graph.json from g; weights names the backend weights file and layout its
  * layout ("spec": every v1 backend, npu_sim included, keeps the spec's
- * layout). */
+ * layout). Each op's "kernel" and "lowering" are the backend's
+ * (enpu_backend_def.lowering, with its plan state st; NULL for backends
+ * without one). */
 int enpu_graph_to_json(const enpu_graph *g, const char *weights, const char *layout,
-		       enpu_buf *out, enpu_err *e);
+		       const void *st, enpu_buf *out, enpu_err *e);
+
+/* graph.json's (text) per-op kernel and lowering are what g's backend
+ * gives with plan state st. ENPU_E_ARTIFACT naming label otherwise. */
+int enpu_graph_check_lowerings(const enpu_graph *g, const void *st, const char *text, size_t len,
+			       const char *label, enpu_err *e);
 
 /* Parse graph.json into a new graph: every reference resolved, every op's
  * shape rule re-run and compared with the recorded shapes, tensors produced

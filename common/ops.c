@@ -5,7 +5,6 @@
 #include "ops.h"
 #include "shape.h"
 #include "kernels.h"
-#include "npusim.h"
 
 #define A(field) offsetof(enpu_attrs, field)
 /* Every backend lowers every op: zynq_ps runs the reference kernels on the
@@ -13,10 +12,6 @@
  * rest on the PS, so no op is ever refused. */
 #define BACKENDS ((1u << ENPU_BK_CPU_REF) | (1u << ENPU_BK_NPU_SIM) | \
 		  (1u << ENPU_BK_ZYNQ_PS) | (1u << ENPU_BK_FPGA_BOARD))
-#define GEMM ENPU_NPU_GEMM
-#define VEC ENPU_NPU_VECTOR
-#define FREE ENPU_NPU_FREE
-#define MOVE ENPU_NPU_MOVE
 
 static const char *const gelu_modes[] = {"none", "tanh", NULL};
 
@@ -74,39 +69,33 @@ static const enpu_attrdef concat_attrs[] = {
 	{"axis", ENPU_ATTR_INT, A(axis), 0, NULL, NULL},
 	{NULL, 0, 0, 0, NULL, NULL}};
 
-/* npu_sim vector passes (README "npu_sim"): one per elementwise step; exp,
- * tanh and erf count 2; softmax: max, subtract+exp, sum, divide; pools: one
- * per window tap (avg: + the divide). */
-#define ROW(nm, id, mn, mx, at, sh, k, cls, passes) \
-	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", BACKENDS, cls, passes}
+#define ROW(nm, id, mn, mx, at, sh, k) \
+	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", BACKENDS}
 
 static const enpu_opdef ops[ENPU_OP_COUNT] = {
-	ROW(matmul, MATMUL, 2, 2, no_attrs, matmul, matmul, GEMM, 0),
-	ROW(gemm, GEMM, 2, 3, gemm_attrs, gemm, gemm, GEMM, 0),
-	ROW(add, ADD, 2, 2, no_attrs, broadcast, add, VEC, 1),
-	ROW(sub, SUB, 2, 2, no_attrs, broadcast, sub, VEC, 1),
-	ROW(mul, MUL, 2, 2, no_attrs, broadcast, mul, VEC, 1),
-	ROW(div, DIV, 2, 2, no_attrs, broadcast, div, VEC, 1),
-	ROW(relu, RELU, 1, 1, no_attrs, unary, relu, VEC, 1),
-	ROW(sigmoid, SIGMOID, 1, 1, no_attrs, unary, sigmoid, VEC, 4),
-	ROW(tanh, TANH, 1, 1, no_attrs, unary, tanh, VEC, 2),
-	ROW(leaky_relu, LEAKY_RELU, 1, 1, leaky_attrs, unary, leaky_relu, VEC, 2),
-	ROW(clip, CLIP, 1, 1, clip_attrs, unary, clip, VEC, 2),
-	ROW(gelu, GELU, 1, 1, gelu_attrs, unary, gelu, VEC, 5),
-	ROW(softmax, SOFTMAX, 1, 1, softmax_attrs, softmax, softmax, VEC, 6),
-	ROW(conv2d, CONV2D, 2, 3, conv_attrs, conv2d, conv2d, GEMM, 0),
-	ROW(maxpool2d, MAXPOOL2D, 1, 1, maxpool_attrs, pool2d, maxpool2d, VEC, 1),
-	ROW(avgpool2d, AVGPOOL2D, 1, 1, avgpool_attrs, pool2d, avgpool2d, VEC, 1),
-	ROW(global_avgpool, GLOBAL_AVGPOOL, 1, 1, no_attrs, global_avgpool, global_avgpool, VEC, 1),
-	ROW(batchnorm, BATCHNORM, 5, 5, bn_attrs, batchnorm, batchnorm, VEC, 4),
-	ROW(reshape, RESHAPE, 1, 1, reshape_attrs, reshape, copy, FREE, 0),
-	ROW(flatten, FLATTEN, 1, 1, flatten_attrs, flatten, copy, FREE, 0),
-	ROW(transpose, TRANSPOSE, 1, 1, transpose_attrs, transpose, transpose, MOVE, 1),
-	ROW(concat, CONCAT, 1, -1, concat_attrs, concat, concat, MOVE, 1),
+	ROW(matmul, MATMUL, 2, 2, no_attrs, matmul, matmul),
+	ROW(gemm, GEMM, 2, 3, gemm_attrs, gemm, gemm),
+	ROW(add, ADD, 2, 2, no_attrs, broadcast, add),
+	ROW(sub, SUB, 2, 2, no_attrs, broadcast, sub),
+	ROW(mul, MUL, 2, 2, no_attrs, broadcast, mul),
+	ROW(div, DIV, 2, 2, no_attrs, broadcast, div),
+	ROW(relu, RELU, 1, 1, no_attrs, unary, relu),
+	ROW(sigmoid, SIGMOID, 1, 1, no_attrs, unary, sigmoid),
+	ROW(tanh, TANH, 1, 1, no_attrs, unary, tanh),
+	ROW(leaky_relu, LEAKY_RELU, 1, 1, leaky_attrs, unary, leaky_relu),
+	ROW(clip, CLIP, 1, 1, clip_attrs, unary, clip),
+	ROW(gelu, GELU, 1, 1, gelu_attrs, unary, gelu),
+	ROW(softmax, SOFTMAX, 1, 1, softmax_attrs, softmax, softmax),
+	ROW(conv2d, CONV2D, 2, 3, conv_attrs, conv2d, conv2d),
+	ROW(maxpool2d, MAXPOOL2D, 1, 1, maxpool_attrs, pool2d, maxpool2d),
+	ROW(avgpool2d, AVGPOOL2D, 1, 1, avgpool_attrs, pool2d, avgpool2d),
+	ROW(global_avgpool, GLOBAL_AVGPOOL, 1, 1, no_attrs, global_avgpool, global_avgpool),
+	ROW(batchnorm, BATCHNORM, 5, 5, bn_attrs, batchnorm, batchnorm),
+	ROW(reshape, RESHAPE, 1, 1, reshape_attrs, reshape, copy),
+	ROW(flatten, FLATTEN, 1, 1, flatten_attrs, flatten, copy),
+	ROW(transpose, TRANSPOSE, 1, 1, transpose_attrs, transpose, transpose),
+	ROW(concat, CONCAT, 1, -1, concat_attrs, concat, concat),
 };
-
-static const char *const backend_names[ENPU_BK_COUNT] = {
-	"cpu_ref", "npu_sim", "zynq_ps", "fpga_board"};
 
 const enpu_opdef *enpu_op_by_name(const char *name)
 {
@@ -119,19 +108,6 @@ const enpu_opdef *enpu_op_by_name(const char *name)
 const enpu_opdef *enpu_op_by_id(enpu_opid id)
 {
 	return (unsigned)id < ENPU_OP_COUNT ? &ops[id] : NULL;
-}
-
-const char *enpu_backend_name(enpu_backend b)
-{
-	return (unsigned)b < ENPU_BK_COUNT ? backend_names[b] : "unknown";
-}
-
-int enpu_backend_parse(const char *s)
-{
-	for (int i = 0; i < ENPU_BK_COUNT; i++)
-		if (strcmp(backend_names[i], s) == 0)
-			return i;
-	return -1;
 }
 
 /* Defaults are written as YAML scalars so the table reads like the spec;

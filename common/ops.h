@@ -1,6 +1,8 @@
 /* ops.h: the operator table. Ops are data: one row names each op, its
  * arity, attributes (with defaults), shape rule, reference kernel and which
- * backends lower it. Adding an op touches ops.c and one kernel, nothing else. */
+ * backends lower it. How a backend lowers it (npu_sim's class and cost)
+ * is the backend's (common/backends/). Adding an op touches ops.c, one
+ * kernel, and the tables of the backends that cost ops (npusim.c). */
 #ifndef ENPU_OPS_H
 #define ENPU_OPS_H
 
@@ -99,8 +101,6 @@ typedef struct enpu_opdef {
 	enpu_kernel_fn kernel;        /* cpu_ref reference kernel */
 	const char *kernel_name;      /* "matmul_f32": recorded in graph.json */
 	unsigned backends;            /* bit (1u << enpu_backend) = lowering exists */
-	int npu;                      /* npu_sim lowering: an enpu_npu_class (npusim.h) */
-	int npu_passes;               /* vector passes over its elements (pools: per window tap) */
 } enpu_opdef;
 
 const enpu_opdef *enpu_op_by_name(const char *name);  /* NULL if unknown */

@@ -10,7 +10,8 @@
 #include <stdint.h>
 #include "ir.h"
 #include "buf.h"
-#include "npusim.h"
+
+struct json_object;
 
 #define ENPU_PLAN_ALIGN 64
 
@@ -49,16 +50,15 @@ int enpu_plan_verify(const enpu_graph *g, const enpu_plan *p, const char *label,
 /* plan.json (deterministic bytes) from a plan, and back (then verified). */
 int enpu_plan_to_json(const enpu_graph *g, const enpu_plan *p, enpu_buf *out,
 		      enpu_err *e);
-/* The same with an "npu" section (npu_sim: enpu_npu_plan_json; borrowed,
- * NULL = none). Reading requires that section exactly when the graph's
- * backend is npu_sim: an object whose "target" parses
- * (enpu_npu_target_from_json, into *npu when non-NULL) and whose "ops" has
- * one entry per op; the model's numbers themselves are not re-derived. */
-int enpu_plan_to_json_npu(const enpu_graph *g, const enpu_plan *p, struct json_object *npu,
-			  enpu_buf *out, enpu_err *e);
-int enpu_plan_from_json_npu(const enpu_graph *g, const char *text, size_t len,
-			    const char *label, enpu_plan *p, enpu_npu_target *npu,
-			    enpu_err *e);
+/* The same with a backend's section (key: borrowed section; NULL = none)
+ * after the plan's own fields. Reading gives the section named key (new
+ * reference in *section, NULL when absent) and refuses another backend's;
+ * what the section says is the backend's to check (backend.h). */
+int enpu_plan_to_json_section(const enpu_graph *g, const enpu_plan *p, const char *key,
+			      struct json_object *section, enpu_buf *out, enpu_err *e);
+int enpu_plan_from_json_section(const enpu_graph *g, const char *text, size_t len,
+				const char *label, enpu_plan *p, const char *key,
+				struct json_object **section, enpu_err *e);
 int enpu_plan_from_json(const enpu_graph *g, const char *text, size_t len,
 			const char *label, enpu_plan *p, enpu_err *e);
 
@@ -67,7 +67,5 @@ struct enpu_artifact;
 const enpu_plan *enpu_artifact_plan(const struct enpu_artifact *a);
 /* Weight data per graph tensor index (NULL for non-weights / unread). */
 const float *enpu_artifact_weight(const struct enpu_artifact *a, int tensor);
-/* The npu_sim target recorded in the manifest, NULL for other backends. */
-const enpu_npu_target *enpu_artifact_npu(const struct enpu_artifact *a);
 
 #endif

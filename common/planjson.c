@@ -5,16 +5,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include "plan.h"
+#include "backend.h"
 #include "graphjson.h"
 
 int enpu_plan_to_json(const enpu_graph *g, const enpu_plan *p, enpu_buf *out,
 		      enpu_err *e)
 {
-	return enpu_plan_to_json_npu(g, p, NULL, out, e);
+	return enpu_plan_to_json_section(g, p, NULL, NULL, out, e);
 }
 
-int enpu_plan_to_json_npu(const enpu_graph *g, const enpu_plan *p, struct json_object *npu,
-			  enpu_buf *out, enpu_err *e)
+int enpu_plan_to_json_section(const enpu_graph *g, const enpu_plan *p, const char *key,
+			      struct json_object *section, enpu_buf *out, enpu_err *e)
 {
 	json_object *root = json_object_new_object(), *sched = json_object_new_array();
 	json_object *bufs = json_object_new_array();
@@ -47,8 +48,8 @@ int enpu_plan_to_json_npu(const enpu_graph *g, const enpu_plan *p, struct json_o
 		json_object_array_add(bufs, o);
 	}
 	json_object_object_add(root, "buffers", bufs);
-	if (npu)
-		json_object_object_add(root, "npu", json_object_get(npu));
+	if (key && section)
+		json_object_object_add(root, key, json_object_get(section));
 	rc = enpu_json_dump(root, out, e);
 	json_object_put(root);
 	return rc;
@@ -65,50 +66,43 @@ static int op_index(const enpu_graph *g, const char *name)
 	return -1;
 }
 
-/* The "npu" section: present exactly for npu_sim graphs; its target parses
- * and it has one op entry per op. */
-static int read_npu(const enpu_graph *g, json_object *root, const char *label,
-		    enpu_npu_target *out, enpu_err *e)
+/* The backend's section (key) into *section, new reference, NULL when
+ * absent; another backend's section is an error. */
+static int read_section(const enpu_graph *g, json_object *root, const char *label,
+			const char *key, json_object **section, enpu_err *e)
 {
-	json_object *npu, *t, *ops;
-	enpu_npu_target tmp;
-	int want = g->backend && strcmp(g->backend, "npu_sim") == 0;
+	json_object *v;
 
-	if (!json_object_object_get_ex(root, "npu", &npu))
-		npu = NULL;
-	if (!want) {
-		if (npu)
+	for (int i = 0; i < ENPU_BK_COUNT; i++) {
+		const enpu_backend_def *d = enpu_backend_by_id((enpu_backend)i);
+		if (d->section && (!key || strcmp(d->section, key) != 0) &&
+		    json_object_object_get_ex(root, d->section, NULL))
 			return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
-					 "field 'npu' is only for npu_sim plans, the graph is for '%s'",
-					 g->backend ? g->backend : "?");
-		return 0;
+					 "field '%s' is only for %s plans, the graph is for '%s'",
+					 d->section, d->name, g->backend ? g->backend : "?");
 	}
-	if (!(npu = enpu_json_field(root, "npu", json_type_object, label, "", e)) ||
-	    !(t = enpu_json_field(npu, "target", json_type_object, label, "npu: ", e)) ||
-	    !(ops = enpu_json_field(npu, "ops", json_type_array, label, "npu: ", e)))
-		return -1;
-	if (json_object_array_length(ops) != (size_t)g->n_ops)
-		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
-				 "npu: field 'ops' has %zu entries, the graph has %d ops",
-				 json_object_array_length(ops), g->n_ops);
-	return enpu_npu_target_from_json(t, label, out ? out : &tmp, e);
+	if (section)
+		*section = key && json_object_object_get_ex(root, key, &v) ? json_object_get(v) : NULL;
+	return 0;
 }
 
 int enpu_plan_from_json(const enpu_graph *g, const char *text, size_t len,
 			const char *label, enpu_plan *p, enpu_err *e)
 {
-	return enpu_plan_from_json_npu(g, text, len, label, p, NULL, e);
+	return enpu_plan_from_json_section(g, text, len, label, p, NULL, NULL, e);
 }
 
-int enpu_plan_from_json_npu(const enpu_graph *g, const char *text, size_t len,
-			    const char *label, enpu_plan *p, enpu_npu_target *npu,
-			    enpu_err *e)
+int enpu_plan_from_json_section(const enpu_graph *g, const char *text, size_t len,
+				const char *label, enpu_plan *p, const char *key,
+				struct json_object **section, enpu_err *e)
 {
 	json_object *root, *v, *sched, *bufs;
 	int64_t iv;
 	size_t nb;
 
 	memset(p, 0, sizeof(*p));
+	if (section)
+		*section = NULL;
 	if (!(root = enpu_json_parse(text, len, label, e)))
 		return -1;
 	if (!(v = enpu_json_field(root, "format", json_type_string, label, "", e)))
@@ -208,10 +202,14 @@ int enpu_plan_from_json_npu(const enpu_graph *g, const char *text, size_t len,
 		}
 	}
 	p->n_bufs = (int)nb;
-	if (read_npu(g, root, label, npu, e) < 0)
+	if (read_section(g, root, label, key, section, e) < 0)
 		goto fail;
 	json_object_put(root);
 	if (enpu_plan_verify(g, p, label, e) < 0) {
+		if (section) {
+			json_object_put(*section);
+			*section = NULL;
+		}
 		enpu_plan_free(p);
 		return -1;
 	}

@@ -10,24 +10,13 @@
 #include "graphjson.h"
 #include "spec_int.h"
 #include "target.h"
-#include "board_target.h"
+#include "backend.h"
 
 struct enpu_target {
-	enpu_backend bk;
-	enpu_npu_target npu;     /* npu_sim only */
-	enpu_board_target board; /* zynq_ps, fpga_board only */
+	const enpu_backend_def *def;
+	void *opts;              /* the backend's options (def->opts_size bytes), or NULL */
 	json_object *json;       /* canonical options, or NULL */
 };
-
-static void known_backends(char *buf, size_t cap)
-{
-	size_t off = 0;
-
-	buf[0] = 0;
-	for (int i = 0; i < ENPU_BK_COUNT && off < cap; i++)
-		off += (size_t)snprintf(buf + off, cap - off, "%s%s", i ? ", " : "",
-					enpu_backend_name((enpu_backend)i));
-}
 
 /* The mapping of targets.<backend> in the spec, or NULL. */
 static const enpu_ynode *spec_node(const enpu_spec *s, const char *backend)
@@ -46,43 +35,27 @@ static const enpu_ynode *spec_node(const enpu_spec *s, const char *backend)
 }
 
 /* Options of one backend from node (NULL = none given). */
-static int parse_options(enpu_target *t, const enpu_ynode *node, const char *label,
-			 json_object *spec_json, enpu_err *e)
+static int parse_options(enpu_target *t, const enpu_ynode *node, const char *label, enpu_err *e)
 {
-	char where[600];
+	const enpu_backend_def *d = t->def;
+	char where[600], fix[128];
 
-	if (node && node->kind != ENPU_YN_MAP && t->bk != ENPU_BK_NPU_SIM) {
-		snprintf(where, sizeof(where), "%s:%d:%d", label, node->line, node->col);
-		return enpu_fail(e, ENPU_E_TARGET, where, "write the options as a mapping (field: value)",
-				 "options of backend '%s' must be a mapping",
-				 enpu_backend_name(t->bk));
-	}
-	switch (t->bk) {
-	case ENPU_BK_NPU_SIM:
-		if (enpu_npu_target_parse(node, label, &t->npu, e) < 0)
+	if (!d->opts_size) {
+		if (enpu_backend_need_map(d, node, label, e) < 0)
 			return -1;
-		if (!(t->json = enpu_npu_target_json(&t->npu)))
-			return enpu_fail(e, ENPU_E_NOMEM, label, NULL, "out of memory reading the target");
-		return 0;
-	case ENPU_BK_CPU_REF:
 		if (node && node->n > 0) {
 			snprintf(where, sizeof(where), "%s:%d:%d", label, node->line, node->col);
-			return enpu_fail(e, ENPU_E_TARGET, where, "remove the options of cpu_ref",
-					 "backend 'cpu_ref' takes no target options");
+			snprintf(fix, sizeof(fix), "remove the options of %s", d->name);
+			return enpu_fail(e, ENPU_E_TARGET, where, fix,
+					 "backend '%s' takes no target options", d->name);
 		}
 		return 0;
-	case ENPU_BK_ZYNQ_PS:
-	case ENPU_BK_FPGA_BOARD:
-		(void)spec_json;
-		if (enpu_board_target_parse(t->bk, node, label, &t->board, e) < 0)
-			return -1;
-		if (!(t->json = enpu_board_target_json(&t->board)))
-			return enpu_fail(e, ENPU_E_NOMEM, label, NULL, "out of memory reading the target");
-		return 0;
-	default:
-		return enpu_fail(e, ENPU_E_INTERNAL, label, NULL, "backend %d has no target options",
-				 (int)t->bk);
 	}
+	if (d->opts_parse(t->opts, node, label, e) < 0)
+		return -1;
+	if (!(t->json = d->opts_json(t->opts)))
+		return enpu_fail(e, ENPU_E_NOMEM, label, NULL, "out of memory reading the target");
+	return 0;
 }
 
 int enpu_target_resolve(const enpu_spec *s, const char *backend, const char *path,
@@ -92,29 +65,31 @@ int enpu_target_resolve(const enpu_spec *s, const char *backend, const char *pat
 	enpu_target *t;
 	enpu_buf b = ENPU_BUF_INIT;
 	enpu_ydoc *doc = NULL;
+	const enpu_backend_def *def;
 	char known[128], where[600];
-	int bk, rc = -1;
+	int rc = -1;
 
 	*out = NULL;
 	if (!lim)
 		lim = enpu_limits_default();
-	known_backends(known, sizeof(known));
+	enpu_backend_names(known, sizeof(known));
 	if (!backend) {
 		backend = enpu_spec_backend(s);
-		if (enpu_backend_parse(backend) < 0) {
+		if (!enpu_backend_by_name(backend)) {
 			snprintf(where, sizeof(where), "%s:%d:%d", s->label, s->backend.line,
 				 s->backend.col);
 			return enpu_fail(e, ENPU_E_BACKEND, where, NULL,
 					 "unknown backend '%.64s' (known: %s)", backend, known);
 		}
 	}
-	if ((bk = enpu_backend_parse(backend)) < 0)
+	if (!(def = enpu_backend_by_name(backend)))
 		return enpu_fail(e, ENPU_E_BACKEND, s ? s->label : NULL, NULL,
 				 "unknown backend '%.64s' (known: %s)", backend, known);
-	if (!(t = calloc(1, sizeof(*t))))
+	if (!(t = calloc(1, sizeof(*t))) || (def->opts_size && !(t->opts = calloc(1, def->opts_size)))) {
+		free(t);
 		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory resolving the target");
-	t->bk = (enpu_backend)bk;
-	enpu_npu_target_default(&t->npu);
+	}
+	t->def = def;
 	if (path) {
 		const enpu_ynode *root;
 
@@ -130,10 +105,9 @@ int enpu_target_resolve(const enpu_spec *s, const char *backend, const char *pat
 				  "target file '%s' must hold a mapping of %s options", label, backend);
 			goto out;
 		}
-		if (parse_options(t, root, label, NULL, e) < 0)
+		if (parse_options(t, root, label, e) < 0)
 			goto out;
-	} else if (parse_options(t, spec_node(s, backend), s->label,
-				 enpu_spec_target(s, backend), e) < 0) {
+	} else if (parse_options(t, spec_node(s, backend), s->label, e) < 0) {
 		goto out;
 	}
 	*out = t;
@@ -151,12 +125,23 @@ void enpu_target_free(enpu_target *t)
 	if (!t)
 		return;
 	json_object_put(t->json);
+	free(t->opts);
 	free(t);
 }
 
 const char *enpu_target_backend(const enpu_target *t)
 {
-	return enpu_backend_name(t->bk);
+	return t->def->name;
+}
+
+const enpu_backend_def *enpu_target_def(const enpu_target *t)
+{
+	return t->def;
+}
+
+const void *enpu_target_options(const enpu_target *t)
+{
+	return t->opts;
 }
 
 struct json_object *enpu_target_json(const enpu_target *t)
@@ -164,21 +149,9 @@ struct json_object *enpu_target_json(const enpu_target *t)
 	return t->json;
 }
 
-const enpu_npu_target *enpu_target_npu(const enpu_target *t)
-{
-	return t->bk == ENPU_BK_NPU_SIM ? &t->npu : NULL;
-}
-
-const enpu_board_target *enpu_target_board(const enpu_target *t)
-{
-	return t->bk == ENPU_BK_ZYNQ_PS || t->bk == ENPU_BK_FPGA_BOARD ? &t->board : NULL;
-}
-
 int enpu_target_lowers(const enpu_target *t, const enpu_opdef *d)
 {
-	if (!(d->backends & (1u << t->bk)))
+	if (!(d->backends & (1u << t->def->id)))
 		return 0;
-	if (t->bk == ENPU_BK_NPU_SIM && !(t->npu.ops & (1u << d->id)))
-		return 0;
-	return 1;
+	return !t->def->lowers || t->def->lowers(t->opts, d);
 }

@@ -6,7 +6,6 @@
 #define ENPU_TARGET_H
 
 #include "spec.h"
-#include "npusim.h"
 
 struct json_object;
 
@@ -23,11 +22,13 @@ int enpu_target_resolve(const enpu_spec *s, const char *backend, const char *pat
 void enpu_target_free(enpu_target *t);
 
 const char *enpu_target_backend(const enpu_target *t);
+/* Its backend's row of the registry (backend.h), and the backend's own
+ * options (NULL for a backend that takes none). */
+const struct enpu_backend_def *enpu_target_def(const enpu_target *t);
+const void *enpu_target_options(const enpu_target *t);
 /* Canonical JSON (keys sorted, defaults filled); borrowed; NULL for a
  * backend without options. */
 struct json_object *enpu_target_json(const enpu_target *t);
-/* The npu_sim options, or NULL for other backends. */
-const enpu_npu_target *enpu_target_npu(const enpu_target *t);
 /* 1 if the target lowers op type d (backend capability and, for npu_sim,
  * the target's `ops:` list). */
 int enpu_target_lowers(const enpu_target *t, const enpu_opdef *d);

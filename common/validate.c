@@ -12,6 +12,7 @@
 #include <json-c/json.h>
 #include "spec_int.h"
 #include "target.h"
+#include "backend.h"
 
 /* What a name in the one namespace (tensors, ops, components) belongs to. */
 enum { R_INPUT, R_WEIGHT, R_COMP, R_OP, R_OUT };
@@ -381,31 +382,21 @@ static int resolve_input(vctx *c, int i, const enpu_sstr *in, int *tensor)
 	}
 }
 
-/* The capability matrix in the fix: which backends lower the op type and,
- * when the target's `ops:` list is what excludes it, that list. */
+/* The capability matrix in the fix: which backends lower the op type, or
+ * the backend's own reason when its options exclude the op. */
 static int lowering_missing(vctx *c, const enpu_sop *op, const enpu_opdef *d)
 {
-	const char *bk = enpu_backend_name((enpu_backend)c->bk);
-	const enpu_npu_target *npu = enpu_target_npu(c->t);
-	char fix[sizeof(c->e->fix)], list[128], ops[256];
-	size_t off = 0;
+	const enpu_backend_def *def = enpu_target_def(c->t);
+	const char *bk = def->name;
+	char fix[sizeof(c->e->fix)], list[128];
 
 	backend_list(list, sizeof(list), d->backends);
-	if ((d->backends & (1u << c->bk)) && npu) {
-		ops[0] = 0;
-		for (int i = 0; i < ENPU_OP_COUNT && off < sizeof(ops); i++)
-			if (npu->ops & (1u << i))
-				off += (size_t)snprintf(ops + off, sizeof(ops) - off, "%s%s",
-							off ? ", " : "", enpu_op_by_id((enpu_opid)i)->name);
-		snprintf(fix, sizeof(fix),
-			 "op type '%s' is lowered by: %s, but targets.%s.ops lists: %s; "
-			 "add '%s' to the target's ops or replace the op",
-			 d->name, list, bk, ops[0] ? ops : "nothing", d->name);
-	} else {
+	if ((d->backends & (1u << c->bk)) && def->lowers_fix)
+		def->lowers_fix(enpu_target_options(c->t), d, list, fix, sizeof(fix));
+	else
 		snprintf(fix, sizeof(fix),
 			 "op type '%s' is lowered by: %s; compile for one of those or replace the op",
 			 d->name, list);
-	}
 	return vfail(c, op->line, op->col, ENPU_E_LOWERING, fix,
 		     "backend lowering missing for op '%.64s' (%s) on backend '%s'",
 		     op->name.s, d->name, bk);

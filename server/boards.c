@@ -12,6 +12,7 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "srv.h"
+#include "backend.h"
 #include "ops.h"
 #include "jobs.h"
 #include "board.h"
@@ -52,7 +53,7 @@ struct srv_boards {
 
 #define BOARD_SLOTS (4 * SRV_MAX_BOARDS)
 
-static const unsigned BOARD_MASK = (1u << ENPU_BK_ZYNQ_PS) | (1u << ENPU_BK_FPGA_BOARD);
+#define BOARD_MASK enpu_backends_on_board()   /* the backends board agents run */
 
 /* ---- pure helpers ------------------------------------------------------------ */
 

@@ -479,7 +479,7 @@ static int run_job(srv_jobs *j, job *jb, enpu_par *par)
 		goto out;
 	jb->seconds = info.seconds;
 	jb->outputs = outputs_json(a);
-	if (strcmp(enpu_artifact_backend(a), "npu_sim") == 0) {
+	if (info.has_npu) {
 		jb->has_npu = 1;
 		jb->npu_cycles = info.npu_cycles;
 		jb->npu_time_us = info.npu_time_us;

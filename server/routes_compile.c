@@ -8,6 +8,7 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "srv.h"
+#include "backend.h"
 #include "digest.h"
 #include "plan.h"
 #include "cas.h"
@@ -59,11 +60,11 @@ static void add_partition(json_object *o, const enpu_spec *spec, const enpu_grap
 	enpu_err e = ENPU_ERR_INIT;
 	int pl = 0, ps = 0, seg = 0;
 
-	if (strcmp(enpu_target_backend(t), "fpga_board") != 0)
-		return;
+	if (!enpu_target_def(t)->counts || !enpu_target_def(t)->plan)
+		return;   /* only a backend that splits the graph says where ops go */
 	if (!g && enpu_validate_for(spec, t, &own, &e) != 0)
 		return;
-	if (enpu_fpga_partition_count(g ? g : own, t, &pl, &ps, &seg, &e) == 0) {
+	if (enpu_backend_counts(g ? g : own, t, &pl, &ps, &seg, &e) == 0) {
 		json_object_object_add(o, F_PL_OPS, json_object_new_int(pl));
 		json_object_object_add(o, F_PS_OPS, json_object_new_int(ps));
 		json_object_object_add(o, F_PL_SEGMENTS, json_object_new_int(seg));

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "srv.h"
+#include "backend.h"
 #include "ops.h"
 #include "cas.h"
 #include "jobs.h"
@@ -48,7 +49,7 @@ static json_object *available_json(void)
 static unsigned runnable_mask(srv_ctx *ctx)
 {
 	unsigned m = available_mask();
-	unsigned onboard = (1u << ENPU_BK_ZYNQ_PS) | (1u << ENPU_BK_FPGA_BOARD);
+	unsigned onboard = enpu_backends_on_board();
 
 	if (ctx->cfg.role == SRV_ROLE_BOARD)
 		return m;

@@ -15,7 +15,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O1 $(WARN) -ffp-contract=off -fno-fast-math \
-                -pthread -MMD -MP -Icommon -Iproto -Iserver $(FUZZ_SAN)
+                -pthread -MMD -MP $(INC) -Iserver $(FUZZ_SAN)
 
 FUZZ_SRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES   := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)

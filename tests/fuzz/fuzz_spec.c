@@ -10,6 +10,8 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "enpu.h"
+#include "npusim.h"
+#include "backend.h"
 #include "spec_int.h"
 #include "graphjson.h"
 #include "plan.h"
@@ -59,7 +61,7 @@ static void roundtrip_graph(const enpu_graph *g)
 		goto out;   /* out of memory or an arena size overflow: an error is fine */
 	if (enpu_plan_verify(g, &plan, "plan", &e) < 0)
 		die("the planner's plan does not verify", &e);
-	if (enpu_graph_to_json(g, "weights/cpu_ref.npz", "spec", &gj, &e) < 0 ||
+	if (enpu_graph_to_json(g, "weights/cpu_ref.npz", "spec", NULL, &gj, &e) < 0 ||
 	    enpu_plan_to_json(g, &plan, &pj, &e) < 0)
 		goto out;
 	if (enpu_graph_from_json(gj.data, gj.len, "graph.json", &lim, &g2, &w, &e) < 0)
@@ -98,7 +100,7 @@ static void fuzz_spec(const uint8_t *data, size_t size)
 		g = NULL;
 		if (enpu_target_resolve(s, name, NULL, NULL, &lim, &t, &e) == 0 &&
 		    enpu_validate_for(s, t, &g, &e) == 0)
-			enpu_fpga_partition_count(g, t, &pl, &ps, &seg, &e);
+			enpu_backend_counts(g, t, &pl, &ps, &seg, &e);
 		enpu_graph_free(g);
 		enpu_target_free(t);
 	}

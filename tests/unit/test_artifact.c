@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "enpu.h"
+#include "npusim.h"
 #include "npz.h"
 #include "buf.h"
 #include "digest.h"

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "enpu.h"
+#include "npusim.h"
 #include "board_target.h"
 #include "spec_int.h"
 

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "enpu.h"
+#include "npusim.h"
+#include "backend.h"
 #include "fpga.h"
 #include "graphjson.h"
 
@@ -304,7 +306,7 @@ Test(fpga, tiny_cnn_partition)
 	cr_assert_eq(enpu_spec_load("examples/tiny_cnn/spec.yaml", "spec.yaml", NULL, &s, &e), 0);
 	cr_assert_eq(enpu_target_resolve(s, "fpga_board", NULL, NULL, NULL, &t, &e), 0);
 	cr_assert_eq(enpu_validate_for(s, t, &g, &e), 0);
-	cr_assert_eq(enpu_fpga_partition_count(g, t, &pl, &ps, &segs, &e), 0);
+	cr_assert_eq(enpu_backend_counts(g, t, &pl, &ps, &segs, &e), 0);
 	cr_expect_eq(pl, 2);
 	cr_expect_eq(ps, 6);
 	cr_expect_eq(segs, 2);
@@ -328,25 +330,26 @@ Test(fpga, partition_count_for_other_backends)
 	cr_assert_eq(enpu_spec_parse(mlp, strlen(mlp), "spec.yaml", NULL, &s, &e), 0);
 	cr_assert_eq(enpu_target_resolve(s, "zynq_ps", NULL, NULL, NULL, &t, &e), 0);
 	cr_assert_eq(enpu_validate_for(s, t, &g, &e), 0);
-	cr_assert_eq(enpu_fpga_partition_count(g, t, &pl, &ps, &segs, &e), 0);
+	cr_assert_eq(enpu_backend_counts(g, t, &pl, &ps, &segs, &e), 0);
 	cr_expect(pl == 0 && ps == 5 && segs == 0);
 	enpu_target_free(t);
 	cr_assert_eq(enpu_target_resolve(s, "cpu_ref", NULL, NULL, NULL, &t, &e), 0);
-	cr_assert_eq(enpu_fpga_partition_count(g, t, &pl, &ps, &segs, &e), 0);
+	cr_assert_eq(enpu_backend_counts(g, t, &pl, &ps, &segs, &e), 0);
 	cr_expect(pl == 0 && ps == 0 && segs == 0);
 	enpu_target_free(t);
 	enpu_graph_free(g);
 	enpu_spec_free(s);
 }
 
-/* graph.json and plan.json carry the partition; the loader's check
- * refuses any other. */
+/* graph.json and plan.json carry the partition; the loader's checks
+ * (enpu_graph_check_lowerings, the backend's check_plan) refuse any other. */
 Test(fpga, records_and_their_check)
 {
 	fixture f;
 	enpu_buf gj = ENPU_BUF_INIT, pj = ENPU_BUF_INIT, pj2 = ENPU_BUF_INIT, bad = ENPU_BUF_INIT;
 	enpu_err e = ENPU_ERR_INIT;
-	json_object *sec, *r, *v, *ops;
+	const enpu_backend_def *d = &enpu_bk_fpga_board;
+	json_object *sec, *sec2, *r, *v, *ops;
 	char kname[64], *p;
 
 	build(&f, mlp, "{pl_ops: [matmul, add]}\n");
@@ -354,7 +357,7 @@ Test(fpga, records_and_their_check)
 	cr_assert_str_eq(kname, "fpga_board.pl.0");
 	cr_assert_str_eq(enpu_fpga_op_lowering(f.g, &f.p, 2, kname, sizeof(kname)), "ps");
 	cr_assert_str_eq(kname, "fpga_board.ps.relu");
-	cr_assert_eq(enpu_fpga_graph_json(f.g, &f.p, "weights/fpga_board.npz", &gj, &e), 0);
+	cr_assert_eq(enpu_graph_to_json(f.g, "weights/fpga_board.npz", "spec", &f.p, &gj, &e), 0);
 	cr_assert_not_null(r = json_tokener_parse(gj.data));
 	cr_assert(json_object_object_get_ex(r, "ops", &ops));
 	v = json_object_object_get(json_object_array_get_idx(ops, 3), "kernel");
@@ -362,25 +365,29 @@ Test(fpga, records_and_their_check)
 	v = json_object_object_get(json_object_array_get_idx(ops, 3), "lowering");
 	cr_expect_str_eq(json_object_get_string(v), "pl");
 	json_object_put(r);
-
-	/* plan.json: deterministic, and exactly what the check wants */
-	cr_assert_not_null(sec = enpu_fpga_plan_json(f.g, &f.p));
-	cr_assert_eq(enpu_buf_add(&pj, "{\"format\": \"eulernpu-plan\"}\n", 28), 0);
-	cr_assert_eq(enpu_buf_add(&pj2, pj.data, pj.len), 0);
-	cr_assert_eq(enpu_json_add_section(&pj, "fpga", sec, "plan.json", &e), 0);
-	cr_assert_eq(enpu_json_add_section(&pj2, "fpga", sec, "plan.json", &e), 0);
-	cr_assert(pj.len == pj2.len && memcmp(pj.data, pj2.data, pj.len) == 0);
-	cr_assert(strstr(pj.data, "\"ps_ops\": [\n      \"act1\"\n    ]"), "%s", pj.data);
-	cr_assert_eq(enpu_fpga_check_artifact(f.g, &f.p, gj.data, gj.len, pj.data, pj.len, &e), 0,
+	cr_assert_eq(enpu_graph_check_lowerings(f.g, &f.p, gj.data, gj.len, "graph.json", &e), 0,
 		     "%s", e.message);
 
+	/* plan.json's section: deterministic, and exactly what the check wants */
+	cr_assert_not_null(sec = d->plan_json(f.g, &f.p.target, &f.p));
+	cr_assert_eq(enpu_json_dump(sec, &pj, &e), 0);
+	cr_assert_eq(enpu_json_dump(sec, &pj2, &e), 0);
+	cr_assert(pj.len == pj2.len && memcmp(pj.data, pj2.data, pj.len) == 0);
+	cr_assert(strstr(pj.data, "\"ps_ops\": [\n    \"act1\"\n  ]"), "%s", pj.data);
+	cr_assert_not_null(sec2 = json_tokener_parse(pj.data));
+	cr_assert_eq(d->check_plan(f.g, &f.p.target, &f.p, sec2, "plan.json", &e), 0, "%s",
+		     e.message);
+	json_object_put(sec2);
+
 	/* a plan whose cycles were edited */
-	cr_assert_eq(enpu_buf_add(&bad, pj.data, pj.len), 0);
+	cr_assert_eq(enpu_buf_add(&bad, pj.data, pj.len + 1), 0);
 	cr_assert_not_null(p = strstr(bad.data, "\"pl_cycles\": "));
 	p[13] = p[13] == '9' ? '8' : '9';
-	cr_assert_eq(enpu_fpga_check_artifact(f.g, &f.p, gj.data, gj.len, bad.data, bad.len, &e), -1);
+	cr_assert_not_null(sec2 = json_tokener_parse(bad.data));
+	cr_assert_eq(d->check_plan(f.g, &f.p.target, &f.p, sec2, "plan.json", &e), -1);
 	cr_expect_eq(e.code, ENPU_E_ARTIFACT);
 	cr_expect(strstr(e.message, "'fpga' section"), "%s", e.message);
+	json_object_put(sec2);
 
 	/* graph.json claiming the PL for a PS op */
 	bad.len = 0;
@@ -391,12 +398,11 @@ Test(fpga, records_and_their_check)
 	json_object_object_add(v, "lowering", json_object_new_string("pl"));
 	cr_assert_eq(enpu_json_dump(r, &bad, &e), 0);
 	json_object_put(r);
-	cr_assert_eq(enpu_fpga_check_artifact(f.g, &f.p, bad.data, bad.len, pj.data, pj.len, &e), -1);
+	cr_assert_eq(enpu_graph_check_lowerings(f.g, &f.p, bad.data, bad.len, "graph.json", &e), -1);
 	cr_expect(strstr(e.message, "op 'act1'"), "%s", e.message);
 
 	/* no fpga section at all */
-	cr_assert_eq(enpu_fpga_check_artifact(f.g, &f.p, gj.data, gj.len,
-					      "{\"format\": 1}", 13, &e), -1);
+	cr_assert_eq(d->check_plan(f.g, &f.p.target, &f.p, NULL, "plan.json", &e), -1);
 	json_object_put(sec);
 	enpu_buf_free(&gj);
 	enpu_buf_free(&pj);

@@ -521,13 +521,14 @@ Test(truncate, every_prefix_of_graph_plan_and_manifest)
 	}
 	for (size_t n = 0; n < pb.len; n++) {
 		enpu_plan plan;
-		enpu_npu_target npu;
+		json_object *sec = NULL;
 		char what[64];
 		memset(&plan, 0, sizeof plan);
 		snprintf(what, sizeof what, "plan.json[:%zu]", n);
-		if (enpu_plan_from_json_npu(g, pb.data, n, "plan.json", &plan, &npu, &e) == 0) {
+		if (enpu_plan_from_json_section(g, pb.data, n, "plan.json", &plan, "npu", &sec, &e) == 0) {
 			if (!only_space(pb.data + n, pb.len - n))
 				tally_bad(&t, what, "parsed");
+			json_object_put(sec);
 			enpu_plan_free(&plan);
 		} else {
 			tally_three(&t, &e, "E0700", what);

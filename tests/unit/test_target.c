@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <json-c/json.h>
 #include "enpu.h"
+#include "npusim.h"
 #include "spec_int.h"
 
 static char dir[64];

@@ -1,6 +1,6 @@
 /* npusim.c: the npu_sim backend's model. The target description (YAML in,
  * canonical JSON both ways), SCALE-Sim v2 compute cycles of a GEMM, and per
- * op the lowering, tiling, SRAM/DRAM traffic and stalls (README "npu_sim"). */
+ * op the lowering, tiling, SRAM/DRAM traffic and stalls (docs/npu-sim.md). */
 #include <json-c/json.h>
 #include <math.h>
 #include <stdarg.h>
@@ -10,6 +10,47 @@
 #include "npusim.h"
 #include "graphjson.h"
 #include "spec_int.h"
+
+/* npu_sim vector passes (docs/npu-sim.md): one per elementwise step; exp,
+ * tanh and erf count 2; softmax: max, subtract+exp, sum, divide; pools: one
+ * per window tap (avg: + the divide). */
+static const struct {
+	enpu_npu_class cls;
+	int passes;
+} npu_ops[ENPU_OP_COUNT] = {
+	[ENPU_OP_MATMUL] = {ENPU_NPU_GEMM, 0},
+	[ENPU_OP_GEMM] = {ENPU_NPU_GEMM, 0},
+	[ENPU_OP_ADD] = {ENPU_NPU_VECTOR, 1},
+	[ENPU_OP_SUB] = {ENPU_NPU_VECTOR, 1},
+	[ENPU_OP_MUL] = {ENPU_NPU_VECTOR, 1},
+	[ENPU_OP_DIV] = {ENPU_NPU_VECTOR, 1},
+	[ENPU_OP_RELU] = {ENPU_NPU_VECTOR, 1},
+	[ENPU_OP_SIGMOID] = {ENPU_NPU_VECTOR, 4},
+	[ENPU_OP_TANH] = {ENPU_NPU_VECTOR, 2},
+	[ENPU_OP_LEAKY_RELU] = {ENPU_NPU_VECTOR, 2},
+	[ENPU_OP_CLIP] = {ENPU_NPU_VECTOR, 2},
+	[ENPU_OP_GELU] = {ENPU_NPU_VECTOR, 5},
+	[ENPU_OP_SOFTMAX] = {ENPU_NPU_VECTOR, 6},
+	[ENPU_OP_CONV2D] = {ENPU_NPU_GEMM, 0},
+	[ENPU_OP_MAXPOOL2D] = {ENPU_NPU_VECTOR, 1},
+	[ENPU_OP_AVGPOOL2D] = {ENPU_NPU_VECTOR, 1},
+	[ENPU_OP_GLOBAL_AVGPOOL] = {ENPU_NPU_VECTOR, 1},
+	[ENPU_OP_BATCHNORM] = {ENPU_NPU_VECTOR, 4},
+	[ENPU_OP_RESHAPE] = {ENPU_NPU_FREE, 0},
+	[ENPU_OP_FLATTEN] = {ENPU_NPU_FREE, 0},
+	[ENPU_OP_TRANSPOSE] = {ENPU_NPU_MOVE, 1},
+	[ENPU_OP_CONCAT] = {ENPU_NPU_MOVE, 1},
+};
+
+enpu_npu_class enpu_npu_class_of(const enpu_opdef *d)
+{
+	return npu_ops[d->id].cls;
+}
+
+int enpu_npu_passes_of(const enpu_opdef *d)
+{
+	return npu_ops[d->id].passes;
+}
 
 #define ALL_OPS ((uint32_t)((1ull << ENPU_OP_COUNT) - 1))
 #define MAX_ARRAY 4096
@@ -701,7 +742,7 @@ static void model_vector(const enpu_graph *g, const enpu_irop *op, const enpu_np
 	for (int i = 0; i < op->n_in; i++)
 		in = add(in, numel(g, op->in[i], sat), sat);
 	st->elements = out;
-	st->passes = op->def->npu_passes;
+	st->passes = enpu_npu_passes_of(op->def);
 	if (st->cls == ENPU_NPU_MOVE) {
 		st->passes = 1;
 	} else if (op->def->id == ENPU_OP_SOFTMAX || op->def->id == ENPU_OP_GLOBAL_AVGPOOL) {
@@ -770,7 +811,7 @@ int enpu_npu_model(const enpu_graph *g, const enpu_npu_target *t, uint64_t arena
 		enpu_npu_opstats *st = &r->ops[i];
 
 		st->op = i;
-		st->cls = (enpu_npu_class)op->def->npu;
+		st->cls = enpu_npu_class_of(op->def);
 		if (!(t->ops & (1u << op->def->id))) {
 			char where[256];
 

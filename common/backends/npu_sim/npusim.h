@@ -3,7 +3,7 @@
  *
  * The model is a pure function of the op graph and the target: compile
  * records its tiling in plan.json, and every npu_sim run reports it in
- * report.json. README.md's "npu_sim" section documents every rule here. */
+ * report.json. docs/npu-sim.md documents every rule here. */
 #ifndef ENPU_NPUSIM_H
 #define ENPU_NPUSIM_H
 
@@ -52,9 +52,17 @@ struct json_object *enpu_npu_target_json(const enpu_npu_target *t);
 int enpu_npu_target_from_json(struct json_object *o, const char *label,
 			      enpu_npu_target *t, enpu_err *e);
 
+/* The npu_sim target of a loaded artifact (its manifest's), NULL for other
+ * backends (backends/npu_sim.c). */
+struct enpu_artifact;
+struct enpu_target;
+const enpu_npu_target *enpu_artifact_npu(const struct enpu_artifact *a);
+/* The npu_sim options of a resolved target, NULL for other backends. */
+const enpu_npu_target *enpu_target_npu(const struct enpu_target *t);
+
 /* ---- the model ---------------------------------------------------------- */
 
-/* How an op lowers on the NPU (from the op table, enpu_opdef.npu). */
+/* How an op lowers on the NPU (enpu_npu_class_of). */
 typedef enum enpu_npu_class {
 	ENPU_NPU_GEMM,     /* systolic array: matmul, gemm, conv2d (im2col view) */
 	ENPU_NPU_VECTOR,   /* vector unit: elementwise, activations, softmax, pools, batchnorm */
@@ -63,6 +71,10 @@ typedef enum enpu_npu_class {
 } enpu_npu_class;
 
 const char *enpu_npu_class_name(enpu_npu_class c);   /* "gemm", "vector", "free", "move" */
+/* How op type d lowers on the NPU, and its vector passes over its
+ * elements (pools: per window tap): npu_sim's own table (npusim.c). */
+enpu_npu_class enpu_npu_class_of(const enpu_opdef *d);
+int enpu_npu_passes_of(const enpu_opdef *d);
 
 typedef struct enpu_npu_opstats {
 	int op;                           /* graph op index */

@@ -1,7 +1,7 @@
 /* board_target.c: targets.zynq_ps and targets.fpga_board. YAML in with
  * every error at the offending node's line:col, canonical JSON out for the
  * manifest and the cache key, and back from JSON when an artifact loads.
- * README "Boards" documents every field. */
+ * docs/boards.md documents every field. */
 #include <json-c/json.h>
 #include <math.h>
 #include <stdarg.h>

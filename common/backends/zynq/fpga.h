@@ -4,7 +4,7 @@
  * cross PS<->PL and the modelled PL cycles. Compile records it in
  * graph.json and plan.json ("fpga"); the artifact loader derives it again
  * and checks both; the executor drives the PL through pl.h with it.
- * Internal to common/. README "Boards" documents the rules. */
+ * Internal to common/. docs/boards.md documents the rules. */
 #ifndef ENPU_FPGA_H
 #define ENPU_FPGA_H
 
@@ -77,25 +77,9 @@ struct json_object *enpu_fpga_plan_json(const enpu_graph *g, const enpu_fpga_par
 struct json_object *enpu_fpga_report_json(const enpu_graph *g, const enpu_fpga_part *p,
 					  const char *pl_name);
 
-/* Add a top-level section (key: borrowed obj) to JSON text in *doc
- * (plan.json as plan.c wrote it), rewritten with the same formatting. */
-int enpu_json_add_section(enpu_buf *doc, const char *key, struct json_object *obj,
-			  const char *label, enpu_err *e);
-/* graph.json for an fpga_board graph: as enpu_graph_to_json, with each
- * op's lowering and kernel from the partition. */
-int enpu_fpga_graph_json(const enpu_graph *g, const enpu_fpga_part *p, const char *weights,
-			 enpu_buf *out, enpu_err *e);
-
-/* Loading an fpga_board artifact: graph.json's per-op lowering and
- * plan.json's "fpga" section must be exactly what p gives.
- * ENPU_E_ARTIFACT otherwise. */
-int enpu_fpga_check_artifact(const enpu_graph *g, const enpu_fpga_part *p,
-			     const char *graph_json, size_t glen, const char *plan_json,
-			     size_t plen, enpu_err *e);
-
-/* Artifact internals (artifact.c): the board target of a zynq_ps or
- * fpga_board artifact (NULL otherwise), and an fpga_board artifact's
- * partition (NULL otherwise). */
+/* The board target of a zynq_ps or fpga_board artifact (NULL otherwise),
+ * and an fpga_board artifact's partition (NULL otherwise):
+ * backends/fpga_board.c. */
 const enpu_board_target *enpu_artifact_board(const struct enpu_artifact *a);
 const enpu_fpga_part *enpu_artifact_fpga(const struct enpu_artifact *a);
 
