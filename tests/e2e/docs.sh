@@ -34,4 +34,34 @@ expect_eq "README, docs, man pages, OpenAPI and error texts point only inside th
 for f in $(grep -o '](docs/[^)#]*' "$ROOT/README.md" | sed 's/^](//' | sort -u); do
 	check "README's link $f exists" test -f "$ROOT/$f"
 done
+# docs/write-a-model.md stays true: its spec and weights script, run, print
+# what it shows
+W=$TMP/wm
+mkdir -p "$W"
+awk '/^```yaml$/ { f = 1; next } /^```$/ { f = 0 } f' "$ROOT/docs/write-a-model.md" >"$W/spec.yaml"
+awk '/^```python$/ { f = 1; next } /^```$/ { f = 0 } f' "$ROOT/docs/write-a-model.md" >"$W/gen.py"
+check "the walkthrough's weights script runs" sh -c "cd '$W' && '$PY' gen.py"
+start_daemon wm || { finish; exit 1; }
+doc_out() {   # the lines the walkthrough shows after "$ eulernpu $1"
+	awk -v c="$ eulernpu $1" 'index($0, c) == 1 { if (seen) exit; f = seen = 1; next }
+		/^\$ |^```/ { f = 0 } f' \
+		"$ROOT/docs/write-a-model.md" | head -"${2:-1}"
+}
+wm() { (cd "$W" && "$BIN/eulernpu" --server "unix:$TMP/wm.sock" "$@" 2>&1); }
+for cmd in "validate spec.yaml" \
+	"compile --spec spec.yaml --weights weights.npz --out art" \
+	"run --artifact art --input input.npz --out result.npz" \
+	"compile --spec spec.yaml --weights weights.npz --backend npu_sim --out art.npu" \
+	"run --artifact art.npu --input input.npz --out result.npu.npz --report report.json" \
+	"compare --got result.npu.npz --expected result.npz --exact"; do
+	n=$(doc_out "$cmd" 9 | wc -l)
+	# shellcheck disable=SC2086
+	expect_eq "write-a-model.md: eulernpu $cmd prints what the page shows" "$(wm $cmd | head -"$n")" \
+		"$(doc_out "$cmd" "$n")"
+done
+expect_eq "write-a-model.md: the report's first lines" "$(wm report report.json | head -4)" \
+	"$(doc_out "report report.json" 4)"
+sed -i 's/shape: \[4, 2\]}/shape: [2, 4]}/' "$W/spec.yaml"
+expect_eq "write-a-model.md: the shape error, as shown" "$(wm validate spec.yaml)" \
+	"$(awk '/^error\[E0206\]/ { f = 1 } /^```/ { f = 0 } f' "$ROOT/docs/write-a-model.md")"
 finish
