@@ -13,7 +13,7 @@
 #include "enpu.h"
 #include "engine.h"
 #include "backend.h"
-#include "graphjson.h"
+#include "json.h"
 #include "npz.h"
 #include "plan.h"
 

@@ -6,7 +6,7 @@
 #include <string.h>
 #include "plan.h"
 #include "backend.h"
-#include "graphjson.h"
+#include "json.h"
 
 int enpu_plan_to_json(const enpu_graph *g, const enpu_plan *p, enpu_buf *out,
 		      enpu_err *e)

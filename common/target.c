@@ -7,7 +7,7 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "buf.h"
-#include "graphjson.h"
+#include "json.h"
 #include "spec_int.h"
 #include "target.h"
 #include "backend.h"

@@ -9,7 +9,7 @@
 #include <json-c/json.h>
 #include "backend.h"
 #include "enpu.h"
-#include "graphjson.h"
+#include "json.h"
 #include "npuexec.h"
 #include "npusim.h"
 #include "plan.h"

@@ -11,7 +11,7 @@
 #include "board_target.h"
 #include "enpu.h"
 #include "fpga.h"
-#include "graphjson.h"
+#include "json.h"
 #include "pl.h"
 
 static int fpga_parse(void *o, const struct enpu_ynode *node, const char *label, enpu_err *e)

@@ -8,7 +8,7 @@
 #include <json-c/json.h>
 #include "enpu.h"
 #include "fpga.h"
-#include "graphjson.h"
+#include "json.h"
 
 static json_object *u64(uint64_t v)
 {

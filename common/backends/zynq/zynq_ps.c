@@ -8,7 +8,7 @@
 #include "backend.h"
 #include "board_target.h"
 #include "enpu.h"
-#include "graphjson.h"
+#include "json.h"
 
 static int zynq_parse(void *o, const struct enpu_ynode *node, const char *label, enpu_err *e)
 {

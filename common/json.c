@@ -1,0 +1,179 @@
+/* json.c: the json-c helpers every JSON file of the project shares (json.h):
+ * one output style, strict parsing with a size bound, typed field access
+ * whose errors name the file and the field, canonical forms. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "json.h"
+
+#define JSON_FLAGS (JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED | \
+		    JSON_C_TO_STRING_NOSLASHESCAPE)
+
+int enpu_json_dump(struct json_object *o, enpu_buf *out, enpu_err *e)
+{
+	size_t n;
+	const char *s = json_object_to_json_string_length(o, JSON_FLAGS, &n);
+
+	if (!s || enpu_buf_add(out, s, n) < 0 || enpu_buf_add(out, "\n", 1) < 0)
+		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot serialize JSON");
+	return 0;
+}
+
+struct json_object *enpu_json_parse(const char *text, size_t len, const char *label,
+				    enpu_err *e)
+{
+	struct json_tokener *tok;
+	json_object *o = NULL;
+
+	if (len > ENPU_ARTIFACT_MAX_JSON || len > INT32_MAX) {
+		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "'%s' is too large", label);
+		return NULL;
+	}
+	if (!(tok = json_tokener_new_ex(64))) {
+		enpu_fail(e, ENPU_E_NOMEM, label, NULL, "cannot parse '%s'", label);
+		return NULL;
+	}
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	o = json_tokener_parse_ex(tok, text, (int)len);
+	if (!o || json_tokener_get_error(tok) != json_tokener_success ||
+	    json_tokener_get_parse_end(tok) != len) {
+		/* Trailing whitespace after the value is fine; anything else is not. */
+		size_t end = json_tokener_get_parse_end(tok);
+		int ok = o && json_tokener_get_error(tok) == json_tokener_success;
+		for (size_t i = end; ok && i < len; i++)
+			if (text[i] != ' ' && text[i] != '\n' && text[i] != '\t' && text[i] != '\r')
+				ok = 0;
+		if (!ok) {
+			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "'%s' is not valid JSON: %s",
+				  label, o ? "trailing data" :
+				  json_tokener_error_desc(json_tokener_get_error(tok)));
+			json_object_put(o);
+			o = NULL;
+		}
+	}
+	json_tokener_free(tok);
+	return o;
+}
+
+int enpu_cmp_strptr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+json_object *enpu_json_exact_double(double d)
+{
+	char buf[40];
+
+	if (d == floor(d) && fabs(d) < 9007199254740992.0) {   /* 1000, not 1e+03 */
+		snprintf(buf, sizeof(buf), "%.0f", d);
+		return json_object_new_double_s(d, buf);
+	}
+	for (int p = 1; p <= 17; p++) {
+		snprintf(buf, sizeof(buf), "%.*g", p, d);
+		if (strtod(buf, NULL) == d)
+			break;
+	}
+	return json_object_new_double_s(d, buf);
+}
+
+void enpu_json_put(json_object *o, const char *k, json_object *v, int *bad)
+{
+	if (!v || json_object_object_add(o, k, v)) {
+		json_object_put(v);
+		*bad = 1;
+	}
+}
+
+void enpu_json_push(json_object *a, json_object *v, int *bad)
+{
+	if (!v || json_object_array_add(a, v)) {
+		json_object_put(v);
+		*bad = 1;
+	}
+}
+
+static const char *type_name(json_type t)
+{
+	switch (t) {
+	case json_type_null: return "null";
+	case json_type_boolean: return "a boolean";
+	case json_type_double: return "a number";
+	case json_type_int: return "an integer";
+	case json_type_object: return "an object";
+	case json_type_array: return "an array";
+	case json_type_string: return "a string";
+	}
+	return "a value";
+}
+
+struct json_object *enpu_json_field(struct json_object *o, const char *key, json_type t,
+				    const char *label, const char *ctx, enpu_err *e)
+{
+	json_object *v = NULL;
+
+	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v)) {
+		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "%sfield '%s' is missing", ctx, key);
+		return NULL;
+	}
+	if (!json_object_is_type(v, t)) {
+		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "%sfield '%s' must be %s",
+			  ctx, key, type_name(t));
+		return NULL;
+	}
+	return v;
+}
+
+int enpu_json_int(struct json_object *v, int64_t lo, int64_t hi, const char *label,
+		  const char *what, int64_t *out, enpu_err *e)
+{
+	int64_t x;
+
+	if (!json_object_is_type(v, json_type_int))
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "%s must be an integer", what);
+	x = json_object_get_int64(v);
+	if (x < lo || x > hi)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+				 "%s is %lld, outside [%lld, %lld]", what, (long long)x,
+				 (long long)lo, (long long)hi);
+	*out = x;
+	return 0;
+}
+
+struct json_object *enpu_json_canonical(struct json_object *o)
+{
+	json_object *r;
+
+	if (!o)
+		return NULL;
+	if (json_object_is_type(o, json_type_array)) {
+		size_t n = json_object_array_length(o);
+		if (!(r = json_object_new_array()))
+			return NULL;
+		for (size_t i = 0; i < n; i++) {
+			json_object *c = json_object_array_get_idx(o, i);
+			json_object_array_add(r, c ? enpu_json_canonical(c) : NULL);
+		}
+		return r;
+	}
+	if (json_object_is_type(o, json_type_object)) {
+		int n = json_object_object_length(o), i = 0;
+		const char **keys = malloc(sizeof(char *) * (size_t)(n ? n : 1));
+		if (!keys || !(r = json_object_new_object())) {
+			free(keys);
+			return NULL;
+		}
+		json_object_object_foreach(o, k, v) {
+			(void)v;
+			keys[i++] = k;
+		}
+		qsort(keys, (size_t)n, sizeof(*keys), enpu_cmp_strptr);
+		for (i = 0; i < n; i++) {
+			json_object *c = json_object_object_get(o, keys[i]);
+			json_object_object_add(r, keys[i], c ? enpu_json_canonical(c) : NULL);
+		}
+		free(keys);
+		return r;
+	}
+	return json_object_get(o);
+}
