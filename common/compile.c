@@ -121,27 +121,22 @@ static int join(char *out, size_t cap, const char *dir, const char *rel, enpu_er
 	return 0;
 }
 
-static int write_member(const char *dir, const char *rel, const enpu_buf *b,
-			enpu_manifest_file *mf, enpu_err *e)
+static int set_file(enpu_artifact_file *f, const char *path, enpu_buf *b)
 {
-	char path[4096];
-
-	if (join(path, sizeof(path), dir, rel, e) < 0 ||
-	    enpu_write_file_atomic(path, b->data, b->len, e) < 0)
-		return -1;
-	mf->path = rel;
-	mf->bytes = b->len;
-	enpu_sha256_hex(b->data, b->len, mf->sha256);
+	snprintf(f->path, sizeof f->path, "%s", path);
+	f->data = *b;
+	*b = (enpu_buf)ENPU_BUF_INIT;
+	enpu_sha256_hex(f->data.data ? f->data.data : "", f->data.len, f->sha256);
 	return 0;
 }
 
-int enpu_compile(const enpu_spec *spec, const enpu_target *tgt,
-		 const char *weights_path, const char *weights_label,
-		 const char *spec_digest, const char *outdir,
-		 const enpu_limits *lim, enpu_compile_info *info, enpu_err *e)
+int enpu_compile_mem(const enpu_spec *spec, const enpu_target *tgt, const enpu_tlist *w,
+		     const char *weights_label, const char *weights_sha256,
+		     const char *spec_digest, const enpu_limits *lim, enpu_compiled *out,
+		     enpu_err *e)
 {
 	enpu_graph *g = NULL;
-	enpu_tlist w = ENPU_TLIST_INIT, bw = ENPU_TLIST_INIT;
+	enpu_tlist bw = ENPU_TLIST_INIT;
 	enpu_plan plan = ENPU_PLAN_INIT;
 	enpu_buf gj = ENPU_BUF_INIT, pj = ENPU_BUF_INIT, mj = ENPU_BUF_INIT, wb = ENPU_BUF_INIT;
 	enpu_manifest_file mf[3];
@@ -149,21 +144,18 @@ int enpu_compile(const enpu_spec *spec, const enpu_target *tgt,
 	const void *opts = enpu_target_options(tgt);
 	void *st = NULL;
 	json_object *target = NULL, *section = NULL;
-	char wrel[64], path[4096], wdigest[65], id[65];
+	char wrel[64], id[65];
 	const char *paths[3], *digests[3];
-	int *first = NULL, *last = NULL, rc = -1, wrote = 0;
+	int *first = NULL, *last = NULL, rc = -1;
 
+	memset(out, 0, sizeof *out);
 	if (!lim)
 		lim = enpu_limits_default();
 	if (!weights_label)
 		weights_label = "weights.npz";
 	if (enpu_validate_for(spec, tgt, &g, e) < 0)
 		goto out;
-	if (enpu_npz_read(weights_path, weights_label, lim, &w, e) < 0)
-		goto out;
-	if (check_weights(g, &w, enpu_spec_label(spec), weights_label, e) < 0)
-		goto out;
-	if (enpu_sha256_file(weights_path, wdigest, e) < 0)
+	if (check_weights(g, w, enpu_spec_label(spec), weights_label, e) < 0)
 		goto out;
 	if (enpu_plan_build(g, &plan, e) < 0)
 		goto out;
@@ -189,67 +181,43 @@ int enpu_compile(const enpu_spec *spec, const enpu_target *tgt,
 	enpu_plan_lifetimes(g, first, last);
 	for (int i = 0; i < g->n_tensors; i++)
 		if (g->tensors[i].kind == ENPU_TK_WEIGHT && last[i] >= 0)
-			bw.items[bw.n++] = *enpu_tlist_find(&w, g->tensors[i].name);
+			bw.items[bw.n++] = *enpu_tlist_find(w, g->tensors[i].name);
 
+	/* the files, in manifest (path) order: graph.json, plan.json, weights/... */
 	snprintf(wrel, sizeof(wrel), "weights/%s.npz", g->backend);
 	if (enpu_graph_to_json(g, wrel, "spec", st, &gj, e) < 0 ||
-	    enpu_plan_to_json_section(g, &plan, def->section, section, &pj, e) < 0)
+	    enpu_plan_to_json_section(g, &plan, def->section, section, &pj, e) < 0 ||
+	    enpu_npz_write_mem(&bw, wrel, &wb, e) < 0)
 		goto out;
-
-	if (check_outdir(outdir, e) < 0)
-		goto out;
-	if (join(path, sizeof(path), outdir, "weights", e) < 0 || enpu_mkdirs(path, 0755, e) < 0)
-		goto out;
-	wrote = 1;
-	/* manifest entries sorted by path: graph.json, plan.json, weights/... */
-	if (write_member(outdir, "graph.json", &gj, &mf[0], e) < 0 ||
-	    write_member(outdir, "plan.json", &pj, &mf[1], e) < 0)
-		goto out;
-	if (join(path, sizeof(path), outdir, wrel, e) < 0 || enpu_npz_write(path, &bw, e) < 0)
-		goto out;
-	/* hash what is on disk: the bytes a loader will check */
-	if (enpu_read_file(path, 0, &wb, e) < 0)
-		goto out;
-	mf[2].path = wrel;
-	mf[2].bytes = wb.len;
-	enpu_sha256_hex(wb.data, wb.len, mf[2].sha256);
+	set_file(&out->files[0], "graph.json", &gj);
+	set_file(&out->files[1], "plan.json", &pj);
+	set_file(&out->files[2], wrel, &wb);
 	for (int i = 0; i < 3; i++) {
+		mf[i].path = out->files[i].path;
+		mf[i].bytes = out->files[i].data.len;
+		memcpy(mf[i].sha256, out->files[i].sha256, sizeof mf[i].sha256);
 		paths[i] = mf[i].path;
 		digests[i] = mf[i].sha256;
 	}
 	enpu_artifact_id_of(paths, digests, 3, id);
 
 	target = enpu_json_canonical(enpu_target_json(tgt));
-	if (enpu_manifest_to_json(id, g->backend, g->name, spec_digest, wdigest, wrel, "spec",
-				  target, mf, 3, &mj, e) < 0 ||
-	    join(path, sizeof(path), outdir, "manifest.json", e) < 0 ||
-	    enpu_write_file_atomic(path, mj.data, mj.len, e) < 0)
+	if (enpu_manifest_to_json(id, g->backend, g->name, spec_digest, weights_sha256, wrel, "spec",
+				  target, mf, 3, &mj, e) < 0)
 		goto out;
+	set_file(&out->files[3], "manifest.json", &mj);
 
-	if (info) {
-		memset(info, 0, sizeof(*info));
-		memcpy(info->artifact_id, id, sizeof(info->artifact_id));
-		info->n_ops = g->n_ops;
-		info->n_components = g->n_components;
-		snprintf(info->backend, sizeof(info->backend), "%s", g->backend);
-		info->arena_bytes = plan.arena_bytes;
-		if (def->counts)
-			def->counts(g, st, &info->pl_ops, &info->ps_ops, &info->pl_segments);
-	}
+	memcpy(out->info.artifact_id, id, sizeof(out->info.artifact_id));
+	out->info.n_ops = g->n_ops;
+	out->info.n_components = g->n_components;
+	snprintf(out->info.backend, sizeof(out->info.backend), "%s", g->backend);
+	out->info.arena_bytes = plan.arena_bytes;
+	if (def->counts)
+		def->counts(g, st, &out->info.pl_ops, &out->info.ps_ops, &out->info.pl_segments);
 	rc = 0;
 out:
-	if (rc < 0 && wrote) {
-		/* leave no half artifact behind (the manifest is never written
-		 * before everything else is) */
-		static const char *const rels[] = {"manifest.json", "graph.json", "plan.json"};
-		for (size_t i = 0; i < sizeof(rels) / sizeof(rels[0]); i++)
-			if (join(path, sizeof(path), outdir, rels[i], NULL) == 0)
-				unlink(path);
-		if (join(path, sizeof(path), outdir, wrel, NULL) == 0)
-			unlink(path);
-		if (join(path, sizeof(path), outdir, "weights", NULL) == 0)
-			rmdir(path);
-	}
+	if (rc < 0)
+		enpu_compiled_free(out);
 	json_object_put(target);
 	json_object_put(section);
 	if (st && def->state_free)
@@ -257,12 +225,73 @@ out:
 	free(bw.items);   /* borrowed tensors: w owns them */
 	free(first);
 	free(last);
-	enpu_tlist_free(&w);
 	enpu_plan_free(&plan);
 	enpu_buf_free(&gj);
 	enpu_buf_free(&pj);
 	enpu_buf_free(&mj);
 	enpu_buf_free(&wb);
 	enpu_graph_free(g);
+	return rc;
+}
+
+void enpu_compiled_free(enpu_compiled *c)
+{
+	for (int i = 0; i < ENPU_ARTIFACT_FILES; i++)
+		enpu_buf_free(&c->files[i].data);
+}
+
+int enpu_compiled_write(const enpu_compiled *c, const char *outdir, enpu_err *e)
+{
+	char path[4096];
+	int i, rc = -1;
+
+	if (check_outdir(outdir, e) < 0)
+		return -1;
+	if (join(path, sizeof(path), outdir, "weights", e) < 0 || enpu_mkdirs(path, 0755, e) < 0)
+		return -1;
+	/* the manifest (last) is never written before everything else is */
+	for (i = 0; i < ENPU_ARTIFACT_FILES; i++)
+		if (join(path, sizeof(path), outdir, c->files[i].path, e) < 0 ||
+		    enpu_write_file_atomic(path, c->files[i].data.data ? c->files[i].data.data : "",
+					   c->files[i].data.len, e) < 0)
+			goto out;
+	rc = 0;
+out:
+	if (rc < 0) {   /* leave no half artifact behind */
+		for (int k = 0; k < ENPU_ARTIFACT_FILES; k++)
+			if (join(path, sizeof(path), outdir, c->files[k].path, NULL) == 0)
+				unlink(path);
+		if (join(path, sizeof(path), outdir, "weights", NULL) == 0)
+			rmdir(path);
+	}
+	return rc;
+}
+
+int enpu_compile(const enpu_spec *spec, const enpu_target *tgt,
+		 const char *weights_path, const char *weights_label,
+		 const char *spec_digest, const char *outdir,
+		 const enpu_limits *lim, enpu_compile_info *info, enpu_err *e)
+{
+	enpu_tlist w = ENPU_TLIST_INIT;
+	enpu_compiled c;
+	char wdigest[65];
+	int rc = -1;
+
+	memset(&c, 0, sizeof c);
+	if (!lim)
+		lim = enpu_limits_default();
+	if (!weights_label)
+		weights_label = "weights.npz";
+	if (enpu_npz_read(weights_path, weights_label, lim, &w, e) < 0 ||
+	    enpu_sha256_file(weights_path, wdigest, e) < 0 ||
+	    enpu_compile_mem(spec, tgt, &w, weights_label, wdigest, spec_digest, lim, &c, e) < 0 ||
+	    enpu_compiled_write(&c, outdir, e) < 0)
+		goto out;
+	if (info)
+		*info = c.info;
+	rc = 0;
+out:
+	enpu_compiled_free(&c);
+	enpu_tlist_free(&w);
 	return rc;
 }

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 #include "err.h"
+#include "buf.h"
 #include "tensor.h"
 #include "spec.h"
 #include "ir.h"
@@ -40,6 +41,34 @@ int enpu_compile(const enpu_spec *spec, const enpu_target *target,
 		 const char *weights_path, const char *weights_label,
 		 const char *spec_digest, const char *outdir,
 		 const enpu_limits *lim, enpu_compile_info *info, enpu_err *e);
+
+/* The same in memory: the weights already read (weights_sha256: the hex
+ * digest of the weights file they came from, which the manifest records;
+ * a caller that stores files by content already has it), the artifact's
+ * files built into *out, nothing written. The file-path version above is
+ * enpu_npz_read + enpu_compile_mem + enpu_compiled_write. */
+#define ENPU_ARTIFACT_FILES 4
+typedef struct enpu_artifact_file {
+	char path[64];          /* relative: "graph.json", "weights/npu_sim.npz", ... */
+	enpu_buf data;
+	char sha256[65];        /* hex digest of data */
+} enpu_artifact_file;
+
+typedef struct enpu_compiled {
+	/* graph.json, plan.json, weights/<backend>.npz, manifest.json: in
+	 * manifest (path) order, the manifest last */
+	enpu_artifact_file files[ENPU_ARTIFACT_FILES];
+	enpu_compile_info info;
+} enpu_compiled;
+
+int enpu_compile_mem(const enpu_spec *spec, const enpu_target *target, const enpu_tlist *weights,
+		     const char *weights_label, const char *weights_sha256,
+		     const char *spec_digest, const enpu_limits *lim, enpu_compiled *out,
+		     enpu_err *e);
+void enpu_compiled_free(enpu_compiled *c);
+/* Write c's files into outdir (created; must be empty or absent), the
+ * manifest last; on failure nothing of them is left behind. */
+int enpu_compiled_write(const enpu_compiled *c, const char *outdir, enpu_err *e);
 
 /* ---- artifact --------------------------------------------------------- */
 
@@ -98,6 +127,15 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 	     const char *result_path, const char *report_path, enpu_par *par,
 	     const volatile int *cancel, const enpu_limits *lim, enpu_run_info *info,
 	     enpu_err *e);
+/* The same in memory: the inputs already read (checked here; a graph
+ * output that is a graph input has its NaNs made canonical in place), the
+ * outputs appended to *results (spec order; freed on failure), report.json's
+ * bytes appended to *report when non-NULL. enpu_run is enpu_npz_read +
+ * this + enpu_npz_write (+ the report's file). */
+int enpu_run_mem(const enpu_artifact *a, enpu_tlist *inputs, const char *input_label,
+		 enpu_tlist *results, enpu_buf *report, enpu_par *par,
+		 const volatile int *cancel, const enpu_limits *lim, enpu_run_info *info,
+		 enpu_err *e);
 
 /* ---- boards ----------------------------------------------------------- */
 

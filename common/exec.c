@@ -107,13 +107,12 @@ static void bind_tensors(const enpu_artifact *a, const enpu_tlist *in, unsigned 
 /* report.json: {"format", "version", "backend", "artifact", "seconds",
  * "outputs": [{"name", "shape"}], and the backend's section}, written
  * atomically. */
-static int write_report(const enpu_artifact *a, const char *path, double seconds, void *run,
+static int build_report(const enpu_artifact *a, double seconds, void *run, enpu_buf *b,
 			enpu_err *e)
 {
 	const enpu_backend_def *def = enpu_artifact_def(a);
 	const enpu_graph *g = enpu_artifact_graph(a);
 	json_object *root = json_object_new_object(), *outs = json_object_new_array(), *sec;
-	enpu_buf b = ENPU_BUF_INIT;
 	int rc = -1;
 
 	if (!root || !outs) {
@@ -146,28 +145,24 @@ static int write_report(const enpu_artifact *a, const char *path, double seconds
 			goto nomem;
 		json_object_object_add(root, def->section, sec);
 	}
-	if (enpu_json_dump(root, &b, e) < 0 ||
-	    enpu_write_file_atomic(path, b.data, b.len, e) < 0)
+	if (enpu_json_dump(root, b, e) < 0)
 		goto out;
 	rc = 0;
 	goto out;
 nomem:
-	enpu_fail(e, ENPU_E_NOMEM, path, NULL, "cannot build report.json");
+	enpu_fail(e, ENPU_E_NOMEM, "report.json", NULL, "cannot build report.json");
 out:
 	json_object_put(root);
-	enpu_buf_free(&b);
 	return rc;
 }
 
-int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_label,
-	     const char *result_path, const char *report_path, enpu_par *par,
-	     const volatile int *cancel, const enpu_limits *lim, enpu_run_info *info,
-	     enpu_err *e)
+int enpu_run_mem(const enpu_artifact *a, enpu_tlist *in, const char *input_label,
+		 enpu_tlist *res, enpu_buf *report, enpu_par *par, const volatile int *cancel,
+		 const enpu_limits *lim, enpu_run_info *info, enpu_err *e)
 {
 	const enpu_graph *g = enpu_artifact_graph(a);
 	const enpu_plan *p = enpu_artifact_plan(a);
 	const enpu_backend_def *def = enpu_artifact_def(a);
-	enpu_tlist in = ENPU_TLIST_INIT, res = ENPU_TLIST_INIT;
 	unsigned char *arena = NULL;
 	enpu_engine en = {0};
 	int64_t *offset = NULL;
@@ -181,9 +176,7 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 		lim = enpu_limits_default();
 	if (!input_label)
 		input_label = "input.npz";
-	if (enpu_npz_read(input_path, input_label, lim, &in, e) < 0)
-		goto out;
-	if (check_inputs(g, &in, input_label, e) < 0)
+	if (check_inputs(g, in, input_label, e) < 0)
 		goto out;
 	if (p->arena_bytes > SIZE_MAX - 64) {
 		enpu_fail(e, ENPU_E_LIMIT, NULL, NULL, "the arena of %llu bytes is too large",
@@ -206,7 +199,7 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot allocate the tensor table");
 		goto out;
 	}
-	bind_tensors(a, &in, arena, &en, offset);
+	bind_tensors(a, in, arena, &en, offset);
 	if (def->run_open) {
 		if (def->run_open(a, enpu_artifact_options(a), enpu_artifact_state(a), &en, &run, e) < 0)
 			goto out;
@@ -235,14 +228,12 @@ int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_l
 		}
 		if (enpu_shape_numel(&t->shape, &n) == 0 && n > 0 && src)
 			memcpy(r.data, src, (size_t)n * sizeof(float));
-		if (enpu_tlist_push(&res, &r, e) < 0) {
+		if (enpu_tlist_push(res, &r, e) < 0) {
 			enpu_tensor_free(&r);
 			goto out;
 		}
 	}
-	if (enpu_npz_write(result_path, &res, e) < 0)
-		goto out;
-	if (report_path && write_report(a, report_path, t1 - t0, run, e) < 0)
+	if (report && build_report(a, t1 - t0, run, report, e) < 0)
 		goto out;
 	if (info) {
 		memset(info, 0, sizeof(*info));
@@ -261,7 +252,34 @@ out:
 	free(en.data);
 	free(offset);
 	free(arena);
+	if (rc < 0)
+		enpu_tlist_free(res);
+	return rc;
+}
+
+int enpu_run(const enpu_artifact *a, const char *input_path, const char *input_label,
+	     const char *result_path, const char *report_path, enpu_par *par,
+	     const volatile int *cancel, const enpu_limits *lim, enpu_run_info *info,
+	     enpu_err *e)
+{
+	enpu_tlist in = ENPU_TLIST_INIT, res = ENPU_TLIST_INIT;
+	enpu_buf rep = ENPU_BUF_INIT;
+	int rc = -1;
+
+	if (!lim)
+		lim = enpu_limits_default();
+	if (!input_label)
+		input_label = "input.npz";
+	if (enpu_npz_read(input_path, input_label, lim, &in, e) < 0 ||
+	    enpu_run_mem(a, &in, input_label, &res, report_path ? &rep : NULL, par, cancel, lim,
+			 info, e) < 0 ||
+	    enpu_npz_write(result_path, &res, e) < 0 ||
+	    (report_path && enpu_write_file_atomic(report_path, rep.data, rep.len, e) < 0))
+		goto out;
+	rc = 0;
+out:
 	enpu_tlist_free(&in);
 	enpu_tlist_free(&res);
+	enpu_buf_free(&rep);
 	return rc;
 }

@@ -337,6 +337,17 @@ int enpu_npz_read_mem(const void *buf, size_t len, const char *label,
  * tensors give the same bytes on every run. */
 int enpu_npz_write(const char *path, const enpu_tlist *ts, enpu_err *e)
 {
+	enpu_buf b = ENPU_BUF_INIT;
+	int rc = enpu_npz_write_mem(ts, path, &b, e);
+
+	if (rc == 0)
+		rc = enpu_write_file_atomic(path, b.data ? b.data : "", b.len, e);
+	enpu_buf_free(&b);
+	return rc;
+}
+
+int enpu_npz_write_mem(const enpu_tlist *ts, const char *path, enpu_buf *out, enpu_err *e)
+{
 	static const unsigned char empty_zip[ZIP_EOCD_LEN] = {'P', 'K', 5, 6};
 	zip_error_t ze;
 	zip_source_t *src = NULL;
@@ -359,8 +370,11 @@ int enpu_npz_write(const char *path, const enpu_tlist *ts, enpu_err *e)
 				return enpu_fail(e, ENPU_E_NAME, path, NULL,
 						 "tensor name '%s' appears more than once", name);
 	}
-	if (ts->n == 0)     /* libzip writes nothing at all for an empty archive */
-		return enpu_write_file_atomic(path, empty_zip, sizeof(empty_zip), e);
+	if (ts->n == 0) {   /* libzip writes nothing at all for an empty archive */
+		if (enpu_buf_add(out, empty_zip, sizeof(empty_zip)) < 0)
+			return enpu_fail(e, ENPU_E_NOMEM, path, NULL, "out of memory");
+		return 0;
+	}
 	if (!(src = zip_source_buffer_create(NULL, 0, 0, &ze)))
 		goto zfail;
 	if (!(za = zip_open_from_source(src, ZIP_TRUNCATE, &ze)))
@@ -412,7 +426,11 @@ int enpu_npz_write(const char *path, const enpu_tlist *ts, enpu_err *e)
 		goto out;
 	}
 	zip_source_close(src);
-	rc = enpu_write_file_atomic(path, img, (size_t)st.size, e);
+	if (enpu_buf_add(out, img, (size_t)st.size) < 0) {
+		enpu_fail(e, ENPU_E_NOMEM, path, NULL, "out of memory");
+		goto out;
+	}
+	rc = 0;
 	goto out;
 zafail:
 	enpu_fail(e, ENPU_E_INTERNAL, path, NULL, "cannot build the .npz: %s",

@@ -35,5 +35,7 @@ int enpu_npz_read_mem(const void *buf, size_t len, const char *label,
 /* Write the tensors as an .npz (stored members "<name>.npy", in order),
  * atomically (temp + fsync + rename). Deterministic bytes. */
 int enpu_npz_write(const char *path, const enpu_tlist *ts, enpu_err *e);
+/* The same bytes appended to out (label names the file in errors). */
+int enpu_npz_write_mem(const enpu_tlist *ts, const char *label, enpu_buf *out, enpu_err *e);
 
 #endif

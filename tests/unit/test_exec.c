@@ -10,6 +10,7 @@
 #include "enpu.h"
 #include "npz.h"
 #include "buf.h"
+#include "digest.h"
 
 static const char spec_text[] =
 	"eulernpu: 1\n"
@@ -322,4 +323,77 @@ Test(exec, cancel_flag_stops_the_run)
 	cr_assert_neq(stat(rp, &st), 0);
 	cr_assert_eq(run(a, input("in.npz", "x", 1, 8, 0), "r.npz", NULL, &go, &info, &e), 0);
 	enpu_artifact_free(a);
+}
+
+/* The in-memory entry points are the file-path ones without the files:
+ * enpu_compile_mem builds the very bytes enpu_compile writes (on every
+ * backend), and enpu_run_mem gives the results and report.json that
+ * enpu_run writes. */
+Test(exec, memory_entry_points_give_the_file_bytes)
+{
+	static const char *const backends[] = {"cpu_ref", "npu_sim", "zynq_ps", "fpga_board"};
+	char text[2048], wpath[128], out[128], path[256], digest[65];
+	enpu_err e = ENPU_ERR_INIT;
+
+	for (int b = 0; b < 4; b++) {
+		enpu_tlist w = ENPU_TLIST_INIT, in = ENPU_TLIST_INIT, res = ENPU_TLIST_INIT;
+		enpu_buf disk = ENPU_BUF_INIT, rep = ENPU_BUF_INIT;
+		enpu_spec *s = NULL;
+		enpu_target *t = NULL;
+		enpu_artifact *a = build_for("h", backends[b]);
+		enpu_compiled c;
+		enpu_run_info info;
+		const char *inp = input("in.npz", "x", 1, 8, 0);
+
+		/* compile_mem against the directory build_for wrote */
+		snprintf(text, sizeof(text), spec_text, "h");
+		cr_assert_eq(enpu_spec_parse(text, strlen(text), "spec.yaml", NULL, &s, &e), 0);
+		cr_assert_eq(enpu_target_resolve(s, backends[b], NULL, NULL, NULL, &t, &e), 0);
+		snprintf(wpath, sizeof(wpath), "%s/weights.npz", dir);
+		cr_assert_eq(enpu_npz_read(wpath, "weights.npz", NULL, &w, &e), 0);
+		cr_assert_eq(enpu_sha256_file(wpath, digest, &e), 0);
+		cr_assert_eq(enpu_compile_mem(s, t, &w, "weights.npz", digest, NULL, NULL, &c, &e), 0,
+			     "%s", e.message);
+		cr_assert_str_eq(c.info.artifact_id, enpu_artifact_id(a));
+		snprintf(out, sizeof(out), "%s/art-h-%s", dir, backends[b]);
+		for (int f = 0; f < ENPU_ARTIFACT_FILES; f++) {
+			snprintf(path, sizeof(path), "%s/%s", out, c.files[f].path);
+			disk.len = 0;
+			cr_assert_eq(enpu_read_file(path, 0, &disk, &e), 0, "%s", e.message);
+			cr_assert(disk.len == c.files[f].data.len &&
+				  memcmp(disk.data, c.files[f].data.data, disk.len) == 0,
+				  "%s: %s differs from the file enpu_compile wrote", backends[b],
+				  c.files[f].path);
+		}
+		cr_assert_str_eq(c.files[ENPU_ARTIFACT_FILES - 1].path, "manifest.json");
+
+		/* run_mem against run */
+		cr_assert_eq(run(a, inp, "res.npz", NULL, NULL, &info, &e), 0, "%s", e.message);
+		cr_assert_eq(enpu_npz_read(inp, "in.npz", NULL, &in, &e), 0);
+		cr_assert_eq(enpu_run_mem(a, &in, "in.npz", &res, &rep, NULL, NULL, NULL, &info, &e), 0,
+			     "%s", e.message);
+		snprintf(path, sizeof(path), "%s/res-mem.npz", dir);
+		cr_assert_eq(enpu_npz_write(path, &res, &e), 0);
+		disk.len = 0;
+		cr_assert_eq(enpu_read_file(path, 0, &disk, &e), 0);
+		{
+			enpu_buf ref = ENPU_BUF_INIT;
+			snprintf(path, sizeof(path), "%s/res.npz", dir);
+			cr_assert_eq(enpu_read_file(path, 0, &ref, &e), 0);
+			cr_assert(ref.len == disk.len && memcmp(ref.data, disk.data, ref.len) == 0,
+				  "%s: run_mem's result differs from run's", backends[b]);
+			enpu_buf_free(&ref);
+		}
+		cr_assert(rep.len > 0 && strstr(rep.data, "\"eulernpu-report\""));
+
+		enpu_buf_free(&disk);
+		enpu_buf_free(&rep);
+		enpu_compiled_free(&c);
+		enpu_tlist_free(&w);
+		enpu_tlist_free(&in);
+		enpu_tlist_free(&res);
+		enpu_target_free(t);
+		enpu_spec_free(s);
+		enpu_artifact_free(a);
+	}
 }
