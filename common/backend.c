@@ -57,6 +57,16 @@ unsigned enpu_backends_on_board(void)
 	return m;
 }
 
+unsigned enpu_backends_lowering(const enpu_opdef *d)
+{
+	unsigned m = 0;
+
+	for (int i = 0; i < ENPU_BK_COUNT; i++)
+		if (!registry[i]->can_lower || registry[i]->can_lower(d))
+			m |= 1u << registry[i]->id;
+	return m;
+}
+
 int enpu_backend_need_map(const enpu_backend_def *d, const enpu_ynode *node, const char *label,
 			  enpu_err *e)
 {

@@ -36,6 +36,10 @@ typedef struct enpu_backend_def {
 				    * server forwards them */
 	const char *section;       /* its plan.json / report.json section, or NULL */
 
+	/* The op types it can lower at all (the capability matrix of
+	 * `eulernpu backends`); NULL = every op. */
+	int (*can_lower)(const enpu_opdef *d);
+
 	/* ---- target options (opts_size 0: the backend takes none) ---- */
 	size_t opts_size;
 	/* From the YAML mapping of targets.<name> or a target file's root;
@@ -97,6 +101,8 @@ const enpu_backend_def *enpu_backend_by_id(enpu_backend id);      /* NULL if out
 void enpu_backend_names(char *buf, size_t cap);
 /* Bits (1u << id) of the backends whose jobs run on board agents. */
 unsigned enpu_backends_on_board(void);
+/* Bits (1u << id) of the backends that can lower op type d. */
+unsigned enpu_backends_lowering(const enpu_opdef *d);
 
 /* How many ops the backend puts on a PL and on a PS for graph g under
  * target t (validate and compile report them); all 0 for backends

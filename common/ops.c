@@ -7,12 +7,6 @@
 #include "kernels.h"
 
 #define A(field) offsetof(enpu_attrs, field)
-/* Every backend lowers every op: zynq_ps runs the reference kernels on the
- * ARM cores; fpga_board puts what its PL accepts there (fpga.c) and runs the
- * rest on the PS, so no op is ever refused. */
-#define BACKENDS ((1u << ENPU_BK_CPU_REF) | (1u << ENPU_BK_NPU_SIM) | \
-		  (1u << ENPU_BK_ZYNQ_PS) | (1u << ENPU_BK_FPGA_BOARD))
-
 static const char *const gelu_modes[] = {"none", "tanh", NULL};
 
 static const enpu_attrdef no_attrs[] = {{NULL, 0, 0, 0, NULL, NULL}};
@@ -70,7 +64,7 @@ static const enpu_attrdef concat_attrs[] = {
 	{NULL, 0, 0, 0, NULL, NULL}};
 
 #define ROW(nm, id, mn, mx, at, sh, k) \
-	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", BACKENDS}
+	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32"}
 
 static const enpu_opdef ops[ENPU_OP_COUNT] = {
 	ROW(matmul, MATMUL, 2, 2, no_attrs, matmul, matmul),

@@ -1,7 +1,7 @@
 /* ops.h: the operator table. Ops are data: one row names each op, its
- * arity, attributes (with defaults), shape rule, reference kernel and which
- * backends lower it. How a backend lowers it (npu_sim's class and cost)
- * is the backend's (common/backends/). Adding an op touches ops.c, one
+ * arity, attributes (with defaults), shape rule and reference kernel. Which
+ * backends lower it and how (npu_sim's class and cost) is the backends'
+ * (backend.h, common/backends/). Adding an op touches ops.c, one
  * kernel, and the tables of the backends that cost ops (npusim.c). */
 #ifndef ENPU_OPS_H
 #define ENPU_OPS_H
@@ -82,7 +82,7 @@ typedef int (*enpu_shape_fn)(enpu_attrs *a, const enpu_shape *in, int n_in,
 typedef int (*enpu_kernel_fn)(const enpu_attrs *a, const enpu_view *in, int n_in,
 			      enpu_view *out, int n_out, enpu_par *par);
 
-/* Backends, as bits in enpu_opdef.backends. */
+/* Backend ids (the registry's order, backend.c), as bits in masks. */
 typedef enum enpu_backend {
 	ENPU_BK_CPU_REF = 0,
 	ENPU_BK_NPU_SIM,
@@ -100,7 +100,6 @@ typedef struct enpu_opdef {
 	enpu_shape_fn shape;
 	enpu_kernel_fn kernel;        /* cpu_ref reference kernel */
 	const char *kernel_name;      /* "matmul_f32": recorded in graph.json */
-	unsigned backends;            /* bit (1u << enpu_backend) = lowering exists */
 } enpu_opdef;
 
 const enpu_opdef *enpu_op_by_name(const char *name);  /* NULL if unknown */

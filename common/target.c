@@ -151,7 +151,7 @@ struct json_object *enpu_target_json(const enpu_target *t)
 
 int enpu_target_lowers(const enpu_target *t, const enpu_opdef *d)
 {
-	if (!(d->backends & (1u << t->def->id)))
+	if (t->def->can_lower && !t->def->can_lower(d))
 		return 0;
 	return !t->def->lowers || t->def->lowers(t->opts, d);
 }

@@ -390,8 +390,8 @@ static int lowering_missing(vctx *c, const enpu_sop *op, const enpu_opdef *d)
 	const char *bk = def->name;
 	char fix[sizeof(c->e->fix)], list[128];
 
-	backend_list(list, sizeof(list), d->backends);
-	if ((d->backends & (1u << c->bk)) && def->lowers_fix)
+	backend_list(list, sizeof(list), enpu_backends_lowering(d));
+	if ((enpu_backends_lowering(d) & (1u << c->bk)) && def->lowers_fix)
 		def->lowers_fix(enpu_target_options(c->t), d, list, fix, sizeof(fix));
 	else
 		snprintf(fix, sizeof(fix),
@@ -507,7 +507,7 @@ static int pick_backend(vctx *c)
 		return enpu_fail(c->e, ENPU_E_BACKEND, s->label, NULL,
 				 "unknown backend '%.64s' (known: %s)", backend, list);
 	for (int i = 0; i < ENPU_OP_COUNT; i++)
-		any |= enpu_op_by_id((enpu_opid)i)->backends;
+		any |= enpu_backends_lowering(enpu_op_by_id((enpu_opid)i));
 	if (!(any & (1u << c->bk))) {
 		char fix[200];
 

@@ -23,7 +23,7 @@ static unsigned available_mask(void)
 	for (i = 0; i < ENPU_OP_COUNT; i++) {
 		const enpu_opdef *d = enpu_op_by_id((enpu_opid)i);
 		if (d)
-			m |= d->backends;
+			m |= enpu_backends_lowering(d);
 	}
 	return m;
 }
@@ -108,7 +108,7 @@ void srv_get_backends(srv_ctx *ctx, srv_req *r)
 		bk = json_object_new_object();
 		for (b = 0; b < ENPU_BK_COUNT; b++)
 			json_object_object_add(bk, enpu_backend_name((enpu_backend)b),
-					       json_object_new_boolean((d->backends >> b) & 1u));
+					       json_object_new_boolean((enpu_backends_lowering(d) >> b) & 1u));
 		json_object_object_add(row, F_OP, json_object_new_string(d->name));
 		json_object_object_add(row, F_BACKENDS, bk);
 		json_object_array_add(ops, row);
