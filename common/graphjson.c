@@ -174,7 +174,6 @@ nomem:
 
 /* ---- reading ------------------------------------------------------------ */
 
-#define BAD(...) do { enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, __VA_ARGS__); goto fail; } while (0)
 
 static int parse_float(json_object *v, float *out)
 {
@@ -313,288 +312,347 @@ static int parse_names(json_object *arr, json_object *tmap, int **idx, int *n)
 	return 0;
 }
 
+/* The reader's state: the graph being built, name -> index maps of its
+ * tensors, components and ops, and where errors go. */
+typedef struct rd {
+	enpu_graph *g;
+	json_object *tmap, *cmap, *omap;
+	const char *label;
+	const enpu_limits *lim;
+	enpu_err *e;
+} rd;
+
+#define RBAD(...) return enpu_fail(r->e, ENPU_E_ARTIFACT, r->label, NULL, __VA_ARGS__)
+#define RNOMEM() return enpu_fail(r->e, ENPU_E_NOMEM, r->label, NULL, "cannot load '%s'", r->label)
+
+static int read_header(rd *r, json_object *root, char **weights)
+{
+	json_object *v;
+	int64_t iv;
+
+	if (!(v = enpu_json_field(root, "format", json_type_string, r->label, "", r->e)))
+		return -1;
+	if (strcmp(json_object_get_string(v), "eulernpu-graph") != 0)
+		RBAD("field 'format' is not \"eulernpu-graph\"");
+	if (!(v = enpu_json_field(root, "version", json_type_int, r->label, "", r->e)) ||
+	    enpu_json_int(v, 1, 1, r->label, "field 'version'", &iv, r->e) < 0)
+		return -1;
+	if (!(v = enpu_json_field(root, "name", json_type_string, r->label, "", r->e)))
+		return -1;
+	if (!(r->g->name = strdup(json_object_get_string(v))))
+		RNOMEM();
+	if (!(v = enpu_json_field(root, "backend", json_type_string, r->label, "", r->e)))
+		return -1;
+	if (enpu_backend_parse(json_object_get_string(v)) < 0)
+		RBAD("field 'backend': unknown backend '%s'", json_object_get_string(v));
+	if (!(r->g->backend = strdup(json_object_get_string(v))))
+		RNOMEM();
+	if (!(v = enpu_json_field(root, "weights", json_type_string, r->label, "", r->e)))
+		return -1;
+	if (!(*weights = strdup(json_object_get_string(v))))
+		RNOMEM();
+	if (!(v = enpu_json_field(root, "layout", json_type_string, r->label, "", r->e)))
+		return -1;
+	if (strcmp(json_object_get_string(v), "spec") != 0)
+		RBAD("field 'layout': unknown weights layout '%s'", json_object_get_string(v));
+	return 0;
+}
+
+static int read_components(rd *r, json_object *root)
+{
+	enpu_graph *g = r->g;
+	json_object *arr;
+	size_t n;
+
+	if (!(arr = enpu_json_field(root, "components", json_type_array, r->label, "", r->e)))
+		return -1;
+	n = json_object_array_length(arr);
+	if (n > r->lim->max_ops + 1)
+		RBAD("field 'components' has too many entries");
+	if (!(g->components = calloc(n ? n : 1, sizeof(char *))))
+		RNOMEM();
+	for (size_t i = 0; i < n; i++) {
+		json_object *s = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(s, json_type_string))
+			RBAD("field 'components' entry %zu must be a string", i);
+		if (map_get(r->cmap, json_object_get_string(s)) >= 0)
+			RBAD("component '%s' is listed twice", json_object_get_string(s));
+		json_object_object_add(r->cmap, json_object_get_string(s), json_object_new_int((int)i));
+		if (!(g->components[i] = strdup(json_object_get_string(s))))
+			RNOMEM();
+		g->n_components = (int)i + 1;
+	}
+	return 0;
+}
+
+static int read_tensor(rd *r, json_object *o, size_t i)
+{
+	enpu_irtensor *t = &r->g->tensors[i];
+	json_object *v;
+	char ctx[48];
+	const char *kind;
+
+	snprintf(ctx, sizeof(ctx), "tensor %zu: ", i);
+	t->producer = t->last_use = -1;
+	if (!(v = enpu_json_field(o, "name", json_type_string, r->label, ctx, r->e)))
+		return -1;
+	if (map_get(r->tmap, json_object_get_string(v)) >= 0)
+		RBAD("tensor '%s' is listed twice", json_object_get_string(v));
+	if (!(t->name = strdup(json_object_get_string(v))))
+		RNOMEM();
+	r->g->n_tensors = (int)i + 1;
+	json_object_object_add(r->tmap, t->name, json_object_new_int((int)i));
+	snprintf(ctx, sizeof(ctx), "tensor '%.30s': ", t->name);
+	if (!(v = enpu_json_field(o, "dtype", json_type_string, r->label, ctx, r->e)))
+		return -1;
+	if ((t->dtype = enpu_dtype_parse(json_object_get_string(v))) != ENPU_DT_F32)
+		RBAD("%sunsupported dtype '%s'", ctx, json_object_get_string(v));
+	if (!(v = enpu_json_field(o, "shape", json_type_array, r->label, ctx, r->e)))
+		return -1;
+	if (parse_shape(v, r->lim, &t->shape) < 0)
+		RBAD("%sfield 'shape' is not a valid shape within the limits", ctx);
+	if (!(v = enpu_json_field(o, "kind", json_type_string, r->label, ctx, r->e)))
+		return -1;
+	kind = json_object_get_string(v);
+	if (strcmp(kind, "input") == 0)
+		t->kind = ENPU_TK_INPUT;
+	else if (strcmp(kind, "weight") == 0)
+		t->kind = ENPU_TK_WEIGHT;
+	else if (strcmp(kind, "intermediate") == 0)
+		t->kind = ENPU_TK_INTERMEDIATE;
+	else
+		RBAD("%sunknown kind '%s'", ctx, kind);
+	if (!(v = enpu_json_field(o, "output", json_type_boolean, r->label, ctx, r->e)))
+		return -1;
+	t->is_output = json_object_get_boolean(v);
+	return 0;
+}
+
+static int read_tensors(rd *r, json_object *root)
+{
+	json_object *arr;
+	size_t n;
+
+	if (!(arr = enpu_json_field(root, "tensors", json_type_array, r->label, "", r->e)))
+		return -1;
+	n = json_object_array_length(arr);
+	if (n > (r->lim->max_ops + 1) * (ENPU_MAX_OP_INPUTS + 1) || n > INT32_MAX / 2)
+		RBAD("field 'tensors' has too many entries");
+	if (!(r->g->tensors = calloc(n ? n : 1, sizeof(*r->g->tensors))))
+		RNOMEM();
+	for (size_t i = 0; i < n; i++)
+		if (read_tensor(r, json_object_array_get_idx(arr, i), i) < 0)
+			return -1;
+	return 0;
+}
+
+/* inputs and outputs: each input/output tensor listed exactly once */
+static int read_io(rd *r, json_object *root)
+{
+	enpu_graph *g = r->g;
+	json_object *arr;
+	int n_in = 0, n_outp = 0;
+
+	if (!(arr = enpu_json_field(root, "inputs", json_type_array, r->label, "", r->e)))
+		return -1;
+	if (parse_names(arr, r->tmap, &g->inputs, &g->n_inputs) < 0)
+		RBAD("field 'inputs' names an unknown tensor");
+	if (!(arr = enpu_json_field(root, "outputs", json_type_array, r->label, "", r->e)))
+		return -1;
+	if (parse_names(arr, r->tmap, &g->outputs, &g->n_outputs) < 0)
+		RBAD("field 'outputs' names an unknown tensor");
+	for (int i = 0; i < g->n_tensors; i++) {
+		n_in += g->tensors[i].kind == ENPU_TK_INPUT;
+		n_outp += g->tensors[i].is_output != 0;
+	}
+	if (n_in != g->n_inputs)
+		RBAD("field 'inputs' does not list every input tensor once");
+	if (n_outp != g->n_outputs)
+		RBAD("field 'outputs' does not list every output tensor once");
+	for (int i = 0; i < g->n_inputs; i++) {
+		if (g->tensors[g->inputs[i]].kind != ENPU_TK_INPUT)
+			RBAD("input '%s' is not an input tensor", g->tensors[g->inputs[i]].name);
+		for (int j = 0; j < i; j++)
+			if (g->inputs[j] == g->inputs[i])
+				RBAD("input '%s' is listed twice", g->tensors[g->inputs[i]].name);
+	}
+	for (int i = 0; i < g->n_outputs; i++) {
+		if (!g->tensors[g->outputs[i]].is_output)
+			RBAD("output '%s' is not marked as an output", g->tensors[g->outputs[i]].name);
+		for (int j = 0; j < i; j++)
+			if (g->outputs[j] == g->outputs[i])
+				RBAD("output '%s' is listed twice", g->tensors[g->outputs[i]].name);
+	}
+	return 0;
+}
+
+/* An op's attributes: exactly the op's table, every one present. */
+static int read_attrs(rd *r, enpu_irop *op, json_object *at, const char *ctx)
+{
+	int n_def = 0, bit = 0;
+
+	enpu_attrs_defaults(op->def, &op->attrs);
+	for (const enpu_attrdef *ad = op->def->attrs; ad->name; ad++, bit++) {
+		json_object *av;
+		n_def++;
+		if (!json_object_object_get_ex(at, ad->name, &av))
+			RBAD("%sattribute '%s' is missing", ctx, ad->name);
+		if (parse_attr(ad, av, &op->attrs) < 0)
+			RBAD("%sattribute '%s' has an invalid value", ctx, ad->name);
+		if (!((ad->type == ENPU_ATTR_DIMS && op->attrs.n_shape == 0) ||
+		      (ad->type == ENPU_ATTR_PERM && op->attrs.n_perm == 0)))
+			op->attrs.set |= 1u << bit;
+	}
+	if (json_object_object_length(at) != n_def)
+		RBAD("%sattrs holds attributes that operator '%s' does not have", ctx, op->def->name);
+	return 0;
+}
+
+/* An op's inputs (produced by then) and its one output (an intermediate
+ * not produced yet); in_sh gets the inputs' shapes. */
+static int read_op_io(rd *r, enpu_irop *op, json_object *ins, json_object *outs,
+		      const char *ctx, enpu_shape *in_sh)
+{
+	enpu_graph *g = r->g;
+	json_object *s;
+	size_t nin = json_object_array_length(ins);
+	int max_in = op->def->max_in < 0 ? ENPU_MAX_OP_INPUTS : op->def->max_in;
+	enpu_irtensor *t;
+
+	if (nin < (size_t)op->def->min_in || nin > (size_t)max_in || nin > ENPU_MAX_OP_INPUTS)
+		RBAD("%shas %zu inputs, %s takes %d to %d", ctx, nin, op->def->name,
+		     op->def->min_in, max_in);
+	if (parse_names(ins, r->tmap, &op->in, &op->n_in) < 0)
+		RBAD("%sfield 'in' names an unknown tensor", ctx);
+	for (int j = 0; j < op->n_in; j++) {
+		t = &g->tensors[op->in[j]];
+		if (t->kind == ENPU_TK_INTERMEDIATE && t->producer < 0)
+			RBAD("%sreads tensor '%s' before it is produced", ctx, t->name);
+		in_sh[j] = t->shape;
+	}
+	if (op->def->n_out != 1 || json_object_array_length(outs) != 1)
+		RBAD("%sfield 'out' must name exactly one tensor", ctx);
+	s = json_object_array_get_idx(outs, 0);
+	if (!json_object_is_type(s, json_type_string) ||
+	    (op->out[0] = map_get(r->tmap, json_object_get_string(s))) < 0)
+		RBAD("%sfield 'out' names an unknown tensor", ctx);
+	op->n_out = 1;
+	t = &g->tensors[op->out[0]];
+	if (t->kind != ENPU_TK_INTERMEDIATE)
+		RBAD("%swrites '%s', which is not an intermediate", ctx, t->name);
+	if (t->producer >= 0)
+		RBAD("%swrites '%s', which op '%s' already produced", ctx, t->name,
+		     g->ops[t->producer].name);
+	return 0;
+}
+
+/* Op k, in schedule order: it reads only tensors that exist by then, and
+ * its shape rule gives back exactly the recorded output shape. Its kernel
+ * and lowering are the artifact loader's to check against the backend's
+ * plan (enpu_graph_check_lowerings). */
+static int read_op(rd *r, json_object *o, size_t k)
+{
+	enpu_graph *g = r->g;
+	enpu_irop *op = &g->ops[k];
+	json_object *v, *ins, *outs, *at, *low;
+	enpu_shape in_sh[ENPU_MAX_OP_INPUTS], out_sh[1];
+	char ctx[80], why[256], want[128], got[128];
+
+	snprintf(ctx, sizeof(ctx), "op %zu: ", k);
+	if (!(v = enpu_json_field(o, "name", json_type_string, r->label, ctx, r->e)))
+		return -1;
+	if (map_get(r->omap, json_object_get_string(v)) >= 0)
+		RBAD("op '%s' is listed twice", json_object_get_string(v));
+	if (!(op->name = strdup(json_object_get_string(v))))
+		RNOMEM();
+	g->n_ops = (int)k + 1;
+	json_object_object_add(r->omap, op->name, json_object_new_int((int)k));
+	snprintf(ctx, sizeof(ctx), "op '%.60s': ", op->name);
+	if (!(v = enpu_json_field(o, "op", json_type_string, r->label, ctx, r->e)))
+		return -1;
+	if (!(op->def = enpu_op_by_name(json_object_get_string(v))))
+		RBAD("%sunknown operator '%s'", ctx, json_object_get_string(v));
+	if (!(v = enpu_json_field(o, "component", json_type_string, r->label, ctx, r->e)))
+		return -1;
+	if ((op->component = map_get(r->cmap, json_object_get_string(v))) < 0)
+		RBAD("%sunknown component '%s'", ctx, json_object_get_string(v));
+	if (!(ins = enpu_json_field(o, "in", json_type_array, r->label, ctx, r->e)) ||
+	    !(outs = enpu_json_field(o, "out", json_type_array, r->label, ctx, r->e)) ||
+	    !(at = enpu_json_field(o, "attrs", json_type_object, r->label, ctx, r->e)) ||
+	    !(v = enpu_json_field(o, "kernel", json_type_string, r->label, ctx, r->e)) ||
+	    !(low = enpu_json_field(o, "lowering", json_type_string, r->label, ctx, r->e)))
+		return -1;
+	if (read_op_io(r, op, ins, outs, ctx, in_sh) < 0 || read_attrs(r, op, at, ctx) < 0)
+		return -1;
+	why[0] = '\0';
+	if (op->def->shape(&op->attrs, in_sh, op->n_in, out_sh, why, sizeof(why)) < 0)
+		RBAD("%sshape rule of '%s' fails: %s", ctx, op->def->name, why);
+	if (!enpu_shape_eq(&out_sh[0], &g->tensors[op->out[0]].shape))
+		RBAD("%soutput '%s' is recorded as %s but the shape rule gives %s", ctx,
+		     g->tensors[op->out[0]].name,
+		     enpu_shape_str(&g->tensors[op->out[0]].shape, got, sizeof(got)),
+		     enpu_shape_str(&out_sh[0], want, sizeof(want)));
+	g->tensors[op->out[0]].producer = (int)k;
+	for (int j = 0; j < op->n_in; j++)
+		g->tensors[op->in[j]].last_use = (int)k;
+	return 0;
+}
+
+static int read_ops(rd *r, json_object *root)
+{
+	json_object *arr;
+	size_t n;
+
+	if (!(arr = enpu_json_field(root, "ops", json_type_array, r->label, "", r->e)))
+		return -1;
+	n = json_object_array_length(arr);
+	if (n > r->lim->max_ops)
+		RBAD("field 'ops' has %zu entries, more than the limit of %llu", n,
+		     (unsigned long long)r->lim->max_ops);
+	if (!(r->g->ops = calloc(n ? n : 1, sizeof(*r->g->ops))))
+		RNOMEM();
+	for (size_t k = 0; k < n; k++)
+		if (read_op(r, json_object_array_get_idx(arr, k), k) < 0)
+			return -1;
+	for (int i = 0; i < r->g->n_tensors; i++)
+		if (r->g->tensors[i].kind == ENPU_TK_INTERMEDIATE && r->g->tensors[i].producer < 0)
+			RBAD("tensor '%s' is never produced", r->g->tensors[i].name);
+	return 0;
+}
+
 int enpu_graph_from_json(const char *text, size_t len, const char *label,
 			 const enpu_limits *lim, enpu_graph **out, char **weights,
 			 enpu_err *e)
 {
-	json_object *root = NULL, *tmap = NULL, *cmap = NULL, *omap = NULL, *v, *arr;
-	enpu_graph *g = NULL;
-	int64_t iv;
-	size_t n;
+	json_object *root;
+	rd r = {NULL, NULL, NULL, NULL, label, lim ? lim : enpu_limits_default(), e};
+	int rc = -1;
 
 	*out = NULL;
 	*weights = NULL;
-	if (!lim)
-		lim = enpu_limits_default();
 	if (!(root = enpu_json_parse(text, len, label, e)))
 		return -1;
-	tmap = json_object_new_object();
-	cmap = json_object_new_object();
-	omap = json_object_new_object();
-	g = calloc(1, sizeof(*g));
-	if (!tmap || !cmap || !omap || !g) {
+	r.tmap = json_object_new_object();
+	r.cmap = json_object_new_object();
+	r.omap = json_object_new_object();
+	r.g = calloc(1, sizeof(*r.g));
+	if (!r.tmap || !r.cmap || !r.omap || !r.g)
 		enpu_fail(e, ENPU_E_NOMEM, label, NULL, "cannot load '%s'", label);
-		goto fail;
-	}
-	if (!(v = enpu_json_field(root, "format", json_type_string, label, "", e)))
-		goto fail;
-	if (strcmp(json_object_get_string(v), "eulernpu-graph") != 0)
-		BAD("field 'format' is not \"eulernpu-graph\"");
-	if (!(v = enpu_json_field(root, "version", json_type_int, label, "", e)) ||
-	    enpu_json_int(v, 1, 1, label, "field 'version'", &iv, e) < 0)
-		goto fail;
-	if (!(v = enpu_json_field(root, "name", json_type_string, label, "", e)))
-		goto fail;
-	if (!(g->name = strdup(json_object_get_string(v))))
-		goto nomem;
-	if (!(v = enpu_json_field(root, "backend", json_type_string, label, "", e)))
-		goto fail;
-	if (enpu_backend_parse(json_object_get_string(v)) < 0)
-		BAD("field 'backend': unknown backend '%s'", json_object_get_string(v));
-	if (!(g->backend = strdup(json_object_get_string(v))))
-		goto nomem;
-	if (!(v = enpu_json_field(root, "weights", json_type_string, label, "", e)))
-		goto fail;
-	if (!(*weights = strdup(json_object_get_string(v))))
-		goto nomem;
-	if (!(v = enpu_json_field(root, "layout", json_type_string, label, "", e)))
-		goto fail;
-	if (strcmp(json_object_get_string(v), "spec") != 0)
-		BAD("field 'layout': unknown weights layout '%s'", json_object_get_string(v));
-
-	/* components */
-	if (!(arr = enpu_json_field(root, "components", json_type_array, label, "", e)))
-		goto fail;
-	n = json_object_array_length(arr);
-	if (n > lim->max_ops + 1)
-		BAD("field 'components' has too many entries");
-	if (!(g->components = calloc(n ? n : 1, sizeof(char *))))
-		goto nomem;
-	for (size_t i = 0; i < n; i++) {
-		json_object *s = json_object_array_get_idx(arr, i);
-		if (!json_object_is_type(s, json_type_string))
-			BAD("field 'components' entry %zu must be a string", i);
-		if (map_get(cmap, json_object_get_string(s)) >= 0)
-			BAD("component '%s' is listed twice", json_object_get_string(s));
-		json_object_object_add(cmap, json_object_get_string(s), json_object_new_int((int)i));
-		if (!(g->components[i] = strdup(json_object_get_string(s))))
-			goto nomem;
-		g->n_components = (int)i + 1;
-	}
-
-	/* tensors */
-	if (!(arr = enpu_json_field(root, "tensors", json_type_array, label, "", e)))
-		goto fail;
-	n = json_object_array_length(arr);
-	if (n > (lim->max_ops + 1) * (ENPU_MAX_OP_INPUTS + 1) || n > INT32_MAX / 2)
-		BAD("field 'tensors' has too many entries");
-	if (!(g->tensors = calloc(n ? n : 1, sizeof(*g->tensors))))
-		goto nomem;
-	for (size_t i = 0; i < n; i++) {
-		json_object *o = json_object_array_get_idx(arr, i);
-		enpu_irtensor *t = &g->tensors[i];
-		char ctx[48];
-		const char *kind;
-
-		snprintf(ctx, sizeof(ctx), "tensor %zu: ", i);
-		t->producer = t->last_use = -1;
-		if (!(v = enpu_json_field(o, "name", json_type_string, label, ctx, e)))
-			goto fail;
-		if (map_get(tmap, json_object_get_string(v)) >= 0)
-			BAD("tensor '%s' is listed twice", json_object_get_string(v));
-		if (!(t->name = strdup(json_object_get_string(v))))
-			goto nomem;
-		g->n_tensors = (int)i + 1;
-		json_object_object_add(tmap, t->name, json_object_new_int((int)i));
-		snprintf(ctx, sizeof(ctx), "tensor '%.30s': ", t->name);
-		if (!(v = enpu_json_field(o, "dtype", json_type_string, label, ctx, e)))
-			goto fail;
-		if ((t->dtype = enpu_dtype_parse(json_object_get_string(v))) != ENPU_DT_F32)
-			BAD("%sunsupported dtype '%s'", ctx, json_object_get_string(v));
-		if (!(v = enpu_json_field(o, "shape", json_type_array, label, ctx, e)))
-			goto fail;
-		if (parse_shape(v, lim, &t->shape) < 0)
-			BAD("%sfield 'shape' is not a valid shape within the limits", ctx);
-		if (!(v = enpu_json_field(o, "kind", json_type_string, label, ctx, e)))
-			goto fail;
-		kind = json_object_get_string(v);
-		if (strcmp(kind, "input") == 0)
-			t->kind = ENPU_TK_INPUT;
-		else if (strcmp(kind, "weight") == 0)
-			t->kind = ENPU_TK_WEIGHT;
-		else if (strcmp(kind, "intermediate") == 0)
-			t->kind = ENPU_TK_INTERMEDIATE;
-		else
-			BAD("%sunknown kind '%s'", ctx, kind);
-		if (!(v = enpu_json_field(o, "output", json_type_boolean, label, ctx, e)))
-			goto fail;
-		t->is_output = json_object_get_boolean(v);
-	}
-
-	/* inputs and outputs: each input/output tensor listed exactly once */
-	if (!(arr = enpu_json_field(root, "inputs", json_type_array, label, "", e)))
-		goto fail;
-	if (parse_names(arr, tmap, &g->inputs, &g->n_inputs) < 0)
-		BAD("field 'inputs' names an unknown tensor");
-	if (!(arr = enpu_json_field(root, "outputs", json_type_array, label, "", e)))
-		goto fail;
-	if (parse_names(arr, tmap, &g->outputs, &g->n_outputs) < 0)
-		BAD("field 'outputs' names an unknown tensor");
-	{
-		int n_in = 0, n_outp = 0;
-		for (int i = 0; i < g->n_tensors; i++) {
-			n_in += g->tensors[i].kind == ENPU_TK_INPUT;
-			n_outp += g->tensors[i].is_output != 0;
-		}
-		if (n_in != g->n_inputs)
-			BAD("field 'inputs' does not list every input tensor once");
-		if (n_outp != g->n_outputs)
-			BAD("field 'outputs' does not list every output tensor once");
-		for (int i = 0; i < g->n_inputs; i++) {
-			if (g->tensors[g->inputs[i]].kind != ENPU_TK_INPUT)
-				BAD("input '%s' is not an input tensor", g->tensors[g->inputs[i]].name);
-			for (int j = 0; j < i; j++)
-				if (g->inputs[j] == g->inputs[i])
-					BAD("input '%s' is listed twice", g->tensors[g->inputs[i]].name);
-		}
-		for (int i = 0; i < g->n_outputs; i++) {
-			if (!g->tensors[g->outputs[i]].is_output)
-				BAD("output '%s' is not marked as an output", g->tensors[g->outputs[i]].name);
-			for (int j = 0; j < i; j++)
-				if (g->outputs[j] == g->outputs[i])
-					BAD("output '%s' is listed twice", g->tensors[g->outputs[i]].name);
-		}
-	}
-
-	/* ops: in schedule order; each reads only tensors that exist by then */
-	if (!(arr = enpu_json_field(root, "ops", json_type_array, label, "", e)))
-		goto fail;
-	n = json_object_array_length(arr);
-	if (n > lim->max_ops)
-		BAD("field 'ops' has %zu entries, more than the limit of %llu", n,
-		    (unsigned long long)lim->max_ops);
-	if (!(g->ops = calloc(n ? n : 1, sizeof(*g->ops))))
-		goto nomem;
-	for (size_t k = 0; k < n; k++) {
-		json_object *o = json_object_array_get_idx(arr, k), *ins, *outs, *at, *low;
-		enpu_irop *op = &g->ops[k];
-		enpu_shape in_sh[ENPU_MAX_OP_INPUTS], out_sh[1];
-		char ctx[80], why[256], want[128], got[128];
-		size_t nin;
-		int max_in;
-
-		snprintf(ctx, sizeof(ctx), "op %zu: ", k);
-		if (!(v = enpu_json_field(o, "name", json_type_string, label, ctx, e)))
-			goto fail;
-		if (map_get(omap, json_object_get_string(v)) >= 0)
-			BAD("op '%s' is listed twice", json_object_get_string(v));
-		if (!(op->name = strdup(json_object_get_string(v))))
-			goto nomem;
-		g->n_ops = (int)k + 1;
-		json_object_object_add(omap, op->name, json_object_new_int((int)k));
-		snprintf(ctx, sizeof(ctx), "op '%.60s': ", op->name);
-		if (!(v = enpu_json_field(o, "op", json_type_string, label, ctx, e)))
-			goto fail;
-		if (!(op->def = enpu_op_by_name(json_object_get_string(v))))
-			BAD("%sunknown operator '%s'", ctx, json_object_get_string(v));
-		if (!(v = enpu_json_field(o, "component", json_type_string, label, ctx, e)))
-			goto fail;
-		if ((op->component = map_get(cmap, json_object_get_string(v))) < 0)
-			BAD("%sunknown component '%s'", ctx, json_object_get_string(v));
-		if (!(ins = enpu_json_field(o, "in", json_type_array, label, ctx, e)) ||
-		    !(outs = enpu_json_field(o, "out", json_type_array, label, ctx, e)) ||
-		    !(at = enpu_json_field(o, "attrs", json_type_object, label, ctx, e)) ||
-		    !(v = enpu_json_field(o, "kernel", json_type_string, label, ctx, e)) ||
-		    !(low = enpu_json_field(o, "lowering", json_type_string, label, ctx, e)))
-			goto fail;
-		/* kernel and lowering: the artifact loader checks them against
-		 * the backend's plan (enpu_graph_check_lowerings) */
-
-		nin = json_object_array_length(ins);
-		max_in = op->def->max_in < 0 ? ENPU_MAX_OP_INPUTS : op->def->max_in;
-		if (nin < (size_t)op->def->min_in || nin > (size_t)max_in || nin > ENPU_MAX_OP_INPUTS)
-			BAD("%shas %zu inputs, %s takes %d to %d", ctx, nin, op->def->name,
-			    op->def->min_in, max_in);
-		if (parse_names(ins, tmap, &op->in, &op->n_in) < 0)
-			BAD("%sfield 'in' names an unknown tensor", ctx);
-		for (int j = 0; j < op->n_in; j++) {
-			enpu_irtensor *t = &g->tensors[op->in[j]];
-			if (t->kind == ENPU_TK_INTERMEDIATE && t->producer < 0)
-				BAD("%sreads tensor '%s' before it is produced", ctx, t->name);
-			in_sh[j] = t->shape;
-		}
-		if (op->def->n_out != 1 || json_object_array_length(outs) != 1)
-			BAD("%sfield 'out' must name exactly one tensor", ctx);
-		{
-			json_object *s = json_object_array_get_idx(outs, 0);
-			if (!json_object_is_type(s, json_type_string) ||
-			    (op->out[0] = map_get(tmap, json_object_get_string(s))) < 0)
-				BAD("%sfield 'out' names an unknown tensor", ctx);
-		}
-		op->n_out = 1;
-		{
-			enpu_irtensor *t = &g->tensors[op->out[0]];
-			if (t->kind != ENPU_TK_INTERMEDIATE)
-				BAD("%swrites '%s', which is not an intermediate", ctx, t->name);
-			if (t->producer >= 0)
-				BAD("%swrites '%s', which op '%s' already produced", ctx, t->name,
-				    g->ops[t->producer].name);
-		}
-
-		/* attributes: exactly the op's table, every one present */
-		enpu_attrs_defaults(op->def, &op->attrs);
-		{
-			int n_def = 0, bit = 0;
-			for (const enpu_attrdef *ad = op->def->attrs; ad->name; ad++, bit++) {
-				json_object *av;
-				n_def++;
-				if (!json_object_object_get_ex(at, ad->name, &av))
-					BAD("%sattribute '%s' is missing", ctx, ad->name);
-				if (parse_attr(ad, av, &op->attrs) < 0)
-					BAD("%sattribute '%s' has an invalid value", ctx, ad->name);
-				if (!((ad->type == ENPU_ATTR_DIMS && op->attrs.n_shape == 0) ||
-				      (ad->type == ENPU_ATTR_PERM && op->attrs.n_perm == 0)))
-					op->attrs.set |= 1u << bit;
-			}
-			if (json_object_object_length(at) != n_def)
-				BAD("%sattrs holds attributes that operator '%s' does not have", ctx,
-				    op->def->name);
-		}
-
-		/* the shape rule must give back exactly the recorded shape */
-		why[0] = '\0';
-		if (op->def->shape(&op->attrs, in_sh, op->n_in, out_sh, why, sizeof(why)) < 0)
-			BAD("%sshape rule of '%s' fails: %s", ctx, op->def->name, why);
-		if (!enpu_shape_eq(&out_sh[0], &g->tensors[op->out[0]].shape))
-			BAD("%soutput '%s' is recorded as %s but the shape rule gives %s", ctx,
-			    g->tensors[op->out[0]].name,
-			    enpu_shape_str(&g->tensors[op->out[0]].shape, got, sizeof(got)),
-			    enpu_shape_str(&out_sh[0], want, sizeof(want)));
-		g->tensors[op->out[0]].producer = (int)k;
-		for (int j = 0; j < op->n_in; j++)
-			g->tensors[op->in[j]].last_use = (int)k;
-	}
-	for (int i = 0; i < g->n_tensors; i++)
-		if (g->tensors[i].kind == ENPU_TK_INTERMEDIATE && g->tensors[i].producer < 0)
-			BAD("tensor '%s' is never produced", g->tensors[i].name);
-
+	else if (read_header(&r, root, weights) == 0 && read_components(&r, root) == 0 &&
+		 read_tensors(&r, root) == 0 && read_io(&r, root) == 0 && read_ops(&r, root) == 0)
+		rc = 0;
 	json_object_put(root);
-	json_object_put(tmap);
-	json_object_put(cmap);
-	json_object_put(omap);
-	*out = g;
+	json_object_put(r.tmap);
+	json_object_put(r.cmap);
+	json_object_put(r.omap);
+	if (rc < 0) {
+		enpu_graph_free(r.g);
+		free(*weights);
+		*weights = NULL;
+		return -1;
+	}
+	*out = r.g;
 	return 0;
-nomem:
-	enpu_fail(e, ENPU_E_NOMEM, label, NULL, "cannot load '%s'", label);
-fail:
-	json_object_put(root);
-	json_object_put(tmap);
-	json_object_put(cmap);
-	json_object_put(omap);
-	enpu_graph_free(g);
-	free(*weights);
-	*weights = NULL;
-	return -1;
 }
 
 int enpu_graph_check_lowerings(const enpu_graph *g, const void *st, const char *text, size_t len,
