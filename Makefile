@@ -24,16 +24,20 @@ ifeq ($(CI),true)
 WARN    += -Werror
 endif
 OPT     ?= -O2 -g
-# common/backends/*/: one folder per backend (or family), headers included by name
-BACKEND_DIRS := $(sort $(dir $(wildcard common/backends/*/*.c)))
-INC     := -Icommon $(patsubst %/,-I%,$(BACKEND_DIRS)) -Iproto
+# common/ is a room per layer (base, formats, model, compile, run) and
+# backends/ a room per backend (docs/architecture.md); headers are
+# included by name, so each room is on the include path.
+COMMON_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard common/*/*.c common/backends/*/*.c))))
+INC     := -Icommon $(addprefix -I,$(COMMON_DIRS)) -Iproto
+# The compute core's rooms (no package headers).
+CORE_INC := -Icommon/base -Icommon/model -Icommon/compile -Icommon/run
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -ffp-contract=off -fno-fast-math \
            -pthread -MMD -MP $(INC)
 LDLIBS  += -pthread -lm
 
 # The compute core's flags: the same, minus the packages' include paths.
 CORE_CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -ffp-contract=off -fno-fast-math \
-           -pthread -MMD -MP -Icommon
+           -pthread -MMD -MP $(CORE_INC)
 
 ifeq ($(SAN),1)
 B       := build-san
@@ -56,7 +60,7 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CRIT_LIBS  = $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
 
-COMMON_SRC := $(sort $(wildcard common/*.c common/backends/*.c common/backends/*/*.c))
+COMMON_SRC := $(sort $(wildcard common/*/*.c common/backends/*/*.c))
 SERVER_SRC := $(sort $(wildcard server/*.c))
 CLIENT_SRC := $(sort $(wildcard client/*.c))
 TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c))
@@ -78,9 +82,9 @@ CLI_LIB    := $(B)/libcli.a
 
 # The compute core: kernels, shape rules, planner, executor, over tensors in
 # memory. Exactly these files, with libc + libm + pthread and nothing else.
-CORE_SRC   := common/err.c common/buf.c common/tensor.c common/ops.c common/shape.c \
-              $(sort $(wildcard common/kernels*.c)) common/kmath.c common/par.c \
-              common/plan.c common/ir.c common/engine.c
+CORE_SRC   := common/base/err.c common/base/buf.c common/base/tensor.c common/model/ops.c \
+              common/model/shape.c $(sort $(wildcard common/run/kernels*.c)) common/run/kmath.c \
+              common/run/par.c common/compile/plan.c common/model/ir.c common/run/engine.c
 CORE_OBJ   := $(CORE_SRC:%.c=$(B)/core/%.o)
 CORE_LIB   := $(B)/libeulernpu-core.a
 
@@ -91,10 +95,10 @@ CORE_LIB   := $(B)/libeulernpu-core.a
 CROSS_ARMHF   ?= arm-linux-gnueabihf-gcc
 CROSS_AARCH64 ?= aarch64-linux-gnu-gcc
 CROSS_CFLAGS  := -std=c11 -D_GNU_SOURCE -O2 $(WARN) -ffp-contract=off -fno-fast-math \
-                 -pthread -static -Icommon
+                 -pthread -static $(CORE_INC)
 ARMHF_CPU     := -mcpu=cortex-a9 -mfpu=neon -mfloat-abi=hard
 AARCH64_CPU   := -mcpu=cortex-a53
-CROSS_DEPS    := tests/cross/runner.c tests/cross/bundle.h $(CORE_SRC) $(wildcard common/*.h)
+CROSS_DEPS    := tests/cross/runner.c tests/cross/bundle.h $(CORE_SRC) $(wildcard common/*/*.h)
 CROSS_BINS    := build/cross/armhf/runner build/cross/aarch64/runner
 CROSS_HOST    := $(B)/cross/bundle $(B)/cross/runner
 
@@ -116,7 +120,7 @@ DOCDIR  ?= $(PREFIX)/share/doc/eulernpu
 UNITS   := eulernpud.service eulernpud.socket eulernpud-board.service
 
 .PHONY: all deps demo test test-unit test-e2e test-san clean tests check-deps \
-        core cross cross-host print-core-src install install-board uninstall stress \
+        core cross cross-host print-core-src print-core-inc install install-board uninstall stress \
         mutants
 all: $(BIN)/eulernpud $(BIN)/eulernpu $(LIB)
 
@@ -197,6 +201,9 @@ cross-host: $(CROSS_HOST)
 
 print-core-src:
 	@echo $(CORE_SRC)
+
+print-core-inc:
+	@echo $(CORE_INC)
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \

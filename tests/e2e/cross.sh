@@ -33,6 +33,7 @@ done
 
 # ---- the core alone: plain gcc, no pkg-config, libc + libm + pthread ----
 core_src=$(make -s --no-print-directory -C "$ROOT" print-core-src)
+core_inc=$(make -s --no-print-directory -C "$ROOT" print-core-inc)
 mkdir -p "$TMP/core"
 core_ok=1
 pids=()
@@ -40,16 +41,16 @@ for src in $core_src; do   # in parallel: this is most of the script's time
 	o=$TMP/core/$(basename "$src" .c)
 	(cd "$ROOT" && env -u CPATH -u C_INCLUDE_PATH gcc -std=c11 -D_GNU_SOURCE -O2 \
 		-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter \
-		-Werror -ffp-contract=off -pthread -Icommon -c "$src" -o "$o.o") 2>"$o.err" &
+		-Werror -ffp-contract=off -pthread $core_inc -c "$src" -o "$o.o") 2>"$o.err" &
 	pids+=($!)
 done
 for p in "${pids[@]}"; do
 	wait "$p" || core_ok=0
 done
 [ "$core_ok" = 1 ] || cat "$TMP"/core/*.err | sed 's/^/    | /' | head -20
-expect_eq "the core's $(wc -w <<<"$core_src") files compile with plain gcc -Icommon" "$core_ok" 1
+expect_eq "the core's $(wc -w <<<"$core_src") files compile with plain gcc and their rooms' headers" "$core_ok" 1
 check "the core runner links with -lm -pthread only" \
-	gcc -pthread -Icommon -o "$TMP/core/runner" "$ROOT/tests/cross/runner.c" "$TMP"/core/*.o -lm
+	gcc -pthread $core_inc -o "$TMP/core/runner" "$ROOT/tests/cross/runner.c" "$TMP"/core/*.o -lm
 foreign=$(nm -u "$TMP"/core/*.o | grep -Ei ' (json_|yaml_|zip_|curl_|MHD_|EVP_|SHA|OPENSSL|inflate|deflate|crc32)' | sort -u | tr '\n' ' ')
 expect_eq "the core calls no json-c, libyaml, libzip, zlib, curl, microhttpd or OpenSSL" "$foreign" ""
 needed=$(readelf -d "$TMP/core/runner" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | grep -Ev '^(libc|libm|libpthread)\.so' | tr '\n' ' ')
