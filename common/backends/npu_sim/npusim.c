@@ -186,37 +186,8 @@ static int get_pos(pctx *c, const enpu_ynode *v, const char *what, const char *f
 static int split(pctx *c, const enpu_ynode *map, const char *const *allowed,
 		 const enpu_ynode **keys, const enpu_ynode **vals, const char *in_what)
 {
-	int n = 0;
-
-	while (allowed[n]) {
-		keys[n] = vals[n] = NULL;
-		n++;
-	}
-	for (size_t i = 0; i < map->n; i++) {
-		const enpu_ynode *k = map->kids[2 * i];
-		int j;
-
-		if (k->kind != ENPU_YN_SCALAR)
-			return fail_at(c, k, NULL, "keys %s must be strings", in_what);
-		for (j = 0; j < n; j++)
-			if (strcmp(k->text, allowed[j]) == 0)
-				break;
-		if (j == n) {
-			char list[256], fix[320];
-			const char *near = enpu_closest(k->text, allowed);
-
-			enpu_join(allowed, list, sizeof(list));
-			snprintf(fix, sizeof(fix), "use one of: %s", list);
-			return fail_at(c, k, fix, "unknown field '%.64s' %s%s%s%s", k->text, in_what,
-				       near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
-		}
-		if (vals[j])
-			return fail_at(c, k, "remove one of the two", "duplicate field '%s' %s", k->text,
-				       in_what);
-		keys[j] = k;
-		vals[j] = map->kids[2 * i + 1];
-	}
-	return 0;
+	return enpu_yaml_fields(map, allowed, in_what, c->label, ENPU_E_TARGET, ENPU_YF_FIELD, keys,
+				vals, c->e);
 }
 
 static int parse_array(pctx *c, const enpu_ynode *v, enpu_npu_target *t)

@@ -120,40 +120,16 @@ static int get_choice(pctx *c, const enpu_ynode *v, const char *field, const cha
 		       near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
 }
 
-/* Split the mapping into its allowed fields; unknown or duplicate keys fail. */
+/* Split the mapping into its allowed fields; unknown or duplicate keys fail.
+ * A field written as null (`clock_mhz:`) keeps its default. */
 static int split(pctx *c, const enpu_ynode *map, const char *const *allowed,
 		 const enpu_ynode **vals)
 {
-	int n = 0;
+	char in_what[64];
 
-	while (allowed[n])
-		vals[n++] = NULL;
-	for (size_t i = 0; i < map->n; i++) {
-		const enpu_ynode *k = map->kids[2 * i];
-		int j;
-
-		if (k->kind != ENPU_YN_SCALAR)
-			return fail_at(c, k, NULL, "keys in %s must be strings", c->what);
-		for (j = 0; j < n; j++)
-			if (strcmp(k->text, allowed[j]) == 0)
-				break;
-		if (j == n) {
-			char list[256], fix[320];
-			const char *near = enpu_closest(k->text, allowed);
-
-			enpu_join(allowed, list, sizeof(list));
-			snprintf(fix, sizeof(fix), "use one of: %s", list);
-			return fail_at(c, k, fix, "unknown field '%.64s' in %s%s%s%s", k->text, c->what,
-				       near ? " (did you mean '" : "", near ? near : "",
-				       near ? "'?)" : "");
-		}
-		if (vals[j])
-			return fail_at(c, k, "remove one of the two", "duplicate field '%s' in %s",
-				       k->text, c->what);
-		/* a field written as null (`clock_mhz:`) keeps its default */
-		vals[j] = enpu_ynode_null(map->kids[2 * i + 1]) ? NULL : map->kids[2 * i + 1];
-	}
-	return 0;
+	snprintf(in_what, sizeof(in_what), "in %s", c->what);
+	return enpu_yaml_fields(map, allowed, in_what, c->label, ENPU_E_TARGET,
+				ENPU_YF_FIELD | ENPU_YF_NULL_ABSENT, NULL, vals, c->e);
 }
 
 static int parse_array(pctx *c, const enpu_ynode *v, enpu_board_target *t)
