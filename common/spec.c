@@ -14,7 +14,6 @@ typedef struct pctx {
 	const enpu_limits *lim;
 	enpu_err *e;
 	const enpu_ynode *root;
-	char wbuf[600];
 } pctx;
 
 static const char *const top_keys[] = {"eulernpu", "name", "backend", "inputs", "outputs",
@@ -31,16 +30,6 @@ const char *enpu_spec_where(const enpu_spec *s, int line, int col, char *buf, si
 	return buf;
 }
 
-static int failv(pctx *c, int line, int col, enpu_code code, const char *fix,
-		 const char *fmt, va_list ap)
-{
-	char msg[sizeof(c->e->message)];
-
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	enpu_spec_where(c->s, line, col, c->wbuf, sizeof(c->wbuf));
-	return enpu_fail(c->e, code, c->wbuf, fix, "%s", msg);
-}
-
 static int fail_at(pctx *c, const enpu_ynode *n, enpu_code code, const char *fix,
 		   const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 static int fail_at(pctx *c, const enpu_ynode *n, enpu_code code, const char *fix,
@@ -50,7 +39,7 @@ static int fail_at(pctx *c, const enpu_ynode *n, enpu_code code, const char *fix
 	int r;
 
 	va_start(ap, fmt);
-	r = failv(c, n ? n->line : 1, n ? n->col : 1, code, fix, fmt, ap);
+	r = enpu_yaml_failv(c->e, code, c->s->label, n ? n->line : 1, n ? n->col : 1, fix, fmt, ap);
 	va_end(ap);
 	return r;
 }

@@ -37,7 +37,7 @@ typedef struct lctx {
 	int depth, max_depth;
 	enpu_ynode *root;
 	int docs;
-	char wbuf[600];
+	char fix[64];             /* limit_fix's */
 } lctx;
 
 /* ---- scalars ---------------------------------------------------------- */
@@ -227,19 +227,26 @@ const enpu_ynode *enpu_ynode_get(const enpu_ynode *map, const char *key)
 
 /* ---- allowed fields --------------------------------------------------- */
 
-static int key_fail(enpu_err *e, const enpu_ynode *k, const char *label, enpu_code code,
-		    const char *fix, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static int key_fail(enpu_err *e, const enpu_ynode *k, const char *label, enpu_code code,
-		    const char *fix, const char *fmt, ...)
+int enpu_yaml_failv(enpu_err *e, enpu_code code, const char *label, int line, int col,
+		    const char *fix, const char *fmt, va_list ap)
 {
 	char msg[sizeof(e->message)], where[600];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	snprintf(where, sizeof(where), "%s:%d:%d", label, line, col);
+	return enpu_fail(e, code, where, fix, "%s", msg);
+}
+
+int enpu_yaml_fail(enpu_err *e, enpu_code code, const char *label, int line, int col,
+		   const char *fix, const char *fmt, ...)
+{
 	va_list ap;
+	int r;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	r = enpu_yaml_failv(e, code, label, line, col, fix, fmt, ap);
 	va_end(ap);
-	snprintf(where, sizeof(where), "%s:%d:%d", label, k->line, k->col);
-	return enpu_fail(e, code, where, fix, "%s", msg);
+	return r;
 }
 
 static int unknown_key(enpu_err *e, const enpu_ynode *k, const char *const *allowed,
@@ -250,12 +257,14 @@ static int unknown_key(enpu_err *e, const enpu_ynode *k, const char *const *allo
 
 	enpu_join(allowed, list, sizeof(list));
 	if (!(flags & ENPU_YF_FIELD))
-		return key_fail(e, k, label, code, NULL, "unknown key '%.64s' %s (allowed: %s)%s%s%s",
-				k->text, in_what, list, near ? "; did you mean '" : "",
-				near ? near : "", near ? "'?" : "");
+		return enpu_yaml_fail(e, code, label, k->line, k->col, NULL,
+				      "unknown key '%.64s' %s (allowed: %s)%s%s%s", k->text, in_what,
+				      list, near ? "; did you mean '" : "", near ? near : "",
+				      near ? "'?" : "");
 	snprintf(fix, sizeof(fix), "use one of: %s", list);
-	return key_fail(e, k, label, code, fix, "unknown field '%.64s' %s%s%s%s", k->text, in_what,
-			near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+	return enpu_yaml_fail(e, code, label, k->line, k->col, fix, "unknown field '%.64s' %s%s%s%s",
+			      k->text, in_what, near ? " (did you mean '" : "", near ? near : "",
+			      near ? "'?)" : "");
 }
 
 int enpu_yaml_fields(const enpu_ynode *map, const char *const *allowed, const char *in_what,
@@ -275,15 +284,16 @@ int enpu_yaml_fields(const enpu_ynode *map, const char *const *allowed, const ch
 		int j;
 
 		if (k->kind != ENPU_YN_SCALAR)
-			return key_fail(e, k, label, code, NULL, "keys %s must be strings", in_what);
+			return enpu_yaml_fail(e, code, label, k->line, k->col, NULL,
+					      "keys %s must be strings", in_what);
 		for (j = 0; j < n; j++)
 			if (strcmp(k->text, allowed[j]) == 0)
 				break;
 		if (j == n)
 			return unknown_key(e, k, allowed, in_what, label, code, flags);
 		if (vals[j] || (keys && keys[j]))
-			return key_fail(e, k, label, code, "remove one of the two", "duplicate %s '%s' %s",
-					noun, k->text, in_what);
+			return enpu_yaml_fail(e, code, label, k->line, k->col, "remove one of the two",
+					      "duplicate %s '%s' %s", noun, k->text, in_what);
 		if (keys)
 			keys[j] = k;
 		vals[j] = (flags & ENPU_YF_NULL_ABSENT) && enpu_ynode_null(v) ? NULL : v;
@@ -304,15 +314,31 @@ static int fail_mark(lctx *c, const yaml_mark_t *m, enpu_code code, const char *
 static int fail_mark(lctx *c, const yaml_mark_t *m, enpu_code code, const char *fix,
 		     const char *fmt, ...)
 {
-	char msg[sizeof(c->e->message)];
 	va_list ap;
+	int r;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	r = enpu_yaml_failv(c->e, code, c->d->label, (int)m->line + 1, (int)m->column + 1, fix,
+			    fmt, ap);
 	va_end(ap);
-	snprintf(c->wbuf, sizeof(c->wbuf), "%s:%d:%d", c->d->label, (int)m->line + 1,
-		 (int)m->column + 1);
-	return enpu_fail(c->e, code, c->wbuf, fix, "%s", msg);
+	return r;
+}
+
+/* A limit error's code and fix: with the caller's own code the limits are
+ * fixed constants, so the fix keeps only its first half ("flatten the file"). */
+static enpu_code limit_code(const lctx *c)
+{
+	return c->o->code ? c->o->code : ENPU_E_LIMIT;
+}
+
+static const char *limit_fix(lctx *c, const char *fix)
+{
+	const char *or = strstr(fix, " or raise");
+
+	if (!c->o->code || !or)
+		return fix;
+	snprintf(c->fix, sizeof(c->fix), "%.*s", (int)(or - fix - (or[-1] == ',')), fix);
+	return c->fix;
 }
 
 static enpu_ynode *new_node(lctx *c, int kind, const yaml_mark_t *m)
@@ -321,7 +347,7 @@ static enpu_ynode *new_node(lctx *c, int kind, const yaml_mark_t *m)
 	enpu_ynode *n;
 
 	if (++c->count > c->o->max_nodes) {
-		fail_mark(c, m, ENPU_E_LIMIT, "simplify the file or raise max_yaml_nodes",
+		fail_mark(c, m, limit_code(c), limit_fix(c, "simplify the file or raise max_yaml_nodes"),
 			  "%s has more than %llu YAML nodes (after expanding aliases)",
 			  c->o->what, (unsigned long long)c->o->max_nodes);
 		return NULL;
@@ -439,7 +465,8 @@ static int on_open(lctx *c, yaml_event_t *ev)
 	enpu_ynode *n;
 
 	if (c->depth >= c->max_depth)
-		return fail_mark(c, m, ENPU_E_LIMIT, "flatten the file or raise max_yaml_depth",
+		return fail_mark(c, m, limit_code(c),
+				 limit_fix(c, "flatten the file or raise max_yaml_depth"),
 				 "%s nests deeper than %d levels", c->o->what, c->max_depth);
 	n = new_node(c, seq ? ENPU_YN_SEQ : ENPU_YN_MAP, m);
 	if (!n)
@@ -486,14 +513,16 @@ static int on_alias(lctx *c, yaml_event_t *ev)
 				 "invalid YAML: alias '*%s' names no earlier anchor", name);
 	n = c->d->nodes[json_object_get_int64(v)];
 	if (c->depth + n->height > c->max_depth)
-		return fail_mark(c, m, ENPU_E_LIMIT, "flatten the file or raise max_yaml_depth",
+		return fail_mark(c, m, limit_code(c),
+				 limit_fix(c, "flatten the file or raise max_yaml_depth"),
 				 "%s nests deeper than %d levels (after expanding alias '*%s')",
 				 c->o->what, c->max_depth, name);
 	/* count what the alias stands for: c->count stays <= the limit,
 	 * and n->size <= the limit, so the sum cannot wrap */
 	c->count += n->size;
 	if (c->count > c->o->max_nodes)
-		return fail_mark(c, m, ENPU_E_LIMIT, "expand fewer aliases, or raise max_yaml_nodes",
+		return fail_mark(c, m, limit_code(c),
+				 limit_fix(c, "expand fewer aliases, or raise max_yaml_nodes"),
 				 "%s has more than %llu YAML nodes after expanding alias '*%s'",
 				 c->o->what, (unsigned long long)c->o->max_nodes, name);
 	return attach(c, n);

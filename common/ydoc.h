@@ -4,6 +4,7 @@
 #ifndef ENPU_YDOC_H
 #define ENPU_YDOC_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "ir.h"
@@ -35,7 +36,9 @@ typedef struct enpu_yaml_opts {
 	uint64_t max_nodes;      /* nodes counted after alias expansion */
 	int max_depth;           /* nesting, also after alias expansion */
 	enpu_code code;          /* 0: syntax errors ENPU_E_YAML, a second document
-				  * ENPU_E_SCHEMA; else this code for both */
+				  * ENPU_E_SCHEMA, limits ENPU_E_LIMIT (fix: raise the
+				  * enpu_limits setting); else this code for every
+				  * error (the limits being the caller's constants) */
 	const char *invalid;     /* syntax error prefix; NULL: "invalid YAML" */
 	const char *fix;         /* fix line of syntax errors; NULL for none */
 	int no_aliases;          /* refuse anchors and aliases (config files) */
@@ -77,6 +80,13 @@ enum {
 int enpu_yaml_fields(const enpu_ynode *map, const char *const *allowed, const char *in_what,
 		     const char *label, enpu_code code, int flags, const enpu_ynode **keys,
 		     const enpu_ynode **vals, enpu_err *e);
+
+/* Fail with code at "label:line:col", the message printf-formatted, as
+ * every error about a YAML node reads; returns -1. */
+int enpu_yaml_fail(enpu_err *e, enpu_code code, const char *label, int line, int col,
+		   const char *fix, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+int enpu_yaml_failv(enpu_err *e, enpu_code code, const char *label, int line, int col,
+		    const char *fix, const char *fmt, va_list ap);
 
 /* Levenshtein distance, capped: returns cap + 1 when larger (cheap on
  * long or very different strings). */

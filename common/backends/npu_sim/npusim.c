@@ -136,21 +136,20 @@ static void op_name_list(const char **names)
 typedef struct pctx {
 	const char *label;
 	enpu_err *e;
-	char where[512];
 } pctx;
 
 static int fail_at(pctx *c, const enpu_ynode *n, const char *fix, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 static int fail_at(pctx *c, const enpu_ynode *n, const char *fix, const char *fmt, ...)
 {
-	char msg[sizeof(c->e->message)];
 	va_list ap;
+	int r;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	r = enpu_yaml_failv(c->e, ENPU_E_TARGET, c->label, n ? n->line : 1, n ? n->col : 1, fix,
+			    fmt, ap);
 	va_end(ap);
-	snprintf(c->where, sizeof(c->where), "%s:%d:%d", c->label, n ? n->line : 1, n ? n->col : 1);
-	return enpu_fail(c->e, ENPU_E_TARGET, c->where, fix, "%s", msg);
+	return r;
 }
 
 /* A scalar's text for messages; "?" for collections. */
@@ -272,7 +271,7 @@ int enpu_npu_target_parse(const enpu_ynode *node, const char *label, enpu_npu_ta
 			  enpu_err *e)
 {
 	const enpu_ynode *k[F_COUNT], *v[F_COUNT];
-	pctx c = {label ? label : "target", e, ""};
+	pctx c = {label ? label : "target", e};
 	int64_t x;
 
 	enpu_npu_target_default(t);

@@ -53,21 +53,20 @@ typedef struct pctx {
 	const char *label;
 	const char *what;        /* "the fpga_board target" */
 	enpu_err *e;
-	char where[512];
 } pctx;
 
 static int fail_at(pctx *c, const enpu_ynode *n, const char *fix, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 static int fail_at(pctx *c, const enpu_ynode *n, const char *fix, const char *fmt, ...)
 {
-	char msg[sizeof(c->e->message)];
 	va_list ap;
+	int r;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	r = enpu_yaml_failv(c->e, ENPU_E_TARGET, c->label, n ? n->line : 1, n ? n->col : 1, fix,
+			    fmt, ap);
 	va_end(ap);
-	snprintf(c->where, sizeof(c->where), "%s:%d:%d", c->label, n ? n->line : 1, n ? n->col : 1);
-	return enpu_fail(c->e, ENPU_E_TARGET, c->where, fix, "%s", msg);
+	return r;
 }
 
 static const char *txt(const enpu_ynode *n)
@@ -189,7 +188,7 @@ int enpu_board_target_parse(enpu_backend bk, const enpu_ynode *node, const char 
 	const enpu_ynode *v[F_COUNT];
 	const char *const *fields = bk == ENPU_BK_FPGA_BOARD ? fpga_fields : zynq_fields;
 	pctx c = {label ? label : "target",
-		  bk == ENPU_BK_FPGA_BOARD ? "the fpga_board target" : "the zynq_ps target", e, ""};
+		  bk == ENPU_BK_FPGA_BOARD ? "the fpga_board target" : "the zynq_ps target", e};
 	int64_t x;
 	int idx;
 
