@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 #include <json-c/json.h>
-#include <yaml.h>
 #include "cli.h"
+#include "ydoc.h"
 
 int cli_usage(enpu_err *e, const char *verb, const char *fmt, ...)
 {
@@ -157,22 +157,68 @@ int cli_config_path(char *out, size_t cap)
 	return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
-static int cfg_fail(enpu_err *e, const char *path, const yaml_mark_t *m, const char *msg)
+#define CLI_CFG_FIX "write 'server: URL', 'token_file: PATH' (or 'token: TOKEN') and 'cacert: PATH' lines"
+
+static int cfg_fail(enpu_err *e, const char *path, const enpu_ynode *n, const char *msg)
 {
 	char where[600];
 
-	snprintf(where, sizeof where, "%.500s:%zu:%zu", path, m->line + 1, m->column + 1);
-	return enpu_fail(e, ENPU_E_USAGE, where, "write 'server: URL', 'token_file: PATH' "
-			 "(or 'token: TOKEN') and 'cacert: PATH' lines", "%s", msg);
+	snprintf(where, sizeof where, "%.500s:%d:%d", path, n->line, n->col);
+	return enpu_fail(e, ENPU_E_USAGE, where, CLI_CFG_FIX, "%s", msg);
+}
+
+/* The settings of the file's top-level mapping into out. */
+static int cfg_walk(const char *path, const enpu_ynode *root, cli_config *out, enpu_err *e)
+{
+	if (!root)
+		return 0;
+	if (root->kind != ENPU_YN_MAP)
+		return cfg_fail(e, path, root, root->kind == ENPU_YN_SCALAR
+				? "the file must be a mapping of settings"
+				: "each setting takes a single value");
+	for (size_t i = 0; i < root->n; i++) {
+		const enpu_ynode *k = root->kids[2 * i], *v = root->kids[2 * i + 1];
+		char **want;
+
+		if (k->kind != ENPU_YN_SCALAR)
+			return cfg_fail(e, path, k, "each setting takes a single value");
+		want = !strcmp(k->text, "server") ? &out->server
+		     : !strcmp(k->text, "token") ? &out->token
+		     : !strcmp(k->text, "token_file") || !strcmp(k->text, "token-file") ? &out->token_file
+		     : !strcmp(k->text, "cacert") ? &out->cacert : NULL;
+		if (!want) {
+			char msg[160];
+
+			snprintf(msg, sizeof msg, "unknown setting '%.60s' (known: server, token, "
+				 "token_file, cacert)", k->text);
+			return cfg_fail(e, path, k, msg);
+		}
+		if (v->kind != ENPU_YN_SCALAR)
+			return cfg_fail(e, path, v, "each setting takes a single value");
+		free(*want);
+		*want = v->len ? strdup(v->text) : NULL;
+	}
+	return 0;
+}
+
+/* Zero every scalar of a tree (the file may hold a token). */
+static void cfg_wipe(const enpu_ynode *n)
+{
+	if (!n)
+		return;
+	if (n->kind == ENPU_YN_SCALAR)
+		memset(n->text, 0, n->len);
+	for (size_t i = 0; i < (n->kind == ENPU_YN_MAP ? 2 * n->n : n->n); i++)
+		cfg_wipe(n->kids[i]);
 }
 
 int cli_config_load(const char *path, cli_config *out, enpu_err *e)
 {
+	enpu_yaml_opts o = {"client configuration", 64u << 10, 1u << 17, 64, ENPU_E_USAGE,
+			    "not valid YAML", CLI_CFG_FIX, 1};
 	enpu_buf b = ENPU_BUF_INIT;
-	yaml_parser_t p;
-	yaml_event_t ev;
-	int have = 0, depth = 0, rc = -1;
-	char **want = NULL;
+	enpu_ydoc *doc = NULL;
+	int rc;
 
 	memset(out, 0, sizeof *out);
 	if (access(path, F_OK) != 0)
@@ -181,65 +227,14 @@ int cli_config_load(const char *path, cli_config *out, enpu_err *e)
 		enpu_buf_free(&b);
 		return -1;
 	}
-	if (!yaml_parser_initialize(&p)) {
-		enpu_buf_free(&b);
-		return enpu_fail(e, ENPU_E_NOMEM, path, NULL, "out of memory");
-	}
-	yaml_parser_set_input_string(&p, (const unsigned char *)(b.data ? b.data : ""), b.len);
-	for (;;) {
-		if (have)
-			yaml_event_delete(&ev);
-		have = 0;
-		if (!yaml_parser_parse(&p, &ev)) {
-			cfg_fail(e, path, &p.problem_mark, p.problem ? p.problem : "not valid YAML");
-			goto out;
-		}
-		have = 1;
-		if (ev.type == YAML_STREAM_END_EVENT)
-			break;
-		if (ev.type == YAML_ALIAS_EVENT || ev.type == YAML_SEQUENCE_START_EVENT ||
-		    (ev.type == YAML_MAPPING_START_EVENT && depth > 0)) {
-			cfg_fail(e, path, &ev.start_mark, "each setting takes a single value");
-			goto out;
-		}
-		if (ev.type == YAML_MAPPING_START_EVENT)
-			depth++;
-		if (ev.type != YAML_SCALAR_EVENT)
-			continue;
-		if (depth == 0) {
-			if (ev.data.scalar.length) {
-				cfg_fail(e, path, &ev.start_mark, "the file must be a mapping of settings");
-				goto out;
-			}
-			continue;
-		}
-		if (!want) {
-			const char *k = (const char *)ev.data.scalar.value;
-			want = !strcmp(k, "server") ? &out->server
-			     : !strcmp(k, "token") ? &out->token
-			     : !strcmp(k, "token_file") || !strcmp(k, "token-file") ? &out->token_file
-			     : !strcmp(k, "cacert") ? &out->cacert : NULL;
-			if (!want) {
-				char msg[160];
-				snprintf(msg, sizeof msg, "unknown setting '%.60s' (known: server, token, "
-					 "token_file, cacert)", k);
-				cfg_fail(e, path, &ev.start_mark, msg);
-				goto out;
-			}
-			continue;
-		}
-		free(*want);
-		*want = ev.data.scalar.length ? strdup((const char *)ev.data.scalar.value) : NULL;
-		want = NULL;
-	}
-	rc = 0;
-out:
-	if (have)
-		yaml_event_delete(&ev);
-	yaml_parser_delete(&p);
+	rc = enpu_yaml_load(b.data ? b.data : "", b.len, path, &o, &doc, e);
+	if (rc == 0)
+		rc = cfg_walk(path, enpu_ydoc_root(doc), out, e);
 	if (b.data)
 		memset(b.data, 0, b.len);   /* it may hold a token */
 	enpu_buf_free(&b);
+	cfg_wipe(enpu_ydoc_root(doc));
+	enpu_ydoc_free(doc);
 	if (rc != 0)
 		cli_config_free(out);
 	return rc;

@@ -1,69 +1,51 @@
 /* config.c: eulernpud's YAML configuration file, read into a flat list of
  * (option name, value, line, col) items; main.c applies each through the
  * same option table as the command line, so the file and the flags cannot
- * drift apart. Anchors and aliases are refused (a config file needs none). */
+ * drift apart. The shared YAML loader (common/ydoc.h) reads the file, with
+ * anchors and aliases refused (a config file needs none). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <yaml.h>
 #include "srv.h"
 #include "buf.h"
+#include "ydoc.h"
 
+/* The file's limits: bytes read, settings, and for the YAML loader nodes
+ * (a 1 MiB file holds fewer) and nesting (a config nests three deep). */
 #define CFG_MAX_BYTES (1u << 20)
 #define CFG_MAX_ITEMS 4096
+#define CFG_MAX_NODES (1u << 21)
+#define CFG_MAX_DEPTH 64
 
 typedef struct parser {
-	yaml_parser_t p;
-	yaml_event_t ev;
-	int have_ev;
-	yaml_mark_t key_mark;      /* of the top-level key being read */
+	const enpu_ynode *key;     /* the top-level key being read */
 	const char *path;
 	srv_cfg_file *out;
 	enpu_err *e;
 } parser;
 
-static int fail_at(parser *ps, const yaml_mark_t *m, const char *fix, const char *fmt, ...)
+static int fail_at(parser *ps, const enpu_ynode *n, const char *fix, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-static int fail_at(parser *ps, const yaml_mark_t *m, const char *fix, const char *fmt, ...)
+static int fail_at(parser *ps, const enpu_ynode *n, const char *fix, const char *fmt, ...)
 {
 	char where[600], msg[700];
 	va_list ap;
 
-	snprintf(where, sizeof where, "%s:%zu:%zu", ps->path, m->line + 1, m->column + 1);
+	snprintf(where, sizeof where, "%s:%d:%d", ps->path, n->line, n->col);
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	return enpu_fail(ps->e, ENPU_E_CONFIG, where, fix, "%s", msg);
 }
 
-static int next(parser *ps)
-{
-	if (ps->have_ev)
-		yaml_event_delete(&ps->ev);
-	ps->have_ev = 0;
-	if (!yaml_parser_parse(&ps->p, &ps->ev)) {
-		yaml_mark_t m = ps->p.problem_mark;
-		return fail_at(ps, &m, "fix the YAML syntax", "not valid YAML: %s",
-			       ps->p.problem ? ps->p.problem : "parse error");
-	}
-	ps->have_ev = 1;
-	if (ps->ev.type == YAML_ALIAS_EVENT ||
-	    ((ps->ev.type == YAML_SCALAR_EVENT) && ps->ev.data.scalar.anchor) ||
-	    ((ps->ev.type == YAML_MAPPING_START_EVENT) && ps->ev.data.mapping_start.anchor) ||
-	    ((ps->ev.type == YAML_SEQUENCE_START_EVENT) && ps->ev.data.sequence_start.anchor))
-		return fail_at(ps, &ps->ev.start_mark, "write the value out",
-			       "anchors and aliases are not allowed in the configuration");
-	return 0;
-}
-
-static int add(parser *ps, const char *key, const char *val, size_t vlen, const yaml_mark_t *m)
+static int add(parser *ps, const char *key, const char *val, size_t vlen, const enpu_ynode *at)
 {
 	srv_cfg_file *f = ps->out;
 	srv_cfg_item *ni;
 
 	if (f->n == CFG_MAX_ITEMS)
-		return fail_at(ps, m, NULL, "more than %d settings", CFG_MAX_ITEMS);
+		return fail_at(ps, at, NULL, "more than %d settings", CFG_MAX_ITEMS);
 	ni = realloc(f->items, (size_t)(f->n + 1) * sizeof *ni);
 	if (!ni)
 		return enpu_fail(ps->e, ENPU_E_NOMEM, ps->path, NULL, "out of memory");
@@ -71,10 +53,10 @@ static int add(parser *ps, const char *key, const char *val, size_t vlen, const 
 	ni = &f->items[f->n];
 	ni->key = strdup(key);
 	ni->value = strndup(val, vlen);
-	ni->line = (int)m->line + 1;
-	ni->col = (int)m->column + 1;
-	ni->kline = (int)ps->key_mark.line + 1;
-	ni->kcol = (int)ps->key_mark.column + 1;
+	ni->line = at->line;
+	ni->col = at->col;
+	ni->kline = ps->key->line;
+	ni->kcol = ps->key->col;
 	if (!ni->key || !ni->value) {
 		free(ni->key);
 		free(ni->value);
@@ -84,96 +66,68 @@ static int add(parser *ps, const char *key, const char *val, size_t vlen, const 
 	return 0;
 }
 
-static const char *scalar(parser *ps, size_t *n)
-{
-	*n = ps->ev.data.scalar.length;
-	return (const char *)ps->ev.data.scalar.value;
-}
-
 /* One board entry inside a boards: sequence: "NAME=URL" or {name:, url:}. */
-static int board_entry(parser *ps)
+static int board_entry(parser *ps, const enpu_ynode *n)
 {
 	char name[128] = "", url[600] = "", both[800];
-	yaml_mark_t at = ps->ev.start_mark;
-	size_t n;
 
-	if (ps->ev.type == YAML_SCALAR_EVENT) {
-		const char *v = scalar(ps, &n);
-		return add(ps, "board", v, n, &at);
-	}
-	if (ps->ev.type != YAML_MAPPING_START_EVENT)
-		return fail_at(ps, &at, "write NAME=URL or {name: NAME, url: URL}",
+	if (n->kind == ENPU_YN_SCALAR)
+		return add(ps, "board", n->text, n->len, n);
+	if (n->kind != ENPU_YN_MAP)
+		return fail_at(ps, n, "write NAME=URL or {name: NAME, url: URL}",
 			       "a board must be a string or a mapping");
-	for (;;) {
-		char k[16];
-		if (next(ps))
-			return -1;
-		if (ps->ev.type == YAML_MAPPING_END_EVENT)
-			break;
-		if (ps->ev.type != YAML_SCALAR_EVENT)
-			return fail_at(ps, &ps->ev.start_mark, NULL, "a board's keys are name and url");
-		snprintf(k, sizeof k, "%.*s", (int)ps->ev.data.scalar.length,
-			 (const char *)ps->ev.data.scalar.value);
-		if (strcmp(k, "name") && strcmp(k, "url"))
-			return fail_at(ps, &ps->ev.start_mark, "use name and url",
-				       "unknown board key '%.40s'", (const char *)ps->ev.data.scalar.value);
-		if (next(ps))
-			return -1;
-		if (ps->ev.type != YAML_SCALAR_EVENT)
-			return fail_at(ps, &ps->ev.start_mark, NULL, "board %s must be a string", k);
-		snprintf(!strcmp(k, "name") ? name : url, !strcmp(k, "name") ? sizeof name : sizeof url,
-			 "%.*s", (int)ps->ev.data.scalar.length, (const char *)ps->ev.data.scalar.value);
+	for (size_t i = 0; i < n->n; i++) {
+		const enpu_ynode *k = n->kids[2 * i], *v = n->kids[2 * i + 1];
+		char key[16];
+
+		if (k->kind != ENPU_YN_SCALAR)
+			return fail_at(ps, k, NULL, "a board's keys are name and url");
+		snprintf(key, sizeof key, "%.*s", (int)k->len, k->text);
+		if (strcmp(key, "name") && strcmp(key, "url"))
+			return fail_at(ps, k, "use name and url", "unknown board key '%.40s'", k->text);
+		if (v->kind != ENPU_YN_SCALAR)
+			return fail_at(ps, v, NULL, "board %s must be a string", key);
+		snprintf(!strcmp(key, "name") ? name : url,
+			 !strcmp(key, "name") ? sizeof name : sizeof url, "%.*s", (int)v->len, v->text);
 	}
 	if (!name[0] || !url[0])
-		return fail_at(ps, &at, "give both name and url", "a board needs a name and a url");
+		return fail_at(ps, n, "give both name and url", "a board needs a name and a url");
 	snprintf(both, sizeof both, "%s=%s", name, url);
-	return add(ps, "board", both, strlen(both), &at);
+	return add(ps, "board", both, strlen(both), n);
 }
 
-/* The value of a top-level key (the current event is its first event). */
-static int value(parser *ps, const char *key)
+/* The value of a top-level key. */
+static int value(parser *ps, const char *key, const enpu_ynode *n)
 {
 	int is_board = !strcmp(key, "boards") || !strcmp(key, "board");
-	size_t n;
 
-	if (ps->ev.type == YAML_SCALAR_EVENT) {
-		const char *v = scalar(ps, &n);
-		return add(ps, is_board ? "board" : key, v, n, &ps->ev.start_mark);
-	}
+	if (n->kind == ENPU_YN_SCALAR)
+		return add(ps, is_board ? "board" : key, n->text, n->len, n);
 	if (!is_board)
-		return fail_at(ps, &ps->ev.start_mark, "give a single value",
+		return fail_at(ps, n, "give a single value",
 			       "option '%s' takes a single value, not a list or mapping", key);
-	if (ps->ev.type == YAML_SEQUENCE_START_EVENT) {
-		for (;;) {
-			if (next(ps))
+	if (n->kind == ENPU_YN_SEQ) {
+		for (size_t i = 0; i < n->n; i++)
+			if (board_entry(ps, n->kids[i]))
 				return -1;
-			if (ps->ev.type == YAML_SEQUENCE_END_EVENT)
-				return 0;
-			if (board_entry(ps))
-				return -1;
-		}
+		return 0;
 	}
 	/* mapping NAME: URL */
-	for (;;) {
+	for (size_t i = 0; i < n->n; i++) {
+		const enpu_ynode *k = n->kids[2 * i], *v = n->kids[2 * i + 1];
 		char name[128], both[800];
-		if (next(ps))
-			return -1;
-		if (ps->ev.type == YAML_MAPPING_END_EVENT)
-			return 0;
-		if (ps->ev.type != YAML_SCALAR_EVENT)
-			return fail_at(ps, &ps->ev.start_mark, NULL, "a board name must be a string");
-		snprintf(name, sizeof name, "%.*s", (int)ps->ev.data.scalar.length,
-			 (const char *)ps->ev.data.scalar.value);
-		if (next(ps))
-			return -1;
-		if (ps->ev.type != YAML_SCALAR_EVENT)
-			return fail_at(ps, &ps->ev.start_mark, "write NAME: URL",
-				       "the URL of board '%s' must be a string", name);
-		snprintf(both, sizeof both, "%s=%.*s", name, (int)ps->ev.data.scalar.length,
-			 (const char *)ps->ev.data.scalar.value);
-		if (add(ps, "board", both, strlen(both), &ps->ev.start_mark))
+
+		if (k->kind != ENPU_YN_SCALAR)
+			return fail_at(ps, k, NULL, "a board name must be a string");
+		snprintf(name, sizeof name, "%.*s", (int)k->len, k->text);
+		if (v->kind != ENPU_YN_SCALAR)
+			return fail_at(ps, v, "write NAME: URL", "the URL of board '%s' must be a string",
+				       name);
+		snprintf(both, sizeof both, "%s=%.*s", name, (int)v->len, v->text);
+		if (add(ps, "board", both, strlen(both), v))
 			return -1;
 	}
+	return 0;
 }
 
 void srv_config_defaults(srv_config *c)
@@ -202,74 +156,49 @@ void srv_config_defaults(srv_config *c)
 	c->drain_timeout = 600;
 }
 
+/* The document's top-level mapping into items. */
+static int walk(parser *ps, const enpu_ynode *root)
+{
+	if (!root)
+		return 0;      /* an empty file, or a document with nothing in it */
+	if (root->kind != ENPU_YN_MAP)
+		return fail_at(ps, root, "write 'option-name: value' lines",
+			       "the configuration must be a mapping of option names to values");
+	for (size_t i = 0; i < root->n; i++) {
+		const enpu_ynode *k = root->kids[2 * i];
+		char key[64];
+
+		if (k->kind != ENPU_YN_SCALAR || k->len >= sizeof key)
+			return fail_at(ps, k, "write 'option-name: value' lines",
+				       "a key must be an option name");
+		ps->key = k;
+		memcpy(key, k->text, k->len);
+		key[k->len] = '\0';
+		if (value(ps, key, root->kids[2 * i + 1]))
+			return -1;
+	}
+	return 0;
+}
+
 int srv_cfg_parse(const char *text, size_t len, const char *path, srv_cfg_file *out,
 		  enpu_err *e)
 {
-	parser ps;
-	int rc = -1;
+	enpu_yaml_opts o = {"configuration", UINT64_MAX, CFG_MAX_NODES, CFG_MAX_DEPTH,
+			    ENPU_E_CONFIG, "not valid YAML", "fix the YAML syntax", 1};
+	parser ps = {NULL, path, out, e};
+	enpu_ydoc *doc = NULL;
+	int rc;
 
 	memset(out, 0, sizeof *out);
-	memset(&ps, 0, sizeof ps);
-	ps.path = path;
-	ps.out = out;
-	ps.e = e;
 	out->path = strdup(path);
-	if (!out->path || !yaml_parser_initialize(&ps.p))
+	if (!out->path)
 		return enpu_fail(e, ENPU_E_NOMEM, path, NULL, "out of memory");
-	yaml_parser_set_input_string(&ps.p, (const unsigned char *)text, len);
-	/* stream start, then a document or the stream end (empty file) */
-	if (next(&ps) || next(&ps))
-		goto out;
-	if (ps.ev.type == YAML_STREAM_END_EVENT) {
-		rc = 0;
-		goto out;
-	}
-	if (next(&ps))
-		goto out;
-	if (ps.ev.type == YAML_SCALAR_EVENT && ps.ev.data.scalar.length == 0) {
-		rc = 0;      /* a document with nothing in it */
-		goto out;
-	}
-	if (ps.ev.type != YAML_MAPPING_START_EVENT) {
-		fail_at(&ps, &ps.ev.start_mark, "write 'option-name: value' lines",
-			"the configuration must be a mapping of option names to values");
-		goto out;
-	}
-	for (;;) {
-		char key[64];
-		if (next(&ps))
-			goto out;
-		if (ps.ev.type == YAML_MAPPING_END_EVENT)
-			break;
-		if (ps.ev.type != YAML_SCALAR_EVENT || ps.ev.data.scalar.length >= sizeof key) {
-			fail_at(&ps, &ps.ev.start_mark, "write 'option-name: value' lines",
-				"a key must be an option name");
-			goto out;
-		}
-		ps.key_mark = ps.ev.start_mark;
-		memcpy(key, ps.ev.data.scalar.value, ps.ev.data.scalar.length);
-		key[ps.ev.data.scalar.length] = '\0';
-		if (next(&ps) || value(&ps, key))
-			goto out;
-	}
-	if (next(&ps))
-		goto out;
-	if (ps.ev.type != YAML_DOCUMENT_END_EVENT || next(&ps) ||
-	    ps.ev.type != YAML_STREAM_END_EVENT) {
-		if (ps.ev.type == YAML_DOCUMENT_START_EVENT)
-			fail_at(&ps, &ps.ev.start_mark, "keep one document", "more than one YAML document");
-		else if (!ps.e->code)
-			fail_at(&ps, &ps.ev.start_mark, NULL, "unexpected YAML after the mapping");
-		goto out;
-	}
-	rc = 0;
-out:
-	if (ps.have_ev)
-		yaml_event_delete(&ps.ev);
-	yaml_parser_delete(&ps.p);
-	if (rc != 0) {
+	rc = enpu_yaml_load(text, len, path, &o, &doc, e);
+	if (rc == 0)
+		rc = walk(&ps, enpu_ydoc_root(doc));
+	enpu_ydoc_free(doc);
+	if (rc != 0)
 		srv_cfg_free(out);
-	}
 	return rc;
 }
 

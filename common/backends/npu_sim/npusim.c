@@ -136,21 +136,20 @@ static void op_name_list(const char **names)
 typedef struct pctx {
 	const char *label;
 	enpu_err *e;
-	char where[512];
 } pctx;
 
 static int fail_at(pctx *c, const enpu_ynode *n, const char *fix, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 static int fail_at(pctx *c, const enpu_ynode *n, const char *fix, const char *fmt, ...)
 {
-	char msg[sizeof(c->e->message)];
 	va_list ap;
+	int r;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	r = enpu_yaml_failv(c->e, ENPU_E_TARGET, c->label, n ? n->line : 1, n ? n->col : 1, fix,
+			    fmt, ap);
 	va_end(ap);
-	snprintf(c->where, sizeof(c->where), "%s:%d:%d", c->label, n ? n->line : 1, n ? n->col : 1);
-	return enpu_fail(c->e, ENPU_E_TARGET, c->where, fix, "%s", msg);
+	return r;
 }
 
 /* A scalar's text for messages; "?" for collections. */
@@ -186,37 +185,8 @@ static int get_pos(pctx *c, const enpu_ynode *v, const char *what, const char *f
 static int split(pctx *c, const enpu_ynode *map, const char *const *allowed,
 		 const enpu_ynode **keys, const enpu_ynode **vals, const char *in_what)
 {
-	int n = 0;
-
-	while (allowed[n]) {
-		keys[n] = vals[n] = NULL;
-		n++;
-	}
-	for (size_t i = 0; i < map->n; i++) {
-		const enpu_ynode *k = map->kids[2 * i];
-		int j;
-
-		if (k->kind != ENPU_YN_SCALAR)
-			return fail_at(c, k, NULL, "keys %s must be strings", in_what);
-		for (j = 0; j < n; j++)
-			if (strcmp(k->text, allowed[j]) == 0)
-				break;
-		if (j == n) {
-			char list[256], fix[320];
-			const char *near = enpu_closest(k->text, allowed);
-
-			enpu_join(allowed, list, sizeof(list));
-			snprintf(fix, sizeof(fix), "use one of: %s", list);
-			return fail_at(c, k, fix, "unknown field '%.64s' %s%s%s%s", k->text, in_what,
-				       near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
-		}
-		if (vals[j])
-			return fail_at(c, k, "remove one of the two", "duplicate field '%s' %s", k->text,
-				       in_what);
-		keys[j] = k;
-		vals[j] = map->kids[2 * i + 1];
-	}
-	return 0;
+	return enpu_yaml_fields(map, allowed, in_what, c->label, ENPU_E_TARGET, ENPU_YF_FIELD, keys,
+				vals, c->e);
 }
 
 static int parse_array(pctx *c, const enpu_ynode *v, enpu_npu_target *t)
@@ -301,7 +271,7 @@ int enpu_npu_target_parse(const enpu_ynode *node, const char *label, enpu_npu_ta
 			  enpu_err *e)
 {
 	const enpu_ynode *k[F_COUNT], *v[F_COUNT];
-	pctx c = {label ? label : "target", e, ""};
+	pctx c = {label ? label : "target", e};
 	int64_t x;
 
 	enpu_npu_target_default(t);

@@ -53,21 +53,20 @@ typedef struct pctx {
 	const char *label;
 	const char *what;        /* "the fpga_board target" */
 	enpu_err *e;
-	char where[512];
 } pctx;
 
 static int fail_at(pctx *c, const enpu_ynode *n, const char *fix, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 static int fail_at(pctx *c, const enpu_ynode *n, const char *fix, const char *fmt, ...)
 {
-	char msg[sizeof(c->e->message)];
 	va_list ap;
+	int r;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	r = enpu_yaml_failv(c->e, ENPU_E_TARGET, c->label, n ? n->line : 1, n ? n->col : 1, fix,
+			    fmt, ap);
 	va_end(ap);
-	snprintf(c->where, sizeof(c->where), "%s:%d:%d", c->label, n ? n->line : 1, n ? n->col : 1);
-	return enpu_fail(c->e, ENPU_E_TARGET, c->where, fix, "%s", msg);
+	return r;
 }
 
 static const char *txt(const enpu_ynode *n)
@@ -120,40 +119,16 @@ static int get_choice(pctx *c, const enpu_ynode *v, const char *field, const cha
 		       near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
 }
 
-/* Split the mapping into its allowed fields; unknown or duplicate keys fail. */
+/* Split the mapping into its allowed fields; unknown or duplicate keys fail.
+ * A field written as null (`clock_mhz:`) keeps its default. */
 static int split(pctx *c, const enpu_ynode *map, const char *const *allowed,
 		 const enpu_ynode **vals)
 {
-	int n = 0;
+	char in_what[64];
 
-	while (allowed[n])
-		vals[n++] = NULL;
-	for (size_t i = 0; i < map->n; i++) {
-		const enpu_ynode *k = map->kids[2 * i];
-		int j;
-
-		if (k->kind != ENPU_YN_SCALAR)
-			return fail_at(c, k, NULL, "keys in %s must be strings", c->what);
-		for (j = 0; j < n; j++)
-			if (strcmp(k->text, allowed[j]) == 0)
-				break;
-		if (j == n) {
-			char list[256], fix[320];
-			const char *near = enpu_closest(k->text, allowed);
-
-			enpu_join(allowed, list, sizeof(list));
-			snprintf(fix, sizeof(fix), "use one of: %s", list);
-			return fail_at(c, k, fix, "unknown field '%.64s' in %s%s%s%s", k->text, c->what,
-				       near ? " (did you mean '" : "", near ? near : "",
-				       near ? "'?)" : "");
-		}
-		if (vals[j])
-			return fail_at(c, k, "remove one of the two", "duplicate field '%s' in %s",
-				       k->text, c->what);
-		/* a field written as null (`clock_mhz:`) keeps its default */
-		vals[j] = enpu_ynode_null(map->kids[2 * i + 1]) ? NULL : map->kids[2 * i + 1];
-	}
-	return 0;
+	snprintf(in_what, sizeof(in_what), "in %s", c->what);
+	return enpu_yaml_fields(map, allowed, in_what, c->label, ENPU_E_TARGET,
+				ENPU_YF_FIELD | ENPU_YF_NULL_ABSENT, NULL, vals, c->e);
 }
 
 static int parse_array(pctx *c, const enpu_ynode *v, enpu_board_target *t)
@@ -213,7 +188,7 @@ int enpu_board_target_parse(enpu_backend bk, const enpu_ynode *node, const char 
 	const enpu_ynode *v[F_COUNT];
 	const char *const *fields = bk == ENPU_BK_FPGA_BOARD ? fpga_fields : zynq_fields;
 	pctx c = {label ? label : "target",
-		  bk == ENPU_BK_FPGA_BOARD ? "the fpga_board target" : "the zynq_ps target", e, ""};
+		  bk == ENPU_BK_FPGA_BOARD ? "the fpga_board target" : "the zynq_ps target", e};
 	int64_t x;
 	int idx;
 
