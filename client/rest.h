@@ -64,7 +64,7 @@ int cli_http_download(cli_conn *c, const char *path, const char *dest,
 /* GET /v1/health with a short timeout: 0 when a daemon answers 200. */
 int cli_http_health(cli_conn *c, enpu_err *e);
 
-/* ---- blobs (blobs.c) ------------------------------------------------- */
+/* ---- blobs ------------------------------------------------------- */
 
 /* Make sure the server holds the n files whose sha256 digests are given:
  * POST /v1/blobs/missing, then PUT each missing one, streamed from its
