@@ -2,12 +2,10 @@
  * how the CLI words failures (exit codes, fixes to suggest), progress bars,
  * and atomic downloads verified against their digest. */
 #include <errno.h>
-#include <fcntl.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include <json-c/json.h>
 #include "api.h"
@@ -21,16 +19,11 @@
 #define JSON_DEPTH 32             /* json-c's default */
 #define UNREACH_FIX "start eulernpud, or unset EULERNPU_SERVER to use a private daemon"
 
-struct cli_conn {
-	enpu_rest *r;
-};
-
 /* ---- how the client words failures (enpu_rest_ops) ----------------------- */
 
 static int on_fault(void *ud, const enpu_rest_req *q, const enpu_rest_fault *f, enpu_err *e)
 {
-	const cli_conn *c = ud;
-	const char *url = enpu_rest_url(c->r), *sock = enpu_rest_socket(c->r);
+	const char *url = enpu_rest_url(ud), *sock = enpu_rest_socket(ud);
 
 	switch (f->why) {
 	case ENPU_REST_CONNECT:
@@ -70,14 +63,13 @@ static int on_fault(void *ud, const enpu_rest_req *q, const enpu_rest_fault *f, 
 static int on_status(void *ud, const enpu_rest_req *q, long status, const enpu_buf *resp,
 		     enpu_err *e)
 {
-	const cli_conn *c = ud;
-	struct json_object *o = enpu_rest_parse(c->r, resp), *err;
+	struct json_object *o = enpu_rest_parse(ud, resp), *err;
 
 	if (o && json_object_object_get_ex(o, "error", &err) &&
 	    json_object_is_type(err, json_type_object)) {
 		cli_err_from_json(err, e);
 	} else {
-		enpu_fail(e, ENPU_E_SERVER, enpu_rest_url(c->r), NULL,
+		enpu_fail(e, ENPU_E_SERVER, enpu_rest_url(ud), NULL,
 			  "the server answered HTTP %ld without an error body", status);
 	}
 	json_object_put(o);
@@ -86,7 +78,7 @@ static int on_status(void *ud, const enpu_rest_req *q, long status, const enpu_b
 
 static int on_broken(void *ud, const enpu_rest_req *q, int what, enpu_err *e)
 {
-	const char *url = enpu_rest_url(((const cli_conn *)ud)->r);
+	const char *url = enpu_rest_url(ud);
 
 	if (what == ENPU_REST_NO_MISSING)
 		return enpu_fail(e, ENPU_E_SERVER, url, NULL, "POST %s: the answer has no '%s' list",
@@ -123,9 +115,11 @@ static void on_xfer_off(void *ud)
 
 /* ---- the connection ------------------------------------------------------- */
 
+/* The token goes to TCP servers only: a socket's permissions are its
+ * access control. */
 int cli_conn_set_auth(cli_conn *c, const char *token, const char *cacert)
 {
-	return enpu_rest_set_auth(c->r, token, 0, cacert);
+	return enpu_rest_set_auth(c, token, 0, cacert);
 }
 
 cli_conn *cli_conn_new(const char *url, enpu_err *e)
@@ -146,29 +140,20 @@ cli_conn *cli_conn_new(const char *url, enpu_err *e)
 			  "server '%s' names no socket path", url);
 		return NULL;
 	}
-	c = calloc(1, sizeof *c);
-	cfg.ops.ud = c;
-	if (c)
-		c->r = enpu_rest_new(url, &cfg);
-	if (!c || !c->r) {
-		free(c);
+	c = enpu_rest_new(url, &cfg);
+	if (!c)
 		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot set up a connection to '%s'", url);
-		return NULL;
-	}
 	return c;
 }
 
 void cli_conn_free(cli_conn *c)
 {
-	if (!c)
-		return;
-	enpu_rest_free(c->r);
-	free(c);
+	enpu_rest_free(c);
 }
 
 const char *cli_conn_url(const cli_conn *c)
 {
-	return enpu_rest_url(c->r);
+	return enpu_rest_url(c);
 }
 
 /* ---- calls ------------------------------------------------------------------ */
@@ -193,23 +178,9 @@ static int fd_sink(void *ud, const void *p, size_t n, int *errno_out, enpu_err *
 	return 0;
 }
 
-static enpu_rest_req req_of(const cli_req *r, const int *fd)
-{
-	enpu_rest_req q = {r->method, r->path, r->body, r->body_len, r->content_type,
-			   r->upload_file, NULL, NULL, r->timeout, r->label};
-
-	if (r->out_fd > 0) {
-		q.sink = fd_sink;
-		q.sink_ud = (void *)fd;
-	}
-	return q;
-}
-
 int cli_http_do(cli_conn *c, const cli_req *r, long *status, enpu_buf *resp, enpu_err *e)
 {
-	enpu_rest_req q = req_of(r, &r->out_fd);
-
-	return enpu_rest_do(c->r, &q, status, resp, e) == 0 ? 0 : -1;
+	return enpu_rest_do(c, r, status, resp, e) == 0 ? 0 : -1;
 }
 
 int cli_http_fail(cli_conn *c, long status, const enpu_buf *resp, enpu_err *e)
@@ -232,7 +203,7 @@ int cli_http_json(cli_conn *c, const char *method, const char *path,
 	q.path = path;
 	q.body_len = q.body ? strlen(q.body) : 0;
 	q.timeout = timeout;
-	ret = enpu_rest_json(c->r, &q, 0, out_status, &o, err_body, e) == 0 ? 0 : -1;
+	ret = enpu_rest_json(c, &q, 0, out_status, &o, err_body, e) == 0 ? 0 : -1;
 	if (out)
 		*out = o;
 	else
@@ -271,7 +242,7 @@ int cli_http_download(cli_conn *c, const char *path, const char *dest,
 	q.timeout = timeout;
 	q.label = dest;
 	/* the bytes are hashed as they arrive */
-	if (enpu_rest_fetch(c->r, &q, sha256 ? got : NULL, e) != 0)
+	if (enpu_rest_fetch(c, &q, sha256 ? got : NULL, e) != 0)
 		goto out;
 	if (fsync(fd) < 0 || close(fd) < 0) {
 		fd = -1;
@@ -360,7 +331,7 @@ int cli_blobs_ensure(cli_conn *c, int n, const char *const *paths,
 
 	if (n_put)
 		*n_put = 0;
-	if (enpu_rest_blobs_sync(c->r, n, digests, put_blob, &bp, &puts, e) != 0)
+	if (enpu_rest_blobs_sync(c, n, digests, put_blob, &bp, &puts, e) != 0)
 		return -1;
 	if (n_put)
 		*n_put = puts;

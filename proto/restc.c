@@ -38,6 +38,8 @@ enpu_rest *enpu_rest_new(const char *url, const enpu_rest_cfg *cfg)
 	if (!kind || !(r = calloc(1, sizeof *r)))
 		return NULL;
 	r->cfg = *cfg;
+	if (!r->cfg.ops.ud)
+		r->cfg.ops.ud = r;
 	r->url = strdup(url);
 	r->base = strdup(kind == 1 ? "http://localhost" : url);
 	if (kind == 1)

@@ -91,8 +91,9 @@ typedef struct enpu_rest_cfg {
 	enpu_rest_ops ops;
 } enpu_rest_cfg;
 
-/* A connection to url (a form above; copied). NULL when url has no form
- * or out of memory. */
+/* A connection to url (a form above; copied); ops get cfg->ops.ud, or
+ * the connection itself when that is NULL. NULL when url has no form or
+ * out of memory. */
 enpu_rest *enpu_rest_new(const char *url, const enpu_rest_cfg *cfg);
 void enpu_rest_free(enpu_rest *r);
 /* Send "Authorization: Bearer token" (copied; NULL: none) on TCP calls,
