@@ -60,7 +60,9 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CRIT_LIBS  = $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
 
-COMMON_SRC := $(sort $(wildcard common/*/*.c common/backends/*/*.c))
+# proto/*.c: the code both sides of the API share (the REST client, the
+# wire formats), in the library the server and the client link.
+COMMON_SRC := $(sort $(wildcard common/*/*.c common/backends/*/*.c proto/*.c))
 SERVER_SRC := $(sort $(wildcard server/*.c))
 CLIENT_SRC := $(sort $(wildcard client/*.c))
 TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c))

@@ -11,7 +11,7 @@
 #include "buf.h"
 
 struct json_object;
-typedef struct cli_conn cli_conn;   /* rest.h */
+typedef struct enpu_rest cli_conn;  /* rest.h: proto/restc.h's client */
 
 #define CLI_VERSION "0.1.0"
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <json-c/json.h>
 #include "cli.h"
+#include "wire.h"
 
 char *cli_float_repr(double x, char *out, size_t cap)
 {
@@ -108,39 +109,12 @@ char *cli_tuple_str(const long long *dims, int n, char *out, size_t cap)
 
 int cli_path_is_safe(const char *path)
 {
-	const char *seg = path;
-	size_t len;
-
-	if (!path || !*path || path[0] == '/')
-		return 0;
-	len = strlen(path);
-	if (len >= 1024)
-		return 0;
-	for (const char *p = path; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f || *p == '\\')
-			return 0;
-	/* Every component non-empty and neither "." nor "..". */
-	for (;;) {
-		const char *end = strchr(seg, '/');
-		size_t n = end ? (size_t)(end - seg) : strlen(seg);
-
-		if (n == 0 || (n == 1 && seg[0] == '.') ||
-		    (n == 2 && seg[0] == '.' && seg[1] == '.'))
-			return 0;
-		if (!end)
-			break;
-		seg = end + 1;
-	}
-	return 1;
+	return enpu_wire_path_is_safe(path, 1023);
 }
 
 const char *cli_json_str(struct json_object *o, const char *key)
 {
-	struct json_object *v;
-
-	if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
+	return enpu_wire_str(o, key);
 }
 
 int cli_json_int(struct json_object *o, const char *key, long long *out)

@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 #include "cli.h"
 #include "ydoc.h"
+#include "wire.h"
 
 int cli_usage(enpu_err *e, const char *verb, const char *fmt, ...)
 {
@@ -123,22 +124,11 @@ int cli_report(const enpu_err *e)
 
 void cli_err_from_json(struct json_object *err, enpu_err *e)
 {
-	const char *id = cli_json_str(err, "code");
-	const char *msg = cli_json_str(err, "message");
-	const char *where = cli_json_str(err, "where");
-	const char *fix = cli_json_str(err, "fix");
-	const enpu_code_info *ci = id ? enpu_code_by_id(id) : NULL;
+	const char *id, *msg;
 
-	*e = (enpu_err)ENPU_ERR_INIT;
-	if (!ci) {
-		enpu_fail(e, ENPU_E_SERVER, where, fix, "server error %s: %s",
-			  id ? id : "(no code)", msg ? msg : "(no message)");
-		return;
-	}
-	e->code = ci->code;
-	snprintf(e->message, sizeof e->message, "%s", msg ? msg : ci->title);
-	snprintf(e->where, sizeof e->where, "%s", where ? where : "");
-	snprintf(e->fix, sizeof e->fix, "%s", fix ? fix : "");
+	if (enpu_wire_err_from_json(err, e, &id, &msg) != 0)
+		enpu_fail(e, ENPU_E_SERVER, enpu_wire_str(err, "where"), enpu_wire_str(err, "fix"),
+			  "server error %s: %s", id ? id : "(no code)", msg ? msg : "(no message)");
 }
 
 /* ---- the config file --------------------------------------------------- */

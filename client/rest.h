@@ -7,9 +7,10 @@
 #include <stddef.h>
 #include "err.h"
 #include "buf.h"
+#include "restc.h"
 
 struct json_object;
-typedef struct cli_conn cli_conn;
+typedef struct enpu_rest cli_conn;  /* the shared client, worded the CLI's way */
 
 /* url: "unix:/path/to.sock" or "http://host:port" (https too). Returns NULL
  * with *e (ENPU_E_USAGE for a URL of another form, ENPU_E_NOMEM). */
@@ -21,23 +22,15 @@ void cli_conn_free(cli_conn *c);
 int cli_conn_set_auth(cli_conn *c, const char *token, const char *cacert);
 const char *cli_conn_url(const cli_conn *c);    /* as given */
 
-typedef struct cli_req {
-	const char *method;       /* "GET", "POST", "PUT", "DELETE" */
-	const char *path;         /* "/v1/...", with any query */
-	const char *body;         /* request body (POST/PUT) or NULL */
-	size_t body_len;
-	const char *content_type; /* of body; NULL = application/json */
-	const char *upload_file;  /* PUT: stream this file (body unused) */
-	int out_fd;               /* > 0: a 2xx body is written here, not to resp */
-	long timeout;             /* whole request, seconds; 0 = none */
-	const char *label;        /* upload/download: the file named in a
-				   * progress bar (progress.h), or NULL */
-} cli_req;
+/* A request: method, path, body (or upload_file, streamed), timeout in
+ * seconds (0 = none), and label: the file named in a progress bar
+ * (progress.h) for an upload or download, or NULL. */
+typedef enpu_rest_req cli_req;
 
 /* Perform r. While progress is on (progress.h), a labelled upload or
  * download draws a bar, and any request made during a wait on a job keeps
- * the wait's status line fresh. Returns 0 when the server answered (any status: *status, the
- * body in resp unless it went to out_fd), -1 with *e when it could not be
+ * the wait's status line fresh. Returns 0 when the server answered (any
+ * status: *status, the body in resp unless it went to r's sink), -1 with *e when it could not be
  * reached (ENPU_E_UNREACHABLE, where = the URL) or the transfer broke
  * (ENPU_E_SERVER / ENPU_E_IO). */
 int cli_http_do(cli_conn *c, const cli_req *r, long *status, enpu_buf *resp, enpu_err *e);
@@ -64,7 +57,7 @@ int cli_http_download(cli_conn *c, const char *path, const char *dest,
 /* GET /v1/health with a short timeout: 0 when a daemon answers 200. */
 int cli_http_health(cli_conn *c, enpu_err *e);
 
-/* ---- blobs (blobs.c) ------------------------------------------------- */
+/* ---- blobs ------------------------------------------------------- */
 
 /* Make sure the server holds the n files whose sha256 digests are given:
  * POST /v1/blobs/missing, then PUT each missing one, streamed from its

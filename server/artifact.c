@@ -14,6 +14,7 @@
 #include "srv.h"
 #include "digest.h"
 #include "artifact.h"
+#include "wire.h"
 #include "fault.h"
 
 #define MANIFEST "manifest.json"
@@ -22,29 +23,6 @@
 void srv_artifact_dir(const srv_cas *c, const char *id, char *out, size_t cap)
 {
 	snprintf(out, cap, "%s/artifacts/%s", srv_cas_root(c), id);
-}
-
-static int path_ok(const char *p)
-{
-	const char *s = p;
-	size_t len = strlen(p);
-
-	if (len == 0 || len > 1024 || p[0] == '/' || !strcmp(p, MANIFEST))
-		return 0;
-	while (*s) {
-		const char *slash = strchr(s, '/');
-		size_t n = slash ? (size_t)(slash - s) : strlen(s);
-		if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
-			return 0;
-		s += n;
-		if (*s == '/')
-			s++;
-		else
-			break;
-	}
-	if (p[len - 1] == '/' || strchr(p, '\\'))
-		return 0;
-	return 1;
 }
 
 static int cmp_mfile(const void *a, const void *b)
@@ -65,7 +43,7 @@ static int add_file(srv_manifest *m, const char *path, json_object *v, enpu_err 
 			sha = json_object_get_string(s);
 		json_object_object_get_ex(v, "bytes", &b);
 	}
-	if (!path || !path_ok(path))
+	if (!path || !enpu_wire_path_is_safe(path, 1024) || !strcmp(path, MANIFEST))
 		return enpu_fail(e, ENPU_E_ARTIFACT, MANIFEST, NULL,
 				 "file path '%s' is not a plain relative path", path ? path : "");
 	if (!sha || !enpu_is_sha256_hex(sha))

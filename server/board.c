@@ -8,21 +8,22 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <curl/curl.h>
 #include <json-c/json.h>
 #include "srv.h"
 #include "buf.h"
 #include "digest.h"
+#include "restc.h"
+#include "wire.h"
 #include "artifact.h"
 #include "board.h"
 
 #define RESP_CAP (16u << 20)     /* JSON answers and error bodies from a board */
+#define JSON_DEPTH 64
 
 struct srv_blink {
-	char *name, *url, *base, *sock;
-	char *auth;                  /* "Authorization: Bearer ..." or NULL; never logged */
+	char *name, *url;
 	int timeout;
-	CURL *h;
+	enpu_rest *r;
 	const volatile int *cancel;  /* of the job being forwarded, or NULL */
 	double deadline;             /* 0 = none */
 	int no_abort;                /* the cancel call itself must not be aborted */
@@ -35,102 +36,76 @@ void srv_blink_set_cacert(const char *path)
 	blink_cacert = path;
 }
 
-srv_blink *srv_blink_new(const char *name, const char *url, const char *token, int timeout_s)
-{
-	srv_blink *l = calloc(1, sizeof *l);
-	size_t n;
+/* ---- how the board link words failures (enpu_rest_ops) -------------------- */
 
-	if (!l)
-		return NULL;
-	l->name = strdup(name);
-	l->url = strdup(url);
-	if (!strncmp(url, "unix:", 5)) {
-		l->sock = strdup(url + 5);
-		l->base = strdup("http://localhost");
-	} else {
-		l->base = strdup(url);
-	}
-	if (token) {
-		n = strlen(token) + 32;
-		l->auth = malloc(n);
-		if (l->auth)
-			snprintf(l->auth, n, H_AUTHORIZATION ": Bearer %s", token);
-	}
-	l->timeout = timeout_s;
-	l->h = curl_easy_init();
-	if (!l->name || !l->url || !l->base || (!strncmp(url, "unix:", 5) && !l->sock) ||
-	    (token && !l->auth) || !l->h) {
-		srv_blink_free(l);
-		return NULL;
-	}
-	n = strlen(l->base);
-	while (n > 0 && l->base[n - 1] == '/')
-		l->base[--n] = '\0';
-	return l;
-}
-
-void srv_blink_free(srv_blink *l)
-{
-	if (!l)
-		return;
-	if (l->h)
-		curl_easy_cleanup(l->h);
-	free(l->name);
-	free(l->url);
-	free(l->base);
-	free(l->sock);
-	free(l->auth);
-	free(l);
-}
-
-/* ---- one HTTP call ------------------------------------------------------- */
-
-typedef struct bcall {
-	const char *method, *path;
-	const char *body;            /* POST/PUT body (JSON unless ctype) */
-	size_t len;
-	const char *upload;          /* PUT this file instead */
-	srv_upload *down;            /* a 2xx body is streamed here */
-	long wait;                   /* seconds the board may hold the call */
-} bcall;
-
-typedef struct sink {
-	CURL *h;
-	enpu_buf *buf;
-	srv_upload *down;
-	int decided, to_down, err;
-	enpu_err *e;
-} sink;
-
-static size_t on_write(char *p, size_t size, size_t nmemb, void *ud)
-{
-	sink *s = ud;
-	size_t n = size * nmemb;
-
-	if (!s->decided) {
-		long st = 0;
-		curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &st);
-		s->to_down = s->down && st >= 200 && st < 300;
-		s->decided = 1;
-	}
-	if (s->to_down) {
-		if (srv_upload_write(s->down, p, n, s->e) != 0) {
-			s->err = 1;
-			return 0;
-		}
-		return n;
-	}
-	if (enpu_buf_add(s->buf, p, n) != 0) {
-		s->err = 2;
-		return 0;
-	}
-	return n;
-}
-
-static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+/* Returns -1 fault (*e), -2 aborted here, -3 our own storage (*e). */
+static int on_fault(void *ud, const enpu_rest_req *q, const enpu_rest_fault *f, enpu_err *e)
 {
 	const srv_blink *l = ud;
-	(void)dt; (void)dn; (void)ut; (void)un;
+
+	switch (f->why) {
+	case ENPU_REST_ABORTED:
+		return -2;
+	case ENPU_REST_SINK:
+		return -3;          /* our own storage failed; *e says how */
+	case ENPU_REST_FILE:
+		enpu_fail(e, ENPU_E_STORAGE, q->upload_file, NULL, "cannot read '%s': %s",
+			  q->upload_file, strerror(f->file_errno));
+		return -3;
+	default:
+		return enpu_fail(e, ENPU_E_BOARD_FAULT, l->name, NULL, "board '%s' (%s): %s %s: %s",
+				 l->name, l->url, q->method, q->path,
+				 f->why == ENPU_REST_TOO_LARGE ? "the answer is too large" : f->text);
+	}
+}
+
+/* A non-2xx answer where the API promises one: always a fault of the board
+ * (401: it refused our token). -1. */
+static int on_status(void *ud, const enpu_rest_req *q, long status, const enpu_buf *resp,
+		     enpu_err *e)
+{
+	const srv_blink *l = ud;
+	json_object *o = enpu_rest_parse(l->r, resp), *er;
+	enpu_err be;
+
+	if (o && json_object_object_get_ex(o, F_ERROR, &er) &&
+	    json_object_is_type(er, json_type_object)) {
+		srv_board_err_from_json(er, l->name, &be);
+		enpu_fail(e, status == 401 ? ENPU_E_AUTH : ENPU_E_BOARD_FAULT, l->name, NULL,
+			  "board '%s' (%s): %s %s answered HTTP %ld: %s %s", l->name, l->url,
+			  q->method, q->path, status, enpu_code_info_of(be.code)->id, be.message);
+	} else {
+		enpu_fail(e, status == 401 ? ENPU_E_AUTH : ENPU_E_BOARD_FAULT, l->name, NULL,
+			  "board '%s' (%s): %s %s answered HTTP %ld without an error body", l->name,
+			  l->url, q->method, q->path, status);
+	}
+	json_object_put(o);
+	return -1;
+}
+
+static int on_broken(void *ud, const enpu_rest_req *q, int what, enpu_err *e)
+{
+	const srv_blink *l = ud;
+
+	if (what == ENPU_REST_NO_MISSING)
+		return enpu_fail(e, ENPU_E_BOARD_FAULT, l->name, NULL,
+				 "board '%s': POST " API_BLOBS_MISSING " answered no '" F_MISSING "' list",
+				 l->name);
+	return enpu_fail(e, ENPU_E_BOARD_FAULT, l->name, NULL,
+			 "board '%s' (%s): %s %s: the answer is not a JSON object", l->name,
+			 l->url, q->method, q->path);
+}
+
+static int on_xfer_on(void *ud, const enpu_rest_req *q)
+{
+	return 1;
+}
+
+/* The job's cancel flag or deadline aborts a call at once. */
+static int on_xfer(void *ud, const enpu_rest_req *q, uint64_t dt, uint64_t dn, uint64_t ut,
+		   uint64_t un)
+{
+	const srv_blink *l = ud;
 
 	if (l->no_abort)
 		return 0;
@@ -139,190 +114,73 @@ static int on_progress(void *ud, curl_off_t dt, curl_off_t dn, curl_off_t ut, cu
 	return l->deadline > 0 && srv_now() >= l->deadline;
 }
 
-/* 0 = the board answered (*status), -1 = fault (*e), -2 = aborted here. */
-static int call(srv_blink *l, const bcall *c, long *status, enpu_buf *resp, enpu_err *e)
-{
-	char errbuf[CURL_ERROR_SIZE] = "", url[4400];
-	struct curl_slist *hdrs = NULL;
-	sink s = {l->h, resp, c->down, 0, 0, 0, e};
-	FILE *up = NULL;
-	CURLcode rc;
-	int ret = -1;
+/* ---- the link ----------------------------------------------------------------- */
 
-	*status = 0;
-	if (resp->cap == 0)
-		resp->cap = RESP_CAP;
-	snprintf(url, sizeof url, "%s%s", l->base, c->path);
-	curl_easy_reset(l->h);
-	curl_easy_setopt(l->h, CURLOPT_URL, url);
-	if (l->sock)
-		curl_easy_setopt(l->h, CURLOPT_UNIX_SOCKET_PATH, l->sock);
-	curl_easy_setopt(l->h, CURLOPT_ERRORBUFFER, errbuf);
-	if (blink_cacert)
-		curl_easy_setopt(l->h, CURLOPT_CAINFO, blink_cacert);
-	curl_easy_setopt(l->h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(l->h, CURLOPT_CONNECTTIMEOUT, (long)l->timeout);
-	curl_easy_setopt(l->h, CURLOPT_TIMEOUT, (long)l->timeout + c->wait);
-	curl_easy_setopt(l->h, CURLOPT_USERAGENT, "eulernpud/" ENPU_VERSION " (board link)");
-	curl_easy_setopt(l->h, CURLOPT_WRITEFUNCTION, on_write);
-	curl_easy_setopt(l->h, CURLOPT_WRITEDATA, &s);
-	curl_easy_setopt(l->h, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(l->h, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(l->h, CURLOPT_XFERINFODATA, l);
-	hdrs = curl_slist_append(hdrs, "Expect:");
-	if (l->auth)
-		hdrs = curl_slist_append(hdrs, l->auth);
-	if (c->upload) {
-		long long size;
-		up = fopen(c->upload, "rb");
-		if (!up || fseek(up, 0, SEEK_END) != 0 || (size = ftell(up)) < 0 ||
-		    fseek(up, 0, SEEK_SET) != 0) {
-			enpu_fail(e, ENPU_E_STORAGE, c->upload, NULL, "cannot read '%s': %s",
-				  c->upload, strerror(errno));
-			ret = -3;
-			goto out;
-		}
-		hdrs = curl_slist_append(hdrs, "Content-Type: application/octet-stream");
-		curl_easy_setopt(l->h, CURLOPT_UPLOAD, 1L);
-		curl_easy_setopt(l->h, CURLOPT_READDATA, up);
-		curl_easy_setopt(l->h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)size);
-	} else if (!strcmp(c->method, "POST") || !strcmp(c->method, "PUT")) {
-		hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-		curl_easy_setopt(l->h, CURLOPT_POSTFIELDS, c->body ? c->body : "");
-		curl_easy_setopt(l->h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(c->body ? c->len : 0));
-		if (!strcmp(c->method, "PUT"))
-			curl_easy_setopt(l->h, CURLOPT_CUSTOMREQUEST, "PUT");
-	} else if (strcmp(c->method, "GET") != 0) {
-		curl_easy_setopt(l->h, CURLOPT_CUSTOMREQUEST, c->method);
+srv_blink *srv_blink_new(const char *name, const char *url, const char *token, int timeout_s)
+{
+	srv_blink *l = calloc(1, sizeof *l);
+	enpu_rest_cfg cfg = {"eulernpud/" ENPU_VERSION " (board link)", timeout_s, timeout_s,
+			     RESP_CAP, JSON_DEPTH,
+			     {on_fault, on_status, on_broken, on_xfer_on, on_xfer, NULL, l}};
+
+	if (!l)
+		return NULL;
+	l->name = strdup(name);
+	l->url = strdup(url);
+	l->timeout = timeout_s;
+	l->r = enpu_rest_new(url, &cfg);
+	/* the token goes to the board on every call, socket or TCP */
+	if (!l->name || !l->url || !l->r ||
+	    enpu_rest_set_auth(l->r, token, 1, blink_cacert) != 0) {
+		srv_blink_free(l);
+		return NULL;
 	}
-	curl_easy_setopt(l->h, CURLOPT_HTTPHEADER, hdrs);
-	rc = curl_easy_perform(l->h);
-	if (rc == CURLE_OK) {
-		curl_easy_getinfo(l->h, CURLINFO_RESPONSE_CODE, status);
-		ret = 0;
-	} else if (rc == CURLE_ABORTED_BY_CALLBACK) {
-		ret = -2;
-	} else if (rc == CURLE_WRITE_ERROR && s.err == 1) {
-		ret = -3;           /* our own storage failed; *e says how */
-	} else {
-		enpu_fail(e, ENPU_E_BOARD_FAULT, l->name, NULL, "board '%s' (%s): %s %s: %s",
-			  l->name, l->url, c->method, c->path,
-			  rc == CURLE_WRITE_ERROR ? "the answer is too large"
-			  : errbuf[0] ? errbuf : curl_easy_strerror(rc));
-	}
-out:
-	if (up)
-		fclose(up);
-	curl_slist_free_all(hdrs);
-	return ret;
+	return l;
 }
 
-static json_object *parse_obj(const enpu_buf *b)
+void srv_blink_free(srv_blink *l)
 {
-	json_tokener *tok;
-	json_object *o;
-
-	if (!b->data || b->len == 0 || b->len > (size_t)0x7fffffff)
-		return NULL;
-	tok = json_tokener_new_ex(64);
-	if (!tok)
-		return NULL;
-	o = json_tokener_parse_ex(tok, b->data, (int)b->len);
-	if (json_tokener_get_error(tok) != json_tokener_success ||
-	    !json_object_is_type(o, json_type_object)) {
-		json_object_put(o);
-		o = NULL;
-	}
-	json_tokener_free(tok);
-	return o;
-}
-
-void srv_board_err_from_json(json_object *err, const char *board, enpu_err *e)
-{
-	json_object *v;
-	const char *id = NULL, *msg = NULL, *where = NULL, *fix = NULL;
-	const enpu_code_info *ci;
-
-	if (json_object_object_get_ex(err, "code", &v))
-		id = json_object_get_string(v);
-	if (json_object_object_get_ex(err, "message", &v))
-		msg = json_object_get_string(v);
-	if (json_object_object_get_ex(err, "where", &v))
-		where = json_object_get_string(v);
-	if (json_object_object_get_ex(err, "fix", &v))
-		fix = json_object_get_string(v);
-	ci = id ? enpu_code_by_id(id) : NULL;
-	*e = (enpu_err)ENPU_ERR_INIT;
-	if (!ci) {
-		enpu_fail(e, ENPU_E_BOARD_FAULT, board, NULL, "board '%s' answered error %.20s: %.400s",
-			  board, id ? id : "(no code)", msg ? msg : "(no message)");
+	if (!l)
 		return;
-	}
-	e->code = ci->code;
-	snprintf(e->message, sizeof e->message, "%s", msg ? msg : ci->title);
-	snprintf(e->where, sizeof e->where, "%s", where ? where : "");
-	snprintf(e->fix, sizeof e->fix, "%s", fix ? fix : "");
+	enpu_rest_free(l->r);
+	free(l->name);
+	free(l->url);
+	free(l);
 }
 
-/* A non-2xx answer where the API promises one: always a fault of the board
- * (401: it refused our token). -1. */
-static int bad_status(srv_blink *l, const bcall *c, long status, const enpu_buf *resp,
-		      enpu_err *e)
+/* One call. 0 = the board answered (*status), -1 = fault (*e), -2 =
+ * aborted here, -3 = local failure (*e). */
+static int call(srv_blink *l, const enpu_rest_req *q, long *status, enpu_buf *resp,
+		enpu_err *e)
 {
-	json_object *o = parse_obj(resp), *er;
-	enpu_err be;
-
-	if (o && json_object_object_get_ex(o, F_ERROR, &er) &&
-	    json_object_is_type(er, json_type_object)) {
-		srv_board_err_from_json(er, l->name, &be);
-		enpu_fail(e, status == 401 ? ENPU_E_AUTH : ENPU_E_BOARD_FAULT, l->name, NULL,
-			  "board '%s' (%s): %s %s answered HTTP %ld: %s %s", l->name, l->url,
-			  c->method, c->path, status, enpu_code_info_of(be.code)->id, be.message);
-	} else {
-		enpu_fail(e, status == 401 ? ENPU_E_AUTH : ENPU_E_BOARD_FAULT, l->name, NULL,
-			  "board '%s' (%s): %s %s answered HTTP %ld without an error body", l->name,
-			  l->url, c->method, c->path, status);
-	}
-	json_object_put(o);
-	return -1;
+	return enpu_rest_do(l->r, q, status, resp, e);
 }
 
 /* A call whose 2xx answer must be a JSON object. 0 (*out set, or the
  * status in *status when it is not 2xx and accept_fail), -1 fault, -2
  * aborted, -3 local failure. */
-static int call_json(srv_blink *l, const bcall *c, int accept_fail, long *status,
+static int call_json(srv_blink *l, const enpu_rest_req *q, int accept_fail, long *status,
 		     json_object **out, enpu_err *e)
 {
-	enpu_buf resp = ENPU_BUF_INIT;
-	int rc = call(l, c, status, &resp, e);
+	return enpu_rest_json(l->r, q, accept_fail, status, out, NULL, e);
+}
 
-	*out = NULL;
-	if (rc != 0)
-		goto out;
-	if (*status < 200 || *status >= 300) {
-		if (accept_fail && *status != 401 && *status != 429 && *status < 500) {
-			*out = parse_obj(&resp);
-			goto out;
-		}
-		rc = bad_status(l, c, *status, &resp, e);
-		goto out;
-	}
-	*out = parse_obj(&resp);
-	if (!*out)
-		rc = enpu_fail(e, ENPU_E_BOARD_FAULT, l->name, NULL,
-			       "board '%s' (%s): %s %s: the answer is not a JSON object", l->name,
-			       l->url, c->method, c->path);
-out:
-	enpu_buf_free(&resp);
-	return rc;
+void srv_board_err_from_json(json_object *err, const char *board, enpu_err *e)
+{
+	const char *id, *msg;
+
+	if (enpu_wire_err_from_json(err, e, &id, &msg) != 0)
+		enpu_fail(e, ENPU_E_BOARD_FAULT, board, NULL, "board '%s' answered error %.20s: %.400s",
+			  board, id ? id : "(no code)", msg ? msg : "(no message)");
 }
 
 /* ---- health ------------------------------------------------------------- */
 
 int srv_blink_health(srv_blink *l, const volatile int *stop, json_object **out, enpu_err *e)
 {
-	bcall c = {"GET", API_HEALTH, NULL, 0, NULL, NULL, 0};
-	bcall p = {"POST", API_BLOBS_MISSING, "{\"" F_DIGESTS "\":[]}", 0, NULL, NULL, 0};
+	enpu_rest_req c = {.method = "GET", .path = API_HEALTH};
+	enpu_rest_req p = {.method = "POST", .path = API_BLOBS_MISSING,
+			   .body = "{\"" F_DIGESTS "\":[]}"};
 	json_object *h = NULL, *probe = NULL;
 	long st;
 
@@ -331,7 +189,7 @@ int srv_blink_health(srv_blink *l, const volatile int *stop, json_object **out, 
 	l->cancel = stop;
 	l->deadline = 0;
 	*out = NULL;
-	p.len = strlen(p.body);
+	p.body_len = strlen(p.body);
 	rc = call_json(l, &c, 0, &st, &h, e);
 	if (rc == 0)
 		rc = call_json(l, &p, 0, &st, &probe, e);
@@ -350,61 +208,44 @@ int srv_blink_health(srv_blink *l, const volatile int *stop, json_object **out, 
 
 /* ---- forwarding a job ------------------------------------------------------ */
 
+typedef struct blob_put {
+	srv_blink *l;
+	srv_cas *cas;
+	char (*digs)[65];
+} blob_put;
+
+/* PUT path from our CAS: blob i of the list. */
+static int put_blob(void *ud, int i, const char *path, enpu_err *e)
+{
+	blob_put *bp = ud;
+	char file[4300];
+	enpu_rest_req pu = {.method = "PUT", .path = path, .upload_file = file};
+	json_object *ans = NULL;
+	long st;
+	int rc;
+
+	srv_cas_blob_path(bp->cas, bp->digs[i], file, sizeof file);
+	rc = call_json(bp->l, &pu, 0, &st, &ans, e);
+	json_object_put(ans);
+	return rc;
+}
+
 /* POST /v1/blobs/missing for digs, then PUT each missing one from our CAS. */
 static int ensure_blobs(srv_blink *l, srv_cas *cas, char (*digs)[65], int n, int *n_put,
 			enpu_err *e)
 {
-	json_object *req = json_object_new_object(), *arr = json_object_new_array();
-	json_object *res = NULL, *missing;
-	bcall c = {"POST", API_BLOBS_MISSING, NULL, 0, NULL, NULL, 0};
-	char path[200], file[4300];
-	long st;
-	int i, k, rc;
+	const char **d = calloc((size_t)n + 1, sizeof *d);
+	blob_put bp = {l, cas, digs};
+	int i, rc;
 
-	json_object_object_add(req, F_DIGESTS, arr);
+	if (!d) {
+		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
+		return -3;
+	}
 	for (i = 0; i < n; i++)
-		json_object_array_add(arr, json_object_new_string(digs[i]));
-	c.body = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-	c.len = strlen(c.body);
-	rc = call_json(l, &c, 0, &st, &res, e);
-	if (rc != 0)
-		goto out;
-	if (!json_object_object_get_ex(res, F_MISSING, &missing) ||
-	    !json_object_is_type(missing, json_type_array)) {
-		rc = enpu_fail(e, ENPU_E_BOARD_FAULT, l->name, NULL,
-			       "board '%s': POST " API_BLOBS_MISSING " answered no '" F_MISSING "' list",
-			       l->name);
-		goto out;
-	}
-	/* Walk our list, not the board's: each digest at most once, and nothing
-	 * we were not about to send. */
-	for (i = 0; i < n; i++) {
-		int want = 0, dup = 0;
-		for (k = 0; k < (int)json_object_array_length(missing); k++) {
-			const char *d = json_object_get_string(json_object_array_get_idx(missing, k));
-			if (d && !strcmp(d, digs[i]))
-				want = 1;
-		}
-		for (k = 0; k < i; k++)
-			if (!strcmp(digs[k], digs[i]))
-				dup = 1;
-		if (!want || dup)
-			continue;
-		bcall pu = {"PUT", path, NULL, 0, file, NULL, 0};
-		json_object *ans = NULL;
-		snprintf(path, sizeof path, API_BLOBS "%s", digs[i]);
-		srv_cas_blob_path(cas, digs[i], file, sizeof file);
-		rc = call_json(l, &pu, 0, &st, &ans, e);
-		json_object_put(ans);
-		if (rc != 0)
-			goto out;
-		if (n_put)
-			(*n_put)++;
-	}
-	rc = 0;
-out:
-	json_object_put(req);
-	json_object_put(res);
+		d[i] = digs[i];
+	rc = enpu_rest_blobs_sync(l->r, n, d, put_blob, &bp, n_put, e);
+	free(d);
 	return rc;
 }
 
@@ -414,8 +255,8 @@ static int ensure_artifact(srv_blink *l, srv_cas *cas, const char *id, const enp
 			   char (*digs)[65], int n, int *n_put, enpu_err *e)
 {
 	char path[200];
-	bcall g = {"GET", path, NULL, 0, NULL, NULL, 0};
-	bcall p = {"PUT", path, raw->data, raw->len, NULL, NULL, 0};
+	enpu_rest_req g = {.method = "GET", .path = path};
+	enpu_rest_req p = {.method = "PUT", .path = path, .body = raw->data, .body_len = raw->len};
 	json_object *o = NULL;
 	long st;
 	int rc, tries;
@@ -457,28 +298,30 @@ static int ensure_artifact(srv_blink *l, srv_cas *cas, const char *id, const enp
 	return 0;
 }
 
+/* A 2xx body into our CAS upload. */
+static int cas_sink(void *ud, const void *p, size_t n, int *errno_out, enpu_err *e)
+{
+	return srv_upload_write(ud, p, n, e) != 0 ? -1 : 0;
+}
+
 /* Stream GET path into our CAS; the bytes must hash to expect. */
 static int fetch_blob(srv_blink *l, srv_cas *cas, const char *path, const char *expect,
 		      enpu_err *e)
 {
-	enpu_buf resp = ENPU_BUF_INIT;
-	bcall c = {"GET", path, NULL, 0, NULL, NULL, 0};
+	enpu_rest_req c = {.method = "GET", .path = path, .sink = cas_sink};
+	srv_upload *down;
 	char dig[65];
-	long st;
 	int rc;
 
-	c.down = srv_upload_begin(cas, e);
-	if (!c.down)
+	c.sink_ud = down = srv_upload_begin(cas, e);
+	if (!down)
 		return -3;
-	rc = call(l, &c, &st, &resp, e);
-	if (rc == 0 && (st < 200 || st >= 300))
-		rc = bad_status(l, &c, st, &resp, e);
-	enpu_buf_free(&resp);
+	rc = enpu_rest_fetch(l->r, &c, NULL, e);
 	if (rc != 0) {
-		srv_upload_abort(c.down);
+		srv_upload_abort(down);
 		return rc;
 	}
-	if (srv_upload_finish(c.down, expect, dig, NULL, e) != 0) {
+	if (srv_upload_finish(down, expect, dig, NULL, e) != 0) {
 		if (e->code == ENPU_E_BLOB_DIGEST)
 			return enpu_fail(e, ENPU_E_BOARD_FAULT, l->name, NULL,
 					 "board '%s': GET %s: the bytes do not match the job's digest %.12s",
@@ -594,10 +437,10 @@ upload:
 	json_object_object_add(req, F_INPUT_NAME, json_object_new_string(rj->input_name));
 	{
 		long w = poll_wait(l);
-		bcall c = {"POST", path, NULL, 0, NULL, NULL, w};
+		enpu_rest_req c = {.method = "POST", .path = path, .timeout = w};
 		snprintf(path, sizeof path, API_JOBS "?" Q_WAIT "=%ld", w);
 		c.body = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-		c.len = strlen(c.body);
+		c.body_len = strlen(c.body);
 		rc = call_json(l, &c, 1, &st, &job, e);
 		if (rc != 0)
 			goto failed;
@@ -640,7 +483,7 @@ upload:
 	while ((state = job_state(job)) &&
 	       (!strcmp(state, JOB_QUEUED) || !strcmp(state, JOB_RUNNING))) {
 		long w = poll_wait(l);
-		bcall c = {"GET", path, NULL, 0, NULL, NULL, w};
+		enpu_rest_req c = {.method = "GET", .path = path, .timeout = w};
 		snprintf(path, sizeof path, API_JOBS "/%s?" Q_WAIT "=%ld", bid, w);
 		json_object_put(job);
 		job = NULL;
@@ -705,7 +548,7 @@ out:
 	if (kind == SRV_RUN_CANCEL && bid[0]) {
 		/* stop it on the board too; bounded by --board-timeout alone */
 		enpu_buf resp = ENPU_BUF_INIT;
-		bcall c = {"DELETE", path, NULL, 0, NULL, NULL, 0};
+		enpu_rest_req c = {.method = "DELETE", .path = path};
 		enpu_err ignore;
 		snprintf(path, sizeof path, API_JOBS "/%s", bid);
 		l->no_abort = 1;

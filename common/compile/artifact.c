@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "enpu.h"
+#include "wire.h"
 #include "digest.h"
 #include "npz.h"
 #include "graphjson.h"
@@ -97,28 +98,6 @@ int enpu_manifest_to_json(const char *id, const char *backend, const char *spec_
 nomem:
 	json_object_put(root);
 	return enpu_fail(e, ENPU_E_NOMEM, "manifest.json", NULL, "cannot build manifest.json");
-}
-
-/* A manifest path must stay inside the artifact: relative, no empty, "."
- * or ".." components, no backslashes. */
-static int path_is_safe(const char *p)
-{
-	const char *s = p;
-
-	if (!*p || *p == '/' || strchr(p, '\\') || strlen(p) > 255)
-		return 0;
-	while (*s) {
-		const char *slash = strchr(s, '/');
-		size_t len = slash ? (size_t)(slash - s) : strlen(s);
-		if (len == 0 || (len == 1 && s[0] == '.') || (len == 2 && s[0] == '.' && s[1] == '.'))
-			return 0;
-		if (!slash)
-			break;
-		s = slash + 1;
-		if (!*s)
-			return 0;   /* trailing slash */
-	}
-	return 1;
 }
 
 /* Refuse symlinks on the way (a link could point out of the artifact) and
@@ -329,7 +308,7 @@ int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 		    enpu_json_int(b, 0, INT64_MAX, label, "field 'bytes'", &iv, e) < 0)
 			goto fail;
 		const char *path = json_object_get_string(p);
-		if (!path_is_safe(path) || strcmp(path, "manifest.json") == 0) {
+		if (!enpu_wire_path_is_safe(path, 255) || strcmp(path, "manifest.json") == 0) {
 			enpu_fail(e, ENPU_E_ARTIFACT, label, "the artifact's files stay inside it",
 				  "file path '%s' is not a plain relative path inside the artifact", path);
 			goto fail;
