@@ -20,6 +20,7 @@ typedef enum enpu_dataflow {
 } enpu_dataflow;
 
 enum { ENPU_SRAM_IFMAP, ENPU_SRAM_FILTER, ENPU_SRAM_OFMAP, ENPU_SRAM_COUNT };
+const char *enpu_npu_sram_name(int i);   /* "ifmap", "filter", "ofmap" */
 
 typedef struct enpu_npu_target {
 	int rows, cols;                 /* array: [rows, cols]; default 16 x 16 */
