@@ -77,14 +77,6 @@ static atomic_int n_active;
 static atomic_ulong next_id;
 static atomic_llong last_ms;
 
-/* Until metrics.c provides the real one. */
-__attribute__((weak)) void srv_obs_request(const char *method, const char *route,
-					   unsigned status, uint64_t bytes, double seconds,
-					   const char *request_id)
-{
-	(void)method; (void)route; (void)status; (void)bytes; (void)seconds; (void)request_id;
-}
-
 const char *srv_req_id(const srv_req *r) { return r->rid; }
 
 /* 64 random bits per request (unique across restarts and daemons, unlike a
@@ -892,10 +884,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
 		return;
 	hconn_busy(conn, 0);
 	secs = srv_now() - r->t0;
-	/* the request's log line is srv_obs_request's (metrics.c) */
+	/* the request's log line is the observer's (metrics.c in the daemon) */
 	if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
 		srv_log("debug", "req=%s aborted (code %d)", r->rid, (int)toe);
-	srv_obs_request(r->method, r->route ? r->route->pattern : "unmatched", r->status,
+	srv_obs_request(r->ctx->obs, r->method, r->route ? r->route->pattern : "unmatched", r->status,
 			r->resp_bytes, secs, r->rid);
 	if (r->pp)
 		MHD_destroy_post_processor(r->pp);

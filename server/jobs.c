@@ -19,7 +19,7 @@
 #include "srv.h"
 #include "artifact.h"
 #include "http.h"
-#include "metrics.h"
+#include "obs.h"
 #include "ops.h"
 #include "jobs.h"
 #include "fault.h"
@@ -93,14 +93,8 @@ struct srv_jobs {
 	double avg[ENPU_BK_COUNT]; /* moving average of run seconds; 0 = none yet */
 	void (*on_store)(void *);
 	void *on_store_arg;
+	const srv_observer *obs;   /* told of each final state; NULL = none */
 };
-
-/* metrics.c's counter; a no-op when the daemon is built without it. */
-__attribute__((weak)) void srv_metrics_job_done(const char *backend, const char *state,
-						double queue_s, double run_s)
-{
-	(void)backend; (void)state; (void)queue_s; (void)run_s;
-}
 
 int srv_prio_parse(const char *s)
 {
@@ -130,6 +124,13 @@ void srv_jobs_on_store(srv_jobs *j, void (*fn)(void *), void *arg)
 	pthread_mutex_lock(&j->mu);
 	j->on_store = fn;
 	j->on_store_arg = arg;
+	pthread_mutex_unlock(&j->mu);
+}
+
+void srv_jobs_set_observer(srv_jobs *j, const srv_observer *obs)
+{
+	pthread_mutex_lock(&j->mu);
+	j->obs = obs;
 	pthread_mutex_unlock(&j->mu);
 }
 
@@ -388,7 +389,7 @@ static void finish(srv_jobs *j, job *jb, int state)
 	clock_gettime(CLOCK_REALTIME, &jb->finished);
 	/* the counters move before any waiter can see the final state (it
 	 * needs our lock); the metrics lock is a leaf, so this nests safely */
-	srv_metrics_job_done(jb->backend, state_names[state],
+	srv_obs_job_done(j->obs, jb->backend, state_names[state],
 			     (jb->started.tv_sec ? jb->t_started : now) - jb->t_created,
 			     jb->started.tv_sec ? now - jb->t_started : -1);
 	set_state(j, jb, state);

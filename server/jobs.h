@@ -12,6 +12,7 @@
 #include "cas.h"
 
 struct json_object;
+struct srv_observer;
 typedef struct srv_jobs srv_jobs;
 
 /* workers threads, each with a kernel pool of `threads`; at most max_queue
@@ -21,6 +22,11 @@ srv_jobs *srv_jobs_start(srv_cas *cas, const enpu_limits *lim, int workers, int 
 /* Called (outside the lock) after a worker stored a job's result in the
  * CAS: the daemon keeps its cache bound there. */
 void srv_jobs_on_store(srv_jobs *j, void (*fn)(void *), void *arg);
+
+/* Tell obs of every job that reaches a final state (its job_done hook,
+ * called under the table's lock); NULL = nobody. obs must outlive the
+ * table. */
+void srv_jobs_set_observer(srv_jobs *j, const struct srv_observer *obs);
 
 /* Priorities: the queue is ordered by priority, then first come first
  * served. */

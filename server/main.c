@@ -799,6 +799,7 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
 
 	status = 1;
+	ctx.obs = srv_metrics_observer();   /* requests and jobs feed /metrics */
 	ctx.cas = srv_cas_open(ctx.cfg.cache_dir, &e);
 	if (!ctx.cas) {
 		srv_log("error", "cannot open cache '%s': %s", ctx.cfg.cache_dir, e.message);
@@ -811,6 +812,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	srv_jobs_on_store(ctx.jobs, enforce_cb, &ctx);
+	srv_jobs_set_observer(ctx.jobs, ctx.obs);
 	srv_jobs_set_policy(ctx.jobs, ctx.cfg.job_timeout, ctx.cfg.job_ttl, ctx.cfg.job_history);
 	{ srv_gc_result gr; srv_cache_gc(&ctx, 0, &gr); }   /* finish an eviction a crash cut short */
 	if (ctx.cfg.role != SRV_ROLE_BOARD) {
