@@ -1,4 +1,5 @@
-/* jobs.h: the job table, a bounded priority queue and the worker pool. A
+/* jobs.h: the job table, a bounded priority queue and the worker pool
+ * (jobs.c, jobs_run.c, jobs_json.c, jobs_remote.c; jobs_int.h inside). A
  * job runs an artifact on an input blob into a result blob. The table lives
  * in memory (jobs do not survive a restart); a mutex guards it, a condvar
  * wakes long-poll and event-stream waiters on every state change, and a
