@@ -70,6 +70,70 @@ static enum MHD_Result queue(srv_req *r)
 	return ret;
 }
 
+/* The first call of a request (its headers are in): its state, the route,
+ * the access check and the body's setup. An early answer (404, 405, 401,
+ * 403, 503 while draining, a body refused up front) is queued at once. */
+static enum MHD_Result begin_request(const listener *lst, struct MHD_Connection *conn,
+				     const char *url, const char *method, void **req_cls)
+{
+	srv_ctx *ctx = lst->ctx;
+	srv_req *r;
+	char allow[128], who[64];
+	int deny;
+
+	r = calloc(1, sizeof *r);
+	if (!r)
+		return MHD_NO;
+	*req_cls = r;
+	atomic_fetch_add(&n_active, 1);
+	hconn_busy(conn, 1);
+	touch();
+	r->conn = conn;
+	r->ctx = ctx;
+	r->lst = lst;
+	r->id = atomic_fetch_add(&next_id, 1) + 1;
+	make_rid(r);
+	r->t0 = srv_now();
+	r->url = strdup(url);
+	snprintf(r->method, sizeof r->method, "%s", method);
+	if (!r->url)
+		return MHD_NO;
+	r->route = http_route_find(r, allow, sizeof allow);
+	if (!r->route) {
+		if (allow[0]) {
+			srv_reply_fail(r, ENPU_E_METHOD, url, "%s is not allowed on '%s' (allowed: %s)",
+				       method, url, allow);
+			srv_reply_header(r, MHD_HTTP_HEADER_ALLOW, allow);
+		} else {
+			srv_reply_fail(r, ENPU_E_NOT_FOUND, url, "no route '%s %s'", method, url);
+		}
+		return queue(r);
+	}
+	/* tokens: on TCP (and everywhere with --token-file); never logged */
+	deny = srv_auth_decide(ctx, lst->tcp, (int)r->route->access,
+			       srv_req_header(r, MHD_HTTP_HEADER_AUTHORIZATION), who, sizeof who);
+	if (deny == 401) {
+		srv_reply_fail(r, ENPU_E_AUTH, url, "%s '%s' needs 'Authorization: Bearer TOKEN' "
+			       "with a token this server knows", method, url);
+		srv_reply_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
+		return queue(r);
+	}
+	if (deny == 403) {
+		srv_reply_fail(r, ENPU_E_FORBIDDEN, url, "token '%s' has role user; %s '%s' "
+			       "needs role admin", who, method, url);
+		return queue(r);
+	}
+	if (ctx->draining && !strcmp(r->method, "POST") && !strcmp(r->route->pattern, API_JOBS)) {
+		srv_reply_fail(r, ENPU_E_UNREACHABLE, url, "the server is shutting down and "
+			       "takes no new jobs");
+		srv_reply_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "30");
+		return queue(r);
+	}
+	if (http_begin_body(r) != 0)
+		return queue(r);
+	return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_data_size, void **req_cls)
@@ -77,63 +141,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	const listener *lst = cls;
 	srv_ctx *ctx = lst->ctx;
 	srv_req *r = *req_cls;
-	char allow[128], who[64];
-	int deny;
 	(void)version;
 
-	if (!r) {
-		r = calloc(1, sizeof *r);
-		if (!r)
-			return MHD_NO;
-		*req_cls = r;
-		atomic_fetch_add(&n_active, 1);
-		hconn_busy(conn, 1);
-		touch();
-		r->conn = conn;
-		r->ctx = ctx;
-		r->lst = lst;
-		r->id = atomic_fetch_add(&next_id, 1) + 1;
-		make_rid(r);
-		r->t0 = srv_now();
-		r->url = strdup(url);
-		snprintf(r->method, sizeof r->method, "%s", method);
-		if (!r->url)
-			return MHD_NO;
-		r->route = http_route_find(r, allow, sizeof allow);
-		if (!r->route) {
-			if (allow[0]) {
-				srv_reply_fail(r, ENPU_E_METHOD, url, "%s is not allowed on '%s' (allowed: %s)",
-					       method, url, allow);
-				srv_reply_header(r, MHD_HTTP_HEADER_ALLOW, allow);
-			} else {
-				srv_reply_fail(r, ENPU_E_NOT_FOUND, url, "no route '%s %s'", method, url);
-			}
-			return queue(r);
-		}
-		/* tokens: on TCP (and everywhere with --token-file); never logged */
-		deny = srv_auth_decide(ctx, lst->tcp, (int)r->route->access,
-				       srv_req_header(r, MHD_HTTP_HEADER_AUTHORIZATION), who, sizeof who);
-		if (deny == 401) {
-			srv_reply_fail(r, ENPU_E_AUTH, url, "%s '%s' needs 'Authorization: Bearer TOKEN' "
-				       "with a token this server knows", method, url);
-			srv_reply_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer");
-			return queue(r);
-		}
-		if (deny == 403) {
-			srv_reply_fail(r, ENPU_E_FORBIDDEN, url, "token '%s' has role user; %s '%s' "
-				       "needs role admin", who, method, url);
-			return queue(r);
-		}
-		if (ctx->draining && !strcmp(r->method, "POST") && !strcmp(r->route->pattern, API_JOBS)) {
-			srv_reply_fail(r, ENPU_E_UNREACHABLE, url, "the server is shutting down and "
-				       "takes no new jobs");
-			srv_reply_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "30");
-			return queue(r);
-		}
-		if (http_begin_body(r) != 0)
-			return queue(r);
-		return MHD_YES;
-	}
+	if (!r)
+		return begin_request(lst, conn, url, method, req_cls);
 	if (*upload_data_size) {
 		/* MHD bounds idle gaps (--conn-timeout); this bounds the whole body */
 		if (ctx->cfg.request_timeout > 0 && !r->failed &&
