@@ -1,4 +1,5 @@
-/* cas.h: the daemon's cache on disk. The filesystem IS the index:
+/* cas.h: the daemon's cache on disk (cas.c, cas_fs.c, cas_verify.c, cas_put.c,
+ * cas_ac.c; cas_int.h inside). The filesystem IS the index:
  *   cas/<2 hex>/<sha256>   blobs by the SHA-256 of their bytes
  *   ac/<key>               action cache: compile key -> artifact id (text)
  *   artifacts/<id>/        materialized artifacts (see artifact.h)

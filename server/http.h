@@ -1,4 +1,5 @@
-/* http.h: libmicrohttpd glue. One srv_req per request (in MHD's *req_cls,
+/* http.h: libmicrohttpd glue (http.c, http_req.c, http_body.c, http_reply.c;
+ * http_int.h inside). One srv_req per request (in MHD's *req_cls,
  * freed in the completion callback); a route table maps method + path
  * pattern to a handler; request bodies are read before the handler runs:
  * JSON (capped, depth-limited), multipart forms (file parts streamed into

@@ -1,4 +1,5 @@
-/* jobs.h: the job table, a bounded priority queue and the worker pool. A
+/* jobs.h: the job table, a bounded priority queue and the worker pool
+ * (jobs.c, jobs_run.c, jobs_json.c, jobs_remote.c; jobs_int.h inside). A
  * job runs an artifact on an input blob into a result blob. The table lives
  * in memory (jobs do not survive a restart); a mutex guards it, a condvar
  * wakes long-poll and event-stream waiters on every state change, and a
@@ -12,6 +13,7 @@
 #include "cas.h"
 
 struct json_object;
+struct srv_observer;
 typedef struct srv_jobs srv_jobs;
 
 /* workers threads, each with a kernel pool of `threads`; at most max_queue
@@ -21,6 +23,11 @@ srv_jobs *srv_jobs_start(srv_cas *cas, const enpu_limits *lim, int workers, int 
 /* Called (outside the lock) after a worker stored a job's result in the
  * CAS: the daemon keeps its cache bound there. */
 void srv_jobs_on_store(srv_jobs *j, void (*fn)(void *), void *arg);
+
+/* Tell obs of every job that reaches a final state (its job_done hook,
+ * called under the table's lock); NULL = nobody. obs must outlive the
+ * table. */
+void srv_jobs_set_observer(srv_jobs *j, const struct srv_observer *obs);
 
 /* Priorities: the queue is ordered by priority, then first come first
  * served. */

@@ -123,8 +123,8 @@ static int state_idx(const char *s)
 /* The request line is logged here rather than in http.c so that it carries
  * the route pattern, never the raw URL: query strings and ids stay out of
  * the log, and the line reads the same as the metrics' labels. */
-void srv_obs_request(const char *method, const char *route, unsigned status,
-		     uint64_t bytes, double seconds, const char *request_id)
+void srv_metrics_request(const char *method, const char *route, unsigned status,
+			 uint64_t bytes, double seconds, const char *request_id)
 {
 	int slot = route_slot(route), m = method_idx(method), i;
 
@@ -162,6 +162,27 @@ void srv_metrics_job_done(const char *backend, const char *state, double queue_s
 	observe(&job_queue[b], queue_s);
 	observe(&job_run[b], run_s);
 	pthread_mutex_unlock(&mu);
+}
+
+static void obs_request(void *arg, const char *method, const char *route, unsigned status,
+			uint64_t bytes, double seconds, const char *request_id)
+{
+	(void)arg;
+	srv_metrics_request(method, route, status, bytes, seconds, request_id);
+}
+
+static void obs_job_done(void *arg, const char *backend, const char *state, double queue_s,
+			 double run_s)
+{
+	(void)arg;
+	srv_metrics_job_done(backend, state, queue_s, run_s);
+}
+
+static const srv_observer metrics_observer = {NULL, obs_request, obs_job_done};
+
+const srv_observer *srv_metrics_observer(void)
+{
+	return &metrics_observer;
 }
 
 void srv_metrics_reset(void)

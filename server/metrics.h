@@ -1,6 +1,6 @@
 /* metrics.h: the daemon's Prometheus metrics (GET /metrics, text format
- * 0.0.4) and the log level. Counters are fed by http.c (srv_obs_request,
- * obs.h) and jobs.c (srv_metrics_job_done); gauges are read at scrape time
+ * 0.0.4) and the log level. Counters are fed through the daemon's observer
+ * (obs.h: http.c's requests, jobs.c's finished jobs); gauges are read at scrape time
  * from the job table, the cache and the board pool. Every label value comes
  * from a fixed set (route patterns, backend and state names, HTTP status
  * codes), so the number of series stays bounded whatever clients send. */
@@ -9,10 +9,21 @@
 
 #include "srv.h"
 #include "buf.h"
+#include "obs.h"
 
 /* The histogram buckets (seconds) of request latency and job times. */
 #define SRV_METRICS_BUCKETS {0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5}
 #define SRV_METRICS_NBUCKETS 8
+
+/* The observer that feeds these counters (main.c installs it in srv_ctx
+ * and the job table). Its arg is unused; the counters are process-wide. */
+const srv_observer *srv_metrics_observer(void);
+
+/* A request completed (obs.h's request hook): counted by route, method and
+ * status, timed, and logged here rather than in http.c so that the line
+ * carries the route pattern, never the raw URL. Thread-safe. */
+void srv_metrics_request(const char *method, const char *route, unsigned status,
+			 uint64_t bytes, double seconds, const char *request_id);
 
 /* A job reached a final state: backend ("cpu_ref"...), state ("succeeded",
  * "failed", "cancelled", "timed_out"), seconds queued (created -> started,

@@ -192,15 +192,64 @@ static int reply_if_evicted(srv_ctx *ctx, srv_req *r)
 	return 1;
 }
 
+/* A cache miss: compile into a temp directory, ingest the artifact, record
+ * key -> id in the action cache; id and the compile's summary (in o) on
+ * success. 0, or -1 + *e. */
+static int compile_new(srv_ctx *ctx, const enpu_spec *spec, const enpu_target *tgt,
+		       const char *weights_p, const char *weights_name, const char *spec_d,
+		       const char *key, char id[65], json_object *o, enpu_err *e)
+{
+	enpu_compile_info info;
+	char tmp[4300];
+
+	memset(&info, 0, sizeof info);
+	if (srv_cas_tmpdir(ctx->cas, tmp, sizeof tmp, e) != 0)
+		return -1;
+	if (enpu_compile(spec, tgt, weights_p, weights_name, spec_d, tmp, ctx->lim,
+			 &info, e) != 0 ||
+	    srv_artifact_ingest(ctx->cas, tmp, info.artifact_id, e) != 0) {
+		srv_rmtree(tmp);
+		return -1;
+	}
+	memcpy(id, info.artifact_id, 65);
+	if (srv_ac_put(ctx->cas, key, id, e) != 0)
+		return -1;
+	json_object_object_add(o, F_BACKEND, json_object_new_string(info.backend));
+	json_object_object_add(o, F_OPERATORS, json_object_new_int(info.n_ops));
+	json_object_object_add(o, F_COMPONENTS, json_object_new_int(info.n_components));
+	json_object_object_add(o, F_ARENA_BYTES, json_object_new_int64((int64_t)info.arena_bytes));
+	srv_log("info", "compiled artifact=%.12s backend=%s spec=%.12s", id, info.backend, spec_d);
+	return 0;
+}
+
+/* 200 with the artifact id, whether it was cached, the summary in o and
+ * the artifact's files; frees m. */
+static void reply_compiled(srv_ctx *ctx, srv_req *r, const char *id, int cached,
+			   json_object *o, srv_manifest *m, const enpu_buf *raw)
+{
+	json_object *res = json_object_new_object();
+
+	json_object_object_add(res, F_ARTIFACT_ID, json_object_new_string(id));
+	json_object_object_add(res, F_CACHED, json_object_new_boolean(cached));
+	json_object_object_foreach(o, k, v)
+		json_object_object_add(res, k, json_object_get(v));
+	json_object_object_add(res, F_FILES, srv_artifact_files_json(ctx->cas, id, m, raw));
+	srv_manifest_free(m);
+	srv_reply_json(r, 200, res);
+}
+
+/* POST /v1/compile. Longer than most handlers (about 85 lines) on purpose:
+ * the lookup-or-compile and its retry when an eviction races it (goto
+ * again) share one set of locals and one cleanup (fail/out); cutting it
+ * further would pass them all around. */
 void srv_post_compile(srv_ctx *ctx, srv_req *r)
 {
 	const char *spec_d, *weights_d, *backend, *spec_name, *weights_name, *tlabel;
-	char spec_p[4300], weights_p[4300], target_p[4300], key[65], id[65], tmp[4300];
+	char spec_p[4300], weights_p[4300], target_p[4300], key[65], id[65];
 	int have_t;
 	enpu_spec *spec = NULL;
 	enpu_target *tgt = NULL;
 	enpu_err e = ENPU_ERR_INIT;
-	enpu_compile_info info;
 	enpu_buf raw = ENPU_BUF_INIT;
 	srv_manifest m;
 	json_object *o = NULL;
@@ -245,23 +294,8 @@ again:
 		srv_cas_count(ctx->cas, SRV_EV_AC_MISS, 0);
 		json_object_put(o);
 		o = json_object_new_object();
-		memset(&info, 0, sizeof info);
-		if (srv_cas_tmpdir(ctx->cas, tmp, sizeof tmp, &e) != 0)
+		if (compile_new(ctx, spec, tgt, weights_p, weights_name, spec_d, key, id, o, &e) != 0)
 			goto fail;
-		if (enpu_compile(spec, tgt, weights_p, weights_name, spec_d, tmp, ctx->lim,
-				 &info, &e) != 0 ||
-		    srv_artifact_ingest(ctx->cas, tmp, info.artifact_id, &e) != 0) {
-			srv_rmtree(tmp);
-			goto fail;
-		}
-		memcpy(id, info.artifact_id, 65);
-		if (srv_ac_put(ctx->cas, key, id, &e) != 0)
-			goto fail;
-		json_object_object_add(o, F_BACKEND, json_object_new_string(info.backend));
-		json_object_object_add(o, F_OPERATORS, json_object_new_int(info.n_ops));
-		json_object_object_add(o, F_COMPONENTS, json_object_new_int(info.n_components));
-		json_object_object_add(o, F_ARENA_BYTES, json_object_new_int64((int64_t)info.arena_bytes));
-		srv_log("info", "compiled artifact=%.12s backend=%s spec=%.12s", id, info.backend, spec_d);
 	}
 	add_partition(o, spec, NULL, tgt);
 	if (srv_artifact_manifest(ctx->cas, id, &m, &raw, &e) != 0) {
@@ -282,16 +316,7 @@ again:
 			  "cache bound is too small for the work in flight", id, tries);
 		goto fail;
 	}
-	{
-		json_object *res = json_object_new_object();
-		json_object_object_add(res, F_ARTIFACT_ID, json_object_new_string(id));
-		json_object_object_add(res, F_CACHED, json_object_new_boolean(cached));
-		json_object_object_foreach(o, k, v)
-			json_object_object_add(res, k, json_object_get(v));
-		json_object_object_add(res, F_FILES, srv_artifact_files_json(ctx->cas, id, &m, &raw));
-		srv_manifest_free(&m);
-		srv_reply_json(r, 200, res);
-	}
+	reply_compiled(ctx, r, id, cached, o, &m, &raw);
 	if (!cached)
 		srv_cache_enforce(ctx);
 	goto out;

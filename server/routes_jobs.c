@@ -42,6 +42,45 @@ static void reply_job(srv_ctx *ctx, srv_req *r, const char *id, int wait_s, int 
 	}
 }
 
+/* An eviction pass (--cache-max) that collected its pins before this
+ * job was queued may remove its input or artifact after the checks
+ * above, and the accepted job would fail. srv_cache_enforce waits for
+ * such a pass (the eviction lock; later passes see this job's pins);
+ * then look again, and when one is gone cancel the job and answer as
+ * the check would have: 409 E0804 with the missing list, or 404. 1 when
+ * it answered (the caller stops there). */
+static int evicted_while_queued(srv_ctx *ctx, srv_req *r, const char *art, const char *input,
+				const char *id)
+{
+	enpu_err e = ENPU_ERR_INIT;
+	int has_input;
+
+	srv_cache_enforce(ctx);
+	has_input = srv_cas_has(ctx->cas, input, NULL);
+
+	if (!has_input || !srv_artifact_present(ctx->cas, art)) {
+		srv_jobs_cancel(ctx->jobs, id);
+		if (has_input) {
+			enpu_fail(&e, ENPU_E_NOT_FOUND, art, "compile it, or import it with PUT "
+				  API_ARTIFACTS "{id}", "artifact '%.12s' was evicted as the "
+				  "job was queued: no artifact '%s' on this server", art, art);
+			srv_reply_error(r, &e, NULL);
+		} else {
+			json_object *extra = json_object_new_object();
+			json_object *m = json_object_new_array();
+
+			json_object_array_add(m, json_object_new_string(input));
+			json_object_object_add(extra, F_MISSING, m);
+			enpu_fail(&e, ENPU_E_BLOB_MISSING, F_INPUT, "upload it with PUT "
+				  API_BLOBS "{sha256}", "blob %s ('%s') was evicted as the job "
+				  "was queued", input, F_INPUT);
+			srv_reply_error(r, &e, extra);
+		}
+		return 1;
+	}
+	return 0;
+}
+
 void srv_post_job(srv_ctx *ctx, srv_req *r)
 {
 	const char *art, *input, *input_name, *prio_s;
@@ -108,39 +147,8 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 		srv_reply_error(r, &e, NULL);
 		return;
 	}
-	/* An eviction pass (--cache-max) that collected its pins before this
-	 * job was queued may remove its input or artifact after the checks
-	 * above, and the accepted job would fail. srv_cache_enforce waits for
-	 * such a pass (the eviction lock; later passes see this job's pins);
-	 * then look again, and when one is gone cancel the job and answer as
-	 * the check would have: 409 E0804 with the missing list, or 404. */
-	if (ctx->cfg.cache_max) {
-		int has_input;
-
-		srv_cache_enforce(ctx);
-		has_input = srv_cas_has(ctx->cas, input, NULL);
-
-		if (!has_input || !srv_artifact_present(ctx->cas, art)) {
-			srv_jobs_cancel(ctx->jobs, id);
-			if (has_input) {
-				enpu_fail(&e, ENPU_E_NOT_FOUND, art, "compile it, or import it with PUT "
-					  API_ARTIFACTS "{id}", "artifact '%.12s' was evicted as the "
-					  "job was queued: no artifact '%s' on this server", art, art);
-				srv_reply_error(r, &e, NULL);
-			} else {
-				json_object *extra = json_object_new_object();
-				json_object *m = json_object_new_array();
-
-				json_object_array_add(m, json_object_new_string(input));
-				json_object_object_add(extra, F_MISSING, m);
-				enpu_fail(&e, ENPU_E_BLOB_MISSING, F_INPUT, "upload it with PUT "
-					  API_BLOBS "{sha256}", "blob %s ('%s') was evicted as the job "
-					  "was queued", input, F_INPUT);
-				srv_reply_error(r, &e, extra);
-			}
-			return;
-		}
-	}
+	if (ctx->cfg.cache_max && evicted_while_queued(ctx, r, art, input, id))
+		return;
 	reply_job(ctx, r, id, wait_s, 1);
 }
 

@@ -75,6 +75,7 @@ typedef struct srv_config {
 struct srv_cas;
 struct srv_jobs;
 struct srv_boards;
+struct srv_observer;
 
 typedef struct srv_ctx {
 	srv_config cfg;
@@ -90,6 +91,8 @@ typedef struct srv_ctx {
 	volatile int stopping;
 	volatile int draining;         /* SIGTERM: POST /v1/jobs answers 503 */
 	char *tls_cert_pem, *tls_key_pem;
+	/* hooks fed each finished request and job (obs.h); NULL = none */
+	const struct srv_observer *obs;
 } srv_ctx;
 
 /* The PL this build has, as GET /v1/health says it (board role). */

@@ -284,6 +284,8 @@ static void start_daemon(void)
 				  ctx.cfg.max_queue, &e);
 	cr_assert_not_null(ctx.jobs, "%s", e.message);
 	srv_jobs_on_store(ctx.jobs, enforce_cb, &ctx);
+	ctx.obs = srv_metrics_observer();   /* as the daemon: requests are counted and logged */
+	srv_jobs_set_observer(ctx.jobs, ctx.obs);
 	srv_jobs_set_policy(ctx.jobs, ctx.cfg.job_timeout, ctx.cfg.job_ttl, ctx.cfg.job_history);
 	ctx.boards = srv_boards_start(&ctx, &e);
 	cr_assert_not_null(ctx.boards, "%s", e.message);

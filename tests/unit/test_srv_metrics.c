@@ -41,11 +41,11 @@ Test(metrics, requests_by_route_pattern_method_status)
 {
 	char *page;
 	srv_metrics_reset();
-	srv_obs_request("GET", "/v1/health", 200, 10, 0.0005, "00000000000000aa");
-	srv_obs_request("GET", "/v1/health", 200, 10, 0.002, "00000000000000ab");
-	srv_obs_request("GET", "/v1/jobs/*", 404, 10, 0.2, "00000000000000ac");
-	srv_obs_request("BREW", "/v1/jobs/0123abcd/raw", 404, 1, 7.0, "00000000000000ad");
-	srv_obs_request("GET", "unmatched", 404, 1, 0.0, NULL);
+	srv_metrics_request("GET", "/v1/health", 200, 10, 0.0005, "00000000000000aa");
+	srv_metrics_request("GET", "/v1/health", 200, 10, 0.002, "00000000000000ab");
+	srv_metrics_request("GET", "/v1/jobs/*", 404, 10, 0.2, "00000000000000ac");
+	srv_metrics_request("BREW", "/v1/jobs/0123abcd/raw", 404, 1, 7.0, "00000000000000ad");
+	srv_metrics_request("GET", "unmatched", 404, 1, 0.0, NULL);
 	page = render();
 	cr_assert(has_line(page, "eulernpu_http_requests_total{route=\"/v1/health\",method=\"GET\",status=\"200\"} 2"), "%s", page);
 	cr_assert(has_line(page, "eulernpu_http_requests_total{route=\"/v1/jobs/*\",method=\"GET\",status=\"404\"} 1"));
@@ -110,7 +110,7 @@ Test(metrics, series_stay_bounded)
 	srv_metrics_reset();
 	for (i = 0; i < 5000; i++) {
 		snprintf(status_path, sizeof status_path, "/v1/jobs/%d", i);
-		srv_obs_request(i % 2 ? "GET" : "X", status_path, (unsigned)(100 + i % 900), 0, 0, NULL);
+		srv_metrics_request(i % 2 ? "GET" : "X", status_path, (unsigned)(100 + i % 900), 0, 0, NULL);
 	}
 	page = render();
 	for (p = page; (p = strstr(p, "eulernpu_http_requests_total{")) != NULL; p++)

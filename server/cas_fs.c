@@ -1,0 +1,140 @@
+/* cas_fs.c: file helpers of the cache and its users: random names,
+ * directory fsync, recursive removal, hard link or copy. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <sys/random.h>
+#include "buf.h"
+#include "srv.h"
+#include "cas_int.h"
+
+void srv_random_hex(char *out, size_t nhex)
+{
+	unsigned char raw[64];
+	size_t n = (nhex + 1) / 2, i;
+	static const char hx[] = "0123456789abcdef";
+
+	if (n > sizeof raw)
+		n = sizeof raw;
+	if (getrandom(raw, n, 0) != (ssize_t)n) {
+		/* getrandom cannot fail for <= 256 bytes once seeded; be safe anyway */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		srand((unsigned)(ts.tv_nsec ^ getpid()));
+		for (i = 0; i < n; i++)
+			raw[i] = (unsigned char)rand();
+	}
+	for (i = 0; i < nhex && i / 2 < n; i++)
+		out[i] = hx[(raw[i / 2] >> ((i & 1) ? 0 : 4)) & 15];
+	out[i] = '\0';
+}
+
+int srv_fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int r = fsync(fd);
+	close(fd);
+	return r;
+}
+
+void srv_rmtree(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return;
+	if (S_ISDIR(st.st_mode)) {
+		DIR *d = opendir(path);
+		struct dirent *de;
+		char sub[4096];
+		while (d && (de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			if (snprintf(sub, sizeof sub, "%s/%s", path, de->d_name) < (int)sizeof sub)
+				srv_rmtree(sub);
+		}
+		if (d)
+			closedir(d);
+		rmdir(path);
+	} else {
+		unlink(path);
+	}
+}
+
+static int copy_file(const char *from, const char *to, enpu_err *e)
+{
+	char buf[1 << 16];
+	int in = -1, out = -1, ret = -1;
+	ssize_t n;
+
+	in = open(from, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		enpu_fail(e, ENPU_E_IO, from, NULL, "cannot open '%s': %s", from, strerror(errno));
+		goto out;
+	}
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (out < 0) {
+		enpu_fail(e, ENPU_E_STORAGE, to, NULL, "cannot create '%s': %s", to, strerror(errno));
+		goto out;
+	}
+	while ((n = read(in, buf, sizeof buf)) > 0) {
+		ssize_t off = 0;
+		while (off < n) {
+			ssize_t w = write(out, buf + off, (size_t)(n - off));
+			if (w < 0) {
+				if (errno == EINTR)
+					continue;
+				enpu_fail(e, ENPU_E_STORAGE, to, NULL, "cannot write '%s': %s",
+					  to, strerror(errno));
+				goto out;
+			}
+			off += w;
+		}
+	}
+	if (n < 0 || fsync(out) != 0) {
+		enpu_fail(e, ENPU_E_STORAGE, to, NULL, "cannot copy '%s': %s", from, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out) != 0 && ret == 0)
+		ret = enpu_fail(e, ENPU_E_STORAGE, to, NULL, "cannot close '%s'", to);
+	if (ret != 0 && out >= 0)
+		unlink(to);
+	return ret;
+}
+
+int srv_link_or_copy(const char *from, const char *to, enpu_err *e)
+{
+	if (link(from, to) == 0)
+		return 0;
+	if (errno == EEXIST)
+		return enpu_fail(e, ENPU_E_STORAGE, to, NULL, "'%s' already exists", to);
+	return copy_file(from, to, e);
+}
+
+int cas_clean_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char sub[4096];
+
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (snprintf(sub, sizeof sub, "%s/%s", dir, de->d_name) < (int)sizeof sub)
+			srv_rmtree(sub);
+	}
+	closedir(d);
+	return 0;
+}

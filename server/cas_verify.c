@@ -1,0 +1,103 @@
+/* cas_verify.c: a blob is only served or used when its bytes hash to its
+ * name. A verified file is remembered by inode, size and ctime, so it is
+ * hashed again only when it changed; a bad one counts as an integrity
+ * failure and is removed. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "digest.h"
+#include "srv.h"
+#include "cas_int.h"
+
+static int memo_same(const memo *m, const struct stat *st, const char *digest)
+{
+	return m->ino == st->st_ino && m->dev == st->st_dev && m->size == st->st_size &&
+	       m->ctime.tv_sec == st->st_ctim.tv_sec && m->ctime.tv_nsec == st->st_ctim.tv_nsec &&
+	       (!digest || !strcmp(m->digest, digest));
+}
+
+static memo *memo_slot(srv_cas *c, const struct stat *st)
+{
+	return &c->memo[(size_t)st->st_ino % MEMO_SLOTS];
+}
+
+/* Touching changes the ctime: a file that had hashed right stays known
+ * good (our own utimensat changes no byte). */
+void srv_cas_touch(srv_cas *c, const char *digest)
+{
+	char p[4200];
+	struct stat before, after;
+	memo *m;
+
+	if (!enpu_is_sha256_hex(digest))
+		return;
+	srv_cas_blob_path(c, digest, p, sizeof p);
+	pthread_mutex_lock(&c->memo_mu);
+	if (stat(p, &before) == 0 && utimensat(AT_FDCWD, p, NULL, 0) == 0 &&
+	    stat(p, &after) == 0) {
+		m = memo_slot(c, &before);
+		if (memo_same(m, &before, digest) && after.st_ino == before.st_ino)
+			m->ctime = after.st_ctim;
+	}
+	pthread_mutex_unlock(&c->memo_mu);
+}
+
+int srv_cas_check_file(srv_cas *c, const char *path, const char *digest, int force)
+{
+	struct stat st, st2;
+	char got[65];
+	enpu_err e = ENPU_ERR_INIT;
+	int known = 0;
+
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	pthread_mutex_lock(&c->memo_mu);
+	known = !force && memo_same(memo_slot(c, &st), &st, digest);
+	pthread_mutex_unlock(&c->memo_mu);
+	if (known)
+		return 1;
+	if (enpu_sha256_file(path, got, &e) != 0 || strcmp(got, digest) != 0)
+		return 0;
+	/* Remember it only if nothing changed while we read. */
+	if (stat(path, &st2) == 0 && st2.st_ino == st.st_ino && st2.st_size == st.st_size &&
+	    st2.st_ctim.tv_sec == st.st_ctim.tv_sec && st2.st_ctim.tv_nsec == st.st_ctim.tv_nsec) {
+		pthread_mutex_lock(&c->memo_mu);
+		memo *m = memo_slot(c, &st);
+		m->dev = st.st_dev;
+		m->ino = st.st_ino;
+		m->size = st.st_size;
+		m->ctime = st.st_ctim;
+		memcpy(m->digest, digest, 65);
+		pthread_mutex_unlock(&c->memo_mu);
+	}
+	return 1;
+}
+
+int srv_cas_verify(srv_cas *c, const char *digest, uint64_t *size)
+{
+	char p[4200];
+	uint64_t sz;
+
+	if (!srv_cas_has(c, digest, &sz))
+		return 0;
+	srv_cas_blob_path(c, digest, p, sizeof p);
+	if (!srv_cas_check_file(c, p, digest, 0)) {
+		/* gone meanwhile (evicted) is not corruption */
+		if (!srv_cas_has(c, digest, NULL))
+			return 0;
+		if (unlink(p) == 0) {
+			srv_cas_count(c, SRV_EV_INTEGRITY, 0);
+			srv_log("warn", "cache: blob %s does not hash to its name: dropped (%llu bytes)",
+				digest, (unsigned long long)sz);
+		}
+		return 0;
+	}
+	if (size)
+		*size = sz;
+	return 1;
+}

@@ -1,0 +1,62 @@
+/* daemon.h: the pieces of the eulernpud program that main.c puts together:
+ * its options (options.c) and its listening sockets (listen.c). Nothing
+ * else of the server uses them; they live outside main.c so that tests
+ * can link them. */
+#ifndef SRV_DAEMON_H
+#define SRV_DAEMON_H
+
+#include <stdint.h>
+#include "srv.h"
+
+struct MHD_Daemon;
+
+/* ---- options (options.c) -------------------------------------------------- */
+
+/* Every default, the cache directory from $XDG_CACHE_HOME or $HOME. */
+void srv_opts_defaults(srv_config *c);
+/* --config FILE wherever it stands on the command line, else the default
+ * file (/etc/eulernpu/eulernpud.yaml) when it exists; NULL for none
+ * ("--config none"). *check: --check-config was given. */
+const char *srv_opts_config_path(int argc, char **argv, int *check);
+/* Apply a configuration file's items; a bad one is E0816 at file:line:col. */
+int srv_opts_apply_file(srv_config *c, const srv_cfg_file *f, enpu_err *e);
+/* The command line over c: 0 = go on, 1 = done (help/version printed),
+ * 2 = usage error (printed). --board replaces the file's boards. */
+int srv_opts_parse(int argc, char **argv, srv_config *c);
+/* 1 when --board was given on the command line (SIGHUP then keeps them). */
+int srv_opts_flag_boards(void);
+/* Combinations the table cannot check: 0, or 2 after printing why. */
+int srv_opts_check(srv_config *c);
+/* A usage error on stderr (E0001 with "see eulernpud --help"); returns 2. */
+int srv_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A decimal in [min, max]: 0, or -1. */
+int srv_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
+/* A bearer token from a file (one printable line, no spaces; never
+ * logged), or a PEM file as a string: 0, or 2 after a usage error. */
+int srv_read_token(const char *flag, const char *path, char **out);
+int srv_read_pem(const char *flag, const char *path, char **out);
+
+/* ---- listening sockets (listen.c) ------------------------------------------ */
+
+#define SRV_MAX_LISTEN 8
+
+typedef struct srv_listeners {
+	struct MHD_Daemon *d[SRV_MAX_LISTEN];
+	int fds[SRV_MAX_LISTEN];
+	int n;                    /* entries of d and fds in use */
+	int port;                 /* the TCP port served, 0 if none */
+	int activated;            /* sockets handed over by systemd (count) */
+	int made_socket;          /* we created cfg.socket_path: unlink it at exit */
+} srv_listeners;
+
+/* The number of sockets systemd handed over (sd_listen_fds(3)), 0 if none;
+ * the LISTEN_* variables are unset so that nothing we start inherits them. */
+int srv_listen_fds(void);
+/* $XDG_RUNTIME_DIR/eulernpu/eulernpud.sock, else /tmp/eulernpu-UID/... */
+const char *srv_default_socket(void);
+/* Serve every socket: systemd's (l->activated of them) or else the Unix
+ * socket and the TCP address of ctx->cfg. 0, or -1 (logged); what was
+ * started is in l either way, for the caller to stop. */
+int srv_listen_start(srv_ctx *ctx, srv_listeners *l);
+
+#endif
