@@ -17,7 +17,7 @@ DEBS    := libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev \
            pkg-config curl \
            gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu \
            libc6-dev-armhf-cross libc6-dev-arm64-cross qemu-user-static systemd \
-           clang libclang-rt-14-dev valgrind bsdutils groff-base man-db
+           clang libclang-rt-14-dev valgrind bsdutils groff-base man-db lowdown
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wno-unused-parameter
 ifeq ($(CI),true)
@@ -122,7 +122,7 @@ DOCDIR  ?= $(PREFIX)/share/doc/eulernpu
 UNITS   := eulernpud.service eulernpud.socket eulernpud-board.service
 
 .PHONY: all deps demo test test-unit test-e2e test-san clean tests check-deps \
-        core cross cross-host print-core-src print-core-inc install install-board uninstall stress \
+        core cross cross-host print-core-src print-core-inc man-spec install install-board uninstall stress \
         mutants
 all: $(BIN)/eulernpud $(BIN)/eulernpu $(LIB)
 
@@ -214,6 +214,9 @@ install: all
 	install -m 0755 $(BIN)/eulernpud $(BIN)/eulernpu $(DESTDIR)$(BINDIR)/
 	gzip -n -9 <client/eulernpu.1 >$(DESTDIR)$(MANDIR)/man1/eulernpu.1.gz
 	gzip -n -9 <server/eulernpud.8 >$(DESTDIR)$(MANDIR)/man8/eulernpud.8.gz
+	install -d $(DESTDIR)$(MANDIR)/man5
+	gzip -n -9 <docs/eulernpu-spec.5 >$(DESTDIR)$(MANDIR)/man5/eulernpu-spec.5.gz
+	chmod 0644 $(DESTDIR)$(MANDIR)/man5/eulernpu-spec.5.gz
 	chmod 0644 $(DESTDIR)$(MANDIR)/man1/eulernpu.1.gz $(DESTDIR)$(MANDIR)/man8/eulernpud.8.gz
 	for u in $(UNITS); do \
 	  sed 's|/usr/local/bin/eulernpud|$(BINDIR)/eulernpud|' systemd/$$u >$(DESTDIR)$(UNITDIR)/$$u && \
@@ -231,9 +234,16 @@ install-board: install
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/eulernpud $(DESTDIR)$(BINDIR)/eulernpu \
 	  $(DESTDIR)$(MANDIR)/man1/eulernpu.1.gz $(DESTDIR)$(MANDIR)/man8/eulernpud.8.gz \
+	  $(DESTDIR)$(MANDIR)/man5/eulernpu-spec.5.gz \
 	  $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) $(DESTDIR)$(SYSUSERSDIR)/eulernpu.conf \
 	  $(DESTDIR)$(COMPLETIONDIR)/eulernpu $(DESTDIR)$(SYSCONFDIR)/eulernpu/eulernpud.yaml.example
 	rm -rf $(DESTDIR)$(DOCDIR)
+
+# eulernpu-spec(5) is docs/spec-format.md as a man page, generated with
+# lowdown and kept in the repository (tests/e2e/docs.sh checks it is
+# current): `make man-spec` after editing the format.
+man-spec:
+	lowdown -s -Tman -M title=eulernpu-spec -M section=5 docs/spec-format.md >docs/eulernpu-spec.5
 
 # Install the Debian packages the build and the tests need (sudo when not root).
 deps:

@@ -34,6 +34,18 @@ expect_eq "README, docs, man pages, OpenAPI and error texts point only inside th
 for f in $(grep -o '](docs/[^)#]*' "$ROOT/README.md" | sed 's/^](//' | sort -u); do
 	check "README's link $f exists" test -f "$ROOT/$f"
 done
+# eulernpu-spec(5) is the spec format as it is now (make man-spec), and man renders it
+if command -v lowdown >/dev/null; then
+	expect_eq "docs/eulernpu-spec.5 is docs/spec-format.md as lowdown makes it (make man-spec)" \
+		"$(lowdown -s -Tman -M title=eulernpu-spec -M section=5 "$ROOT/docs/spec-format.md" |
+		   cmp - "$ROOT/docs/eulernpu-spec.5" 2>&1 && echo same)" "same"
+else
+	skip no-lowdown "lowdown is not installed (apt-get install lowdown): eulernpu-spec.5 NOT checked"
+fi
+out=$(MANWIDTH=100 man -l "$ROOT/docs/eulernpu-spec.5" 2>/dev/null); rc=$?
+expect_eq "man -l renders eulernpu-spec(5)" "$rc" 0
+expect_match "eulernpu-spec(5) holds the reference arithmetic" "$out" 'Reference arithmetic'
+
 # docs/write-a-model.md stays true: its spec and weights script, run, print
 # what it shows
 W=$TMP/wm

@@ -80,7 +80,7 @@ fi
 docs=$(cd "$ROOT" && for f in README.md docs/*.md; do printf './opt/enpu/share/doc/eulernpu/%s\n' "${f#docs/}"; done | sort | tr '\n' ' ')
 expect_eq "make install installs programs, man pages, completion, units, sysusers entry, example config, documents" \
 	"$(cd "$TMP/root" && find . -type f | sort | tr '\n' ' ')" \
-	"./etc/eulernpu/eulernpud.yaml.example ./opt/enpu/bin/eulernpu ./opt/enpu/bin/eulernpud ./opt/enpu/lib/systemd/system/eulernpud-board.service ./opt/enpu/lib/systemd/system/eulernpud.service ./opt/enpu/lib/systemd/system/eulernpud.socket ./opt/enpu/lib/sysusers.d/eulernpu.conf ./opt/enpu/share/bash-completion/completions/eulernpu ${docs}./opt/enpu/share/man/man1/eulernpu.1.gz ./opt/enpu/share/man/man8/eulernpud.8.gz "
+	"./etc/eulernpu/eulernpud.yaml.example ./opt/enpu/bin/eulernpu ./opt/enpu/bin/eulernpud ./opt/enpu/lib/systemd/system/eulernpud-board.service ./opt/enpu/lib/systemd/system/eulernpud.service ./opt/enpu/lib/systemd/system/eulernpud.socket ./opt/enpu/lib/sysusers.d/eulernpu.conf ./opt/enpu/share/bash-completion/completions/eulernpu ${docs}./opt/enpu/share/man/man1/eulernpu.1.gz ./opt/enpu/share/man/man5/eulernpu-spec.5.gz ./opt/enpu/share/man/man8/eulernpud.8.gz "
 check "the installed spec format is the repository's" cmp "$TMP/root/opt/enpu/share/doc/eulernpu/spec-format.md" \
 	"$ROOT/docs/spec-format.md"
 check "it installs eulernpud and eulernpu executable" test -x "$TMP/root/opt/enpu/bin/eulernpud" -a \
