@@ -69,6 +69,12 @@ long srv_artifact_count(srv_cas *c);
  * manifest.json in the CAS, then move the dir to artifacts/<id> (an
  * existing one is kept and dir removed). */
 int srv_artifact_ingest(srv_cas *c, const char *dir, const char *id, enpu_err *e);
+/* The same for a compile's own output, written into dir by
+ * enpu_compiled_write: its files are stored by the digests enpu_compile_mem
+ * computed, not read and hashed again. */
+struct enpu_compiled;
+int srv_artifact_ingest_compiled(srv_cas *c, const char *dir, const struct enpu_compiled *cc,
+				 enpu_err *e);
 
 /* Import a manifest for artifact id. Blobs the CAS lacks are returned in
  * *missing (a json array, caller puts) with -1 and ENPU_E_BLOB_MISSING.

@@ -67,6 +67,9 @@ void srv_upload_abort(srv_upload *u);
  * possible, else copied). The digest comes back in digest. */
 int srv_cas_put_mem(srv_cas *c, const void *p, size_t n, char digest[65], enpu_err *e);
 int srv_cas_put_file(srv_cas *c, const char *path, char digest[65], enpu_err *e);
+/* The same for a file whose digest the caller computed from the very bytes
+ * it wrote (a compile's own output): stored under digest, not hashed again. */
+int srv_cas_put_file_as(srv_cas *c, const char *path, const char *digest, enpu_err *e);
 
 /* Action cache. get: 1 = hit (id filled), 0 = miss. put replaces atomically. */
 int srv_ac_get(srv_cas *c, const char *key, char id[65]);

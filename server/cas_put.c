@@ -155,10 +155,15 @@ int srv_cas_put_mem(srv_cas *c, const void *p, size_t n, char digest[65], enpu_e
 
 int srv_cas_put_file(srv_cas *c, const char *path, char digest[65], enpu_err *e)
 {
-	char tmp[4200];
-
 	if (enpu_sha256_file(path, digest, e) != 0)
 		return -1;
+	return srv_cas_put_file_as(c, path, digest, e);
+}
+
+int srv_cas_put_file_as(srv_cas *c, const char *path, const char *digest, enpu_err *e)
+{
+	char tmp[4200];
+
 	if (srv_cas_has(c, digest, NULL)) {
 		srv_cas_touch(c, digest);   /* stored again = used now */
 		return 0;

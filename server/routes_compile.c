@@ -10,6 +10,7 @@
 #include "srv.h"
 #include "backend.h"
 #include "digest.h"
+#include "npz.h"
 #include "plan.h"
 #include "cas.h"
 #include "artifact.h"
@@ -192,25 +193,42 @@ static int reply_if_evicted(srv_ctx *ctx, srv_req *r)
 	return 1;
 }
 
-/* A cache miss: compile into a temp directory, ingest the artifact, record
+/* A cache miss: compile in memory (the weights blob's address is its
+ * digest: not hashed again), write the files into a temp directory, store
+ * them by the digests the compile computed and install the artifact; record
  * key -> id in the action cache; id and the compile's summary (in o) on
  * success. 0, or -1 + *e. */
 static int compile_new(srv_ctx *ctx, const enpu_spec *spec, const enpu_target *tgt,
-		       const char *weights_p, const char *weights_name, const char *spec_d,
-		       const char *key, char id[65], json_object *o, enpu_err *e)
+		       const char *weights_p, const char *weights_name, const char *weights_d,
+		       const char *spec_d, const char *key, char id[65], json_object *o,
+		       enpu_err *e)
 {
+	enpu_tlist w = ENPU_TLIST_INIT;
+	enpu_compiled cc;
 	enpu_compile_info info;
 	char tmp[4300];
+	int rc = -1;
 
-	memset(&info, 0, sizeof info);
+	memset(&cc, 0, sizeof cc);
+	if (enpu_npz_read(weights_p, weights_name ? weights_name : "weights.npz", ctx->lim, &w,
+			  e) != 0 ||
+	    enpu_compile_mem(spec, tgt, &w, weights_name, weights_d, spec_d, ctx->lim, &cc, e) != 0)
+		goto out;
+	enpu_tlist_free(&w);   /* the weights npz is in cc now: free its tensors early */
 	if (srv_cas_tmpdir(ctx->cas, tmp, sizeof tmp, e) != 0)
-		return -1;
-	if (enpu_compile(spec, tgt, weights_p, weights_name, spec_d, tmp, ctx->lim,
-			 &info, e) != 0 ||
-	    srv_artifact_ingest(ctx->cas, tmp, info.artifact_id, e) != 0) {
+		goto out;
+	if (enpu_compiled_write(&cc, tmp, e) != 0 ||
+	    srv_artifact_ingest_compiled(ctx->cas, tmp, &cc, e) != 0) {
 		srv_rmtree(tmp);
-		return -1;
+		goto out;
 	}
+	info = cc.info;
+	rc = 0;
+out:
+	enpu_compiled_free(&cc);
+	enpu_tlist_free(&w);
+	if (rc != 0)
+		return -1;
 	memcpy(id, info.artifact_id, 65);
 	if (srv_ac_put(ctx->cas, key, id, e) != 0)
 		return -1;
@@ -294,7 +312,8 @@ again:
 		srv_cas_count(ctx->cas, SRV_EV_AC_MISS, 0);
 		json_object_put(o);
 		o = json_object_new_object();
-		if (compile_new(ctx, spec, tgt, weights_p, weights_name, spec_d, key, id, o, &e) != 0)
+		if (compile_new(ctx, spec, tgt, weights_p, weights_name, weights_d, spec_d, key, id, o,
+				&e) != 0)
 			goto fail;
 	}
 	add_partition(o, spec, NULL, tgt);

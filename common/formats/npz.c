@@ -426,7 +426,15 @@ int enpu_npz_write_mem(const enpu_tlist *ts, const char *path, enpu_buf *out, en
 		goto out;
 	}
 	zip_source_close(src);
-	if (enpu_buf_add(out, img, (size_t)st.size) < 0) {
+	img[st.size] = '\0';
+	if (!out->data && (!out->cap || (size_t)st.size <= out->cap)) {
+		/* an empty buffer takes the image as it is: no second copy of
+		 * what may be all of a model's weights */
+		out->data = (char *)img;
+		out->len = (size_t)st.size;
+		out->alloc = (size_t)st.size + 1;
+		img = NULL;
+	} else if (enpu_buf_add(out, img, (size_t)st.size) < 0) {
 		enpu_fail(e, ENPU_E_NOMEM, path, NULL, "out of memory");
 		goto out;
 	}
