@@ -103,6 +103,7 @@ typedef struct enpu_run_info {
 	double npu_time_us;
 	uint64_t npu_dram_bytes;
 	double npu_utilisation;
+	double npu_clock_mhz;   /* the clock the totals were timed at */
 	/* zynq_ps and fpga_board (0 otherwise), as in report.json: ops on the
 	 * PL and the PS, PL segments run, and the PL cycles the PL driver
 	 * reported (the emulated PL: the modelled cycles) */

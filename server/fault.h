@@ -14,7 +14,7 @@
  *              stored in the CAS; artifacts/<id> and ac/<key> not yet there
  *   evict      a --cache-max eviction or a gc: the first blob is removed,
  *              the rest of the pass (and artifacts that lost a blob) not yet
- *   result     a job's result: result.npz is written in tmp/, not yet stored
+ *   result     a job's result: result.npz is made (in memory), not yet stored
  *              in the CAS, and the job is still running
  *   drop       an artifact's removal (cache rm, eviction, a damaged one): its
  *              action-cache entries are gone, its directory is renamed

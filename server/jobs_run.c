@@ -13,6 +13,7 @@
 #include "artifact.h"
 #include "ops.h"
 #include "fault.h"
+#include "npz.h"
 
 
 static json_object *outputs_json(const enpu_artifact *a)
@@ -33,22 +34,6 @@ static json_object *outputs_json(const enpu_artifact *a)
 	return arr;
 }
 
-/* The clock of an npu_sim report's totals (the run info has cycles and
- * time, not the clock it was timed at); 0 when it cannot be read. */
-static double report_clock(const char *path)
-{
-	json_object *o = json_object_from_file(path), *npu, *tot, *clk;
-	double mhz = 0;
-
-	if (o && json_object_object_get_ex(o, F_NPU, &npu) &&
-	    json_object_object_get_ex(npu, "totals", &tot) &&
-	    json_object_object_get_ex(tot, F_CLOCK_MHZ, &clk) &&
-	    (json_object_is_type(clk, json_type_double) || json_object_is_type(clk, json_type_int)))
-		mhz = json_object_get_double(clk);
-	json_object_put(o);
-	return mhz;
-}
-
 /* Run one job outside the lock; fills result/report/outputs/err. 0 or -1.
  * The job's fields are only read by others once it is finished (under the
  * lock), so filling them here is safe. */
@@ -56,22 +41,27 @@ static int run_job(srv_jobs *j, job *jb, enpu_par *par)
 {
 	enpu_artifact *a = NULL;
 	enpu_run_info info;
-	char in[4300], out[4300], rep[4300];
+	enpu_tlist inputs = ENPU_TLIST_INIT, results = ENPU_TLIST_INIT;
+	enpu_buf res = ENPU_BUF_INIT, rep = ENPU_BUF_INIT;
+	const char *label = jb->input_name;
+	char in[4300];
 	int ret = -1;
 
 	memset(&info, 0, sizeof info);
 	srv_cas_blob_path(j->cas, jb->input, in, sizeof in);
-	srv_cas_tmpname(j->cas, ".npz", out, sizeof out);
-	srv_cas_tmpname(j->cas, ".json", rep, sizeof rep);
 	srv_fault_point("board-run");   /* accepted (202), never runs */
 	if (srv_artifact_get(j->cas, jb->artifact, j->lim, &a, &jb->err) != 0)
 		goto out;
-	if (enpu_run(a, in, jb->input_name, out, rep, par, &jb->cancel, j->lim, &info,
-		     &jb->err) != 0)
+	/* in memory: the result and report go into the CAS as they are
+	 * written (hashed on the way), never through a temp file */
+	if (enpu_npz_read(in, label, j->lim, &inputs, &jb->err) != 0 ||
+	    enpu_run_mem(a, &inputs, label, &results, &rep, par, &jb->cancel, j->lim,
+			 &info, &jb->err) != 0 ||
+	    enpu_npz_write_mem(&results, "result.npz", &res, &jb->err) != 0)
 		goto out;
-	srv_fault_point("result");   /* result.npz written in tmp/, not stored, job running */
-	if (srv_cas_put_file(j->cas, out, jb->result, &jb->err) != 0 ||
-	    srv_cas_put_file(j->cas, rep, jb->report, &jb->err) != 0)
+	srv_fault_point("result");   /* the result made, not stored, job running */
+	if (srv_cas_put_mem(j->cas, res.data, res.len, jb->result, &jb->err) != 0 ||
+	    srv_cas_put_mem(j->cas, rep.data, rep.len, jb->report, &jb->err) != 0)
 		goto out;
 	jb->seconds = info.seconds;
 	jb->outputs = outputs_json(a);
@@ -81,14 +71,16 @@ static int run_job(srv_jobs *j, job *jb, enpu_par *par)
 		jb->npu_time_us = info.npu_time_us;
 		jb->npu_dram_bytes = info.npu_dram_bytes;
 		jb->npu_utilisation = info.npu_utilisation;
-		jb->npu_clock_mhz = report_clock(rep);
+		jb->npu_clock_mhz = info.npu_clock_mhz;
 	}
 	ret = 0;
 out:
 	if (ret != 0)
 		srv_fault_storage(&jb->err);   /* a full cache disk is E0810, not E0003 */
-	unlink(out);
-	unlink(rep);
+	enpu_tlist_free(&inputs);
+	enpu_tlist_free(&results);
+	enpu_buf_free(&res);
+	enpu_buf_free(&rep);
 	srv_artifact_release(a);
 	return ret;
 }

@@ -192,6 +192,7 @@ static void npu_run_info(const enpu_graph *g, const void *o, const void *st, voi
 	ri->npu_time_us = nr->time_us;
 	ri->npu_dram_bytes = nr->dram_read_bytes + nr->dram_write_bytes;
 	ri->npu_utilisation = nr->utilisation;
+	ri->npu_clock_mhz = nr->target.clock_mhz;
 }
 
 const enpu_backend_def enpu_bk_npu_sim = {
