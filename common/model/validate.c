@@ -389,9 +389,10 @@ static int lowering_missing(vctx *c, const enpu_sop *op, const enpu_opdef *d)
 	const enpu_backend_def *def = enpu_target_def(c->t);
 	const char *bk = def->name;
 	char fix[sizeof(c->e->fix)], list[128];
+	unsigned lowering = enpu_backends_lowering(d);
 
-	backend_list(list, sizeof(list), enpu_backends_lowering(d));
-	if ((enpu_backends_lowering(d) & (1u << c->bk)) && def->lowers_fix)
+	backend_list(list, sizeof(list), lowering);
+	if ((lowering & (1u << c->bk)) && def->lowers_fix)
 		def->lowers_fix(enpu_target_options(c->t), d, list, fix, sizeof(fix));
 	else
 		snprintf(fix, sizeof(fix),

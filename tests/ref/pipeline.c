@@ -1,6 +1,8 @@
 /* pipeline.c: see pipeline.h. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "pipeline.h"
 #include "buf.h"
 
@@ -81,4 +83,22 @@ int tpl_read_cases(const char *list, const char *prefix, char names[][256], int 
 	}
 	fclose(f);
 	return n;
+}
+
+const char *tpl_data_dir(const char *probe)
+{
+	static const char *const tries[] = {"tests/data", "../tests/data", "../../tests/data"};
+	const char *env = getenv("ENPU_TEST_DATA");
+	struct stat st;
+
+	if (env)
+		return env;
+	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
+		char p[256];
+
+		snprintf(p, sizeof(p), "%s/%s", tries[i], probe);
+		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			return tries[i];
+	}
+	return "tests/data";
 }

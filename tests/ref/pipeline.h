@@ -18,6 +18,11 @@ int tpl_compile_run(const char *dir, const char *backend, const char *target_yam
 		    const char *work, const char *report, enpu_buf *res,
 		    enpu_compile_info *ci, enpu_run_info *ri, char *why, size_t cap);
 
+/* tests/data, found from the repository root or a build directory below
+ * it (the first candidate holding the subdirectory probe, e.g. "npusim"),
+ * or $ENPU_TEST_DATA when set. */
+const char *tpl_data_dir(const char *probe);
+
 /* The directories named in a cases.txt (one a line, '#' comments), each
  * prefixed, into names; their number, or -1 when list cannot be read. */
 int tpl_read_cases(const char *list, const char *prefix, char names[][256], int max);

@@ -13,24 +13,7 @@
 #include "spec.h"
 #include "spec_int.h"
 #include "buf.h"
-
-static const char *data_dir(void)
-{
-	static const char *const tries[] = {"tests/data", "../tests/data", "../../tests/data"};
-	const char *env = getenv("ENPU_TEST_DATA");
-	struct stat st;
-
-	if (env)
-		return env;
-	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
-		char p[256];
-
-		snprintf(p, sizeof(p), "%s/npusim", tries[i]);
-		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
-			return tries[i];
-	}
-	return "tests/data";
-}
+#include "pipeline.h"
 
 /* ---- (c) the target parser ---------------------------------------------- */
 
@@ -121,7 +104,7 @@ Test(npusim, target_errors)
 	struct dirent **names;
 	int n;
 
-	snprintf(dir, sizeof(dir), "%s/npusim/targets_bad", data_dir());
+	snprintf(dir, sizeof(dir), "%s/npusim/targets_bad", tpl_data_dir("npusim"));
 	n = scandir(dir, &names, yaml_name, alphasort);
 	cr_assert_geq(n, 15, "too few cases in %s", dir);
 	for (int i = 0; i < n; i++) {

@@ -14,24 +14,7 @@
 #include "spec.h"
 #include "spec_int.h"
 #include "buf.h"
-
-static const char *data_dir(void)
-{
-	static const char *const tries[] = {"tests/data", "../tests/data", "../../tests/data"};
-	const char *env = getenv("ENPU_TEST_DATA");
-	struct stat st;
-
-	if (env)
-		return env;
-	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
-		char p[256];
-
-		snprintf(p, sizeof(p), "%s/npusim", tries[i]);
-		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
-			return tries[i];
-	}
-	return "tests/data";
-}
+#include "pipeline.h"
 
 /* ---- (a) the GEMM cycle table -------------------------------------------- */
 
@@ -42,7 +25,7 @@ Test(npusim, gemm_cycle_table)
 	int rows, cols, compat, n = 0, lineno = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/npusim/gemm_cycles.tsv", data_dir());
+	snprintf(path, sizeof(path), "%s/npusim/gemm_cycles.tsv", tpl_data_dir("npusim"));
 	f = fopen(path, "r");
 	cr_assert(f, "cannot open %s", path);
 	while (fgets(line, sizeof(line), f)) {

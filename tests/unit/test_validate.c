@@ -10,27 +10,10 @@
 #include <sys/stat.h>
 #include "spec.h"
 #include "target.h"
+#include "pipeline.h"
 
 /* The data directory, from the repository root (make test) or elsewhere
  * through ENPU_TEST_DATA. */
-static const char *data_dir(void)
-{
-	static const char *const tries[] = {"tests/data", "../tests/data", "../../tests/data"};
-	const char *env = getenv("ENPU_TEST_DATA");
-	struct stat st;
-
-	if (env)
-		return env;
-	for (size_t i = 0; i < sizeof(tries) / sizeof(tries[0]); i++) {
-		char p[256];
-
-		snprintf(p, sizeof(p), "%s/specs", tries[i]);
-		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
-			return tries[i];
-	}
-	return "tests/data";
-}
-
 /* Load and validate (for the spec's own backend): 0 ok, -1 with *e. */
 static int check_file(const char *path, const char *label, enpu_err *e)
 {
@@ -59,7 +42,7 @@ static int list_dir(const char *sub, struct dirent ***names)
 	char dir[512];
 	int n;
 
-	snprintf(dir, sizeof(dir), "%s/specs/%s", data_dir(), sub);
+	snprintf(dir, sizeof(dir), "%s/specs/%s", tpl_data_dir("specs"), sub);
 	n = scandir(dir, names, yaml_name, alphasort);
 	cr_assert(n >= 0, "cannot read %s", dir);
 	return n;
@@ -77,7 +60,7 @@ Test(validate, bad_specs_fail_with_code_and_position)
 		FILE *f;
 		size_t wl, sl;
 
-		snprintf(path, sizeof(path), "%s/specs/bad/%s", data_dir(), names[i]->d_name);
+		snprintf(path, sizeof(path), "%s/specs/bad/%s", tpl_data_dir("specs"), names[i]->d_name);
 		f = fopen(path, "rb");
 		cr_assert_not_null(f, "cannot open %s", path);
 		if (!fgets(line, sizeof(line), f))
@@ -115,7 +98,7 @@ Test(validate, good_specs_validate)
 		char path[1024];
 		enpu_err e = ENPU_ERR_INIT;
 
-		snprintf(path, sizeof(path), "%s/specs/good/%s", data_dir(), names[i]->d_name);
+		snprintf(path, sizeof(path), "%s/specs/good/%s", tpl_data_dir("specs"), names[i]->d_name);
 		cr_expect_eq(check_file(path, names[i]->d_name, &e), 0, "%s: %s: %s",
 			     names[i]->d_name, e.where, e.message);
 		free(names[i]);
@@ -129,7 +112,7 @@ static enpu_spec *load_good(const char *name)
 	enpu_spec *s = NULL;
 	enpu_err e = ENPU_ERR_INIT;
 
-	snprintf(path, sizeof(path), "%s/specs/good/%s", data_dir(), name);
+	snprintf(path, sizeof(path), "%s/specs/good/%s", tpl_data_dir("specs"), name);
 	cr_assert_eq(enpu_spec_load(path, "spec.yaml", NULL, &s, &e), 0, "%s: %s", e.where,
 		     e.message);
 	return s;
@@ -298,7 +281,8 @@ Test(validate, lowering_missing_names_the_capability)
 	enpu_target *t = NULL;
 	enpu_err e = ENPU_ERR_INIT;
 
-	snprintf(path, sizeof(path), "%s/specs/bad/lowering_npu_ops_excludes_relu.yaml", data_dir());
+	snprintf(path, sizeof(path), "%s/specs/bad/lowering_npu_ops_excludes_relu.yaml",
+		 tpl_data_dir("specs"));
 	cr_assert_eq(enpu_spec_load(path, "spec.yaml", NULL, &s, &e), 0, "%s", e.message);
 	cr_assert_eq(enpu_validate(s, NULL, &g, &e), -1);
 	cr_assert_eq(e.code, ENPU_E_LOWERING);
@@ -344,7 +328,7 @@ Test(validate, messages)
 		char path[1024];
 		enpu_err e = ENPU_ERR_INIT;
 
-		snprintf(path, sizeof(path), "%s/specs/bad/%s", data_dir(), cases[i].file);
+		snprintf(path, sizeof(path), "%s/specs/bad/%s", tpl_data_dir("specs"), cases[i].file);
 		cr_expect_eq(check_file(path, cases[i].file, &e), -1);
 		cr_expect(strstr(e.message, cases[i].msg), "%s: '%s' lacks '%s'", cases[i].file,
 			  e.message, cases[i].msg);
