@@ -63,12 +63,17 @@ CRIT_LIBS  = $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion
 # proto/*.c: the code both sides of the API share (the REST client, the
 # wire formats), in the library the server and the client link.
 COMMON_SRC := $(sort $(wildcard common/*/*.c common/backends/*/*.c proto/*.c))
-SERVER_SRC := $(sort $(wildcard server/*.c))
+SERVER_SRC := $(sort $(wildcard server/*.c server/*/*.c))
+# server/ is the daemon (main, options, config, log, metrics) with a room
+# per layer: http/, routes/, jobs/, cache/, boards/ (docs/architecture.md).
+SERVER_DIRS := server $(patsubst %/,%,$(sort $(dir $(wildcard server/*/*.c))))
+SERVER_INC  := $(addprefix -I,$(SERVER_DIRS))
 CLIENT_SRC := $(sort $(wildcard client/*.c))
 TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c))
 
 COMMON_OBJ := $(COMMON_SRC:%.c=$(B)/obj/%.o)
 SERVER_OBJ := $(SERVER_SRC:%.c=$(B)/obj/%.o)
+$(SERVER_OBJ): CFLAGS += $(SERVER_INC)
 CLIENT_OBJ := $(CLIENT_SRC:%.c=$(B)/obj/%.o)
 TEST_BINS  := $(TEST_SRC:tests/unit/%.c=$(B)/tests/%)
 # tests/ref: the tests' independent references and shared helpers (a
@@ -157,7 +162,7 @@ $(TESTREF_LIB): $(TESTREF_OBJ)
 $(B)/tests/%: tests/unit/%.c $(LIB) $(SRV_LIB) $(CLI_LIB) $(TESTREF_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  TEST    $@")
-	$(Q)$(CC) $(CFLAGS) -Iserver -Iclient -Itests/ref $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTREF_LIB) $(SRV_LIB) $(CLI_LIB) $(LIB) $(CRIT_LIBS) $(PKG_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(SERVER_INC) -Iclient -Itests/ref $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(TESTREF_LIB) $(SRV_LIB) $(CLI_LIB) $(LIB) $(CRIT_LIBS) $(PKG_LIBS) $(LDLIBS)
 
 $(B)/tests/order_cases: tests/ref/order_cases.c $(TESTREF_LIB) $(LIB)
 	@mkdir -p $(dir $@)

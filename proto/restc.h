@@ -1,6 +1,6 @@
 /* restc.h: the one REST client of the API in openapi.yaml, over libcurl,
  * shared by the CLI (client/rest.c) and the lab server's board link
- * (server/board.c). Each side supplies how failures read (enpu_rest_ops). */
+ * (server/boards/board.c). Each side supplies how failures read (enpu_rest_ops). */
 #ifndef ENPU_RESTC_H
 #define ENPU_RESTC_H
 

@@ -15,7 +15,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS ?=
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O1 $(WARN) -ffp-contract=off -fno-fast-math \
-                -pthread -MMD -MP $(INC) -Iserver $(FUZZ_SAN)
+                -pthread -MMD -MP $(INC) $(SERVER_INC) $(FUZZ_SAN)
 
 FUZZ_SRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES   := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
@@ -49,7 +49,7 @@ $(FUZZ_BINS): $(FUZZ_B)/fuzz_%: $(FUZZ_B)/obj/tests/fuzz/fuzz_%.o $(FUZZ_SRV_LIB
 $(REPLAY_BINS): $(B)/tests/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $(LIB) $(SRV_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  REPLAY  $@")
-	$(Q)$(CC) $(CFLAGS) -Iserver $(PKG_CFLAGS) $(LDFLAGS) -o $@ tests/fuzz/replay.c $< \
+	$(Q)$(CC) $(CFLAGS) $(SERVER_INC) $(PKG_CFLAGS) $(LDFLAGS) -o $@ tests/fuzz/replay.c $< \
 	  $(SRV_LIB) $(LIB) $(PKG_LIBS) $(LDLIBS)
 
 tests: $(REPLAY_BINS)

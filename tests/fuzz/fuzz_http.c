@@ -1,6 +1,6 @@
 /* fuzz_http.c: libFuzzer target for eulernpud's request handling. Each
  * input is the raw bytes a client writes on one connection; they go through
- * the real daemon (libmicrohttpd, server/http.c, the route table and its
+ * the real daemon (libmicrohttpd, server/http/http.c, the route table and its
  * handlers) listening on a Unix socket in a temporary directory, whose cache
  * holds tiny_mlp's blobs, its artifacts for cpu_ref and npu_sim and two
  * finished jobs, so that requests naming valid digests reach the deep paths

@@ -1,5 +1,5 @@
 /* openapi_ops.h: the operations of proto/openapi.yaml for the unit tests
- * that hold the route table (server/routes.c) to it: test_srv_openapi.c
+ * that hold the route table (server/routes/routes.c) to it: test_srv_openapi.c
  * (the same set of routes) and test_srv_access.c (the same roles). Each
  * operation: its method, its path with every parameter segment as "*" (a
  * route's "*" and "**" come out the same), and the role its `security`

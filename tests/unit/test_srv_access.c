@@ -1,7 +1,7 @@
 /* test_srv_access.c: who may call each route. proto/openapi.yaml declares
  * a role per operation (`security: []` public, `[{bearer: [user]}]`,
  * `[{bearer: [admin]}]`); the route table's access column (srv_routes[],
- * server/routes.c) must say the same, and the real HTTP layer must enforce
+ * server/routes/routes.c) must say the same, and the real HTTP layer must enforce
  * it. Three checks, each naming the route that breaks it:
  *  - every operation of the file declares a role, and every row of the
  *    table has the role the file gives its operation;
@@ -64,12 +64,12 @@ static int access_mismatches(const srv_route *routes, int n_routes, op *o, int n
 		const op *d = oa_find(o, n, &routes[i]);
 		if (!d) {
 			if (loud)
-				cr_log_error("route '%s %s' (server/routes.c) is not in %s", routes[i].method,
+				cr_log_error("route '%s %s' (server/routes/routes.c) is not in %s", routes[i].method,
 					     routes[i].pattern, oa_spec_path());
 			bad++;
 		} else if (d->role != (int)routes[i].access) {
 			if (loud)
-				cr_log_error("route '%s %s': server/routes.c says %s, %s says %s (%s %s: "
+				cr_log_error("route '%s %s': server/routes/routes.c says %s, %s says %s (%s %s: "
 					     "security %s)", routes[i].method, routes[i].pattern,
 					     oa_role_name((int)routes[i].access), oa_spec_path(),
 					     oa_role_name(d->role), d->method, d->shown, d->role_text);

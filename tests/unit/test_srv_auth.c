@@ -1,4 +1,4 @@
-/* test_srv_auth.c: the token table (server/auth.c): parsing "TOKEN ROLE
+/* test_srv_auth.c: the token table (server/http/auth.c): parsing "TOKEN ROLE
  * [NAME]" lines with errors at file:line that never quote a token, matching
  * a Bearer header against every token, and the allow / 401 / 403 decision
  * for TCP and Unix listeners, including --token-file's all-listener rule. */

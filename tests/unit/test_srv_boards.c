@@ -1,4 +1,4 @@
-/* test_srv_boards.c: the pure parts of the board pool (server/boards.c,
+/* test_srv_boards.c: the pure parts of the board pool (server/boards/boards.c,
  * board.c): the health-check backoff schedule, --board NAME=URL parsing,
  * which backends go to boards, and a board's error object turned into an
  * enpu_err (passed through intact, or a fault when the code is unknown). */

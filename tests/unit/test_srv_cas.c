@@ -1,4 +1,4 @@
-/* test_srv_cas.c: the daemon's cache on disk (server/cas.c, artifact.c):
+/* test_srv_cas.c: the daemon's cache on disk (server/cache/cas.c, artifact.c):
  * blob put/get/verify, streamed uploads, atomic writes, the action cache,
  * manifests, ingest/import of a real compiled artifact, and a restart (a new
  * handle over the same directory) that sees everything; and PUT /v1/blobs

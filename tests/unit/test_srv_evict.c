@@ -1,4 +1,4 @@
-/* test_srv_evict.c: the --cache-max bound (server/evict.c) on a real cache
+/* test_srv_evict.c: the --cache-max bound (server/cache/evict.c) on a real cache
  * directory: least recently used blobs go first, touched blobs count as
  * used, blobs that a queued job needs stay, and nothing happens under the
  * bound or with no bound. */

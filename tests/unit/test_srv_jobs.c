@@ -1,4 +1,4 @@
-/* test_srv_jobs.c: the job table's queue policy (server/jobs.c) without
+/* test_srv_jobs.c: the job table's queue policy (server/jobs/jobs.c) without
  * running anything: board jobs stay queued until taken, so the order of
  * priorities, positions, cancel, the list filters, the event stream's
  * sequence of states, timeouts capped by the policy and retention are seen

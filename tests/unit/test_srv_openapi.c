@@ -1,6 +1,6 @@
 /* test_srv_openapi.c: the API contract. The (method, path) pairs under
  * `paths:` in proto/openapi.yaml and the rows of the route table
- * (srv_routes[], server/routes.c) must be the same set: a route the file
+ * (srv_routes[], server/routes/routes.c) must be the same set: a route the file
  * does not document, or a documented path no route serves, fails by name.
  * A route's "*" / "**" segments stand for the file's {param} segments by
  * position; HEAD is implied by GET. The file is read by openapi_ops.h,
@@ -69,7 +69,7 @@ Test(openapi, routes_and_file_are_the_same_set)
 				found = 1;
 			}
 		if (!found) {
-			cr_log_error("route '%s %s' (server/routes.c) is not in %s", srv_routes[i].method,
+			cr_log_error("route '%s %s' (server/routes/routes.c) is not in %s", srv_routes[i].method,
 				     srv_routes[i].pattern, oa_spec_path());
 			bad++;
 		}
@@ -83,7 +83,7 @@ Test(openapi, routes_and_file_are_the_same_set)
 				if (ops[i].seen && !strcmp(ops[i].method, "get") && !strcmp(ops[i].canon, ops[j].canon))
 					ops[j].seen = 1;
 		if (!ops[j].seen) {
-			cr_log_error("%s documents '%s %s' but no route serves it (server/routes.c)",
+			cr_log_error("%s documents '%s %s' but no route serves it (server/routes/routes.c)",
 				     oa_spec_path(), ops[j].method, ops[j].shown);
 			bad++;
 		}

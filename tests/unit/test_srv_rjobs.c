@@ -1,4 +1,4 @@
-/* test_srv_rjobs.c: board jobs in the job table (server/jobs.c), without
+/* test_srv_rjobs.c: board jobs in the job table (server/jobs/jobs.c), without
  * boards: the dispatcher's side (take by backend mask, only while the board
  * is up), retries after board faults, model errors passed through intact,
  * the job timeout, cancel, and the job JSON's board/attempts/failure. */
