@@ -1,6 +1,7 @@
 /* routes_misc.c: GET /v1/health, GET /v1/backends (the op x backend
  * capability matrix from the op table), POST /v1/compare, GET /metrics,
- * GET /v1/boards (the metrics themselves: metrics.c). */
+ * GET /v1/boards (the metrics themselves: metrics.c). Health answers 503
+ * with status "draining" once SIGTERM started the drain. */
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
@@ -64,7 +65,9 @@ void srv_get_health(srv_ctx *ctx, srv_req *r)
 	int q, run, w;
 
 	srv_jobs_stats(ctx->jobs, &q, &run, &w);
-	json_object_object_add(o, F_STATUS, json_object_new_string("ok"));
+	/* draining (SIGTERM): no new jobs, so a load balancer must stop
+	 * sending them here; 503 with the same body says so */
+	json_object_object_add(o, F_STATUS, json_object_new_string(ctx->draining ? "draining" : "ok"));
 	json_object_object_add(o, F_VERSION, json_object_new_string(ENPU_VERSION));
 	json_object_object_add(o, F_ROLE, json_object_new_string(role_names[ctx->cfg.role]));
 	if (ctx->cfg.role == SRV_ROLE_BOARD) {
@@ -82,7 +85,7 @@ void srv_get_health(srv_ctx *ctx, srv_req *r)
 		(int64_t)atomic_load(&ctx->blobs_received)));
 	json_object_object_add(o, F_BLOBS_BYTES, json_object_new_int64(
 		(int64_t)atomic_load(&ctx->blobs_bytes_received)));
-	srv_reply_json(r, 200, o);
+	srv_reply_json(r, ctx->draining ? 503 : 200, o);
 }
 
 void srv_get_boards(srv_ctx *ctx, srv_req *r)

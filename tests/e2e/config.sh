@@ -208,6 +208,12 @@ expect_eq "draining: a new job gets 503" \
 	"$(st d "$TMP/e.json" -F artifact=$A -F input=@"$TMP/slow/input.npz" $U/v1/jobs)" 503
 expect_match "draining: the 503 says the server is shutting down" "$(jget "$TMP/e.json" error.message)" "shutting down"
 expect_match "draining: reads still work (job 1: 200 or 202 while running)" "$(st d /dev/null $U/v1/jobs/$J1)" '^20[02]$' 
+# job 2 is queued behind the slow job 1 (one worker), so the drain is still
+# going on: health says so with a 503 (a load balancer stops sending work)
+health_status() { st d "$TMP/hd.json" $U/v1/health >/dev/null; jget "$TMP/hd.json" status; }
+until_eq "draining: health's status is draining" draining health_status
+expect_eq "draining: health answers 503" "$(st d "$TMP/hd.json" $U/v1/health)" 503
+expect_eq "draining: health's 503 is its own body, not an error" "$(jget "$TMP/hd.json" role)" local
 wait "$DP"; rc=$?
 unset "T_PIDS[d]"
 expect_eq "drained: the daemon exits 0" "$rc" 0
