@@ -204,6 +204,14 @@ static const enpu_code_info table[] = {
 	 "The request cannot be done in the job's current state: cancelling a job that\n"
 	 "has already finished, or removing a cache entry that a queued or running job\n"
 	 "still needs."},
+	{ENPU_E_URI_TOO_LONG, "E0818", "request URI too long", 414, EXIT_INPUT,
+	 "send a shorter path and query (files travel in the body)",
+	 "The request's path and query are longer than the server reads (8 KiB).\n"
+	 "No route takes a URI that long: files and lists go in the body."},
+	{ENPU_E_HEADERS_TOO_LARGE, "E0819", "request headers too large", 431, EXIT_INPUT,
+	 "send fewer or smaller headers",
+	 "The request's header fields add up to more than the server reads (64 KiB).\n"
+	 "A client, proxy or cookie jar added far more than eulernpu needs."},
 };
 
 const enpu_code_info *enpu_code_table(size_t *n)

@@ -98,6 +98,8 @@ static enum MHD_Result begin_request(const listener *lst, struct MHD_Connection 
 	snprintf(r->method, sizeof r->method, "%s", method);
 	if (!r->url)
 		return MHD_NO;
+	if (http_head_too_large(r))
+		return queue(r);
 	r->route = http_route_find(r, allow, sizeof allow);
 	if (!r->route) {
 		if (allow[0]) {
@@ -382,6 +384,7 @@ struct MHD_Daemon *srv_http_start(srv_ctx *ctx, int listen_fd)
 				MHD_OPTION_NOTIFY_CONNECTION, on_connection, l,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)ctx->cfg.conn_limit,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)ctx->cfg.conn_timeout,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
 				MHD_OPTION_ARRAY, tls,
 				MHD_OPTION_END);
 	if (!l->d) {

@@ -62,6 +62,19 @@ int http_utf8_valid(const char *s, size_t n);
  * matches: 404, else 405). http_req.c. */
 const srv_route *http_route_find(srv_req *r, char *allow, size_t cap);
 
+/* The bounds eulernpud sets on a request's head, below the memory MHD is
+ * given per connection (HTTP_CONN_MEMORY): a request past them gets the
+ * JSON error (414 E0818, 431 E0819) from http_head_too_large, never
+ * libmicrohttpd's own HTML page, which it sends only for a head that does
+ * not fit its memory at all. */
+#define HTTP_MAX_URI       (8 * 1024)
+#define HTTP_MAX_HEADERS   (64 * 1024)
+#define HTTP_CONN_MEMORY   (512 * 1024)
+
+/* 1, with r's error reply set, when r's URI (path and query) or its
+ * headers are past the bounds above; 0 otherwise. http_req.c. */
+int http_head_too_large(srv_req *r);
+
 /* Body intake (http_body.c), called by the MHD callback in order: begin
  * once the route is known (checks Content-Length against the route's
  * limit, opens the upload or post processor; 0, or -1 with r->failed set),

@@ -26,6 +26,35 @@ const char *srv_req_header(const srv_req *r, const char *name)
 	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
+/* ---- bounds on the request's head -------------------------------------------------- */
+
+static enum MHD_Result add_len(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	size_t *n = cls;
+	(void)kind;
+	*n += strlen(key) + (value ? strlen(value) : 0) + 4;   /* "k: v\r\n", "k=v&" */
+	return MHD_YES;
+}
+
+int http_head_too_large(srv_req *r)
+{
+	size_t uri = strlen(r->url), head = 0;
+
+	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND, add_len, &uri);
+	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, add_len, &head);
+	if (uri > HTTP_MAX_URI) {
+		srv_reply_fail(r, ENPU_E_URI_TOO_LONG, NULL, "the request's path and query are about "
+			       "%zu bytes; the server reads at most %d", uri, HTTP_MAX_URI);
+		return 1;
+	}
+	if (head > HTTP_MAX_HEADERS) {
+		srv_reply_fail(r, ENPU_E_HEADERS_TOO_LARGE, NULL, "the request's headers are about "
+			       "%zu bytes; the server reads at most %d", head, HTTP_MAX_HEADERS);
+		return 1;
+	}
+	return 0;
+}
+
 json_object *srv_req_json(const srv_req *r) { return r->json; }
 const enpu_buf *srv_req_raw(const srv_req *r) { return r->mode == M_RAW ? &r->raw : NULL; }
 
