@@ -18,6 +18,7 @@ DEBS    := libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev \
            gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu \
            libc6-dev-armhf-cross libc6-dev-arm64-cross qemu-user-static systemd \
            clang libclang-rt-14-dev valgrind bsdutils groff-base man-db lowdown
+NPM_DEBS := nodejs npm
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wno-unused-parameter
 ifeq ($(CI),true)
@@ -126,7 +127,7 @@ SYSCONFDIR ?= /etc
 DOCDIR  ?= $(PREFIX)/share/doc/eulernpu
 UNITS   := eulernpud.service eulernpud.socket eulernpud-board.service
 
-.PHONY: all deps demo test test-unit test-e2e test-san clean tests check-deps \
+.PHONY: all deps npm-deps demo test test-unit test-e2e test-san clean tests check-deps \
         core cross cross-host print-core-src print-core-inc man-spec install install-board uninstall stress \
         mutants
 all: $(BIN)/eulernpud $(BIN)/eulernpu $(LIB)
@@ -251,15 +252,33 @@ man-spec:
 	lowdown -s -Tman -M title=eulernpu-spec -M section=5 docs/spec-format.md >docs/eulernpu-spec.5
 
 # Install the Debian packages the build and the tests need (sudo when not root).
+# nodejs and npm (for the OpenAPI linter, npm-deps) only when no npm is on
+# PATH: a node installed otherwise (e.g. NodeSource's) is used as it is.
 deps:
 	@missing=""; for p in $(DEBS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
 	done; \
+	command -v npm >/dev/null || missing="$$missing $(NPM_DEBS)"; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
+
+# The OpenAPI linter of tests/e2e/openapi.sh: @redocly/cli at the exact
+# version of tests/tools/redocly/package.json, every dependency pinned by its
+# package-lock.json, installed by `npm ci` from the npm registry into
+# build/npm (never globally). The version is the last whose engines (and its
+# dependencies', cheerio held at 1.0.0 by an override for that) accept
+# Debian 12's nodejs 18 and npm 9; openapi.sh checks that they still do.
+NPM_DIR := build/npm
+REDOCLY := $(NPM_DIR)/node_modules/.bin/redocly
+npm-deps: $(REDOCLY)
+$(REDOCLY): tests/tools/redocly/package.json tests/tools/redocly/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is not installed: run make deps (apt-get install $(NPM_DEBS))" >&2; exit 1; }
+	$(Q)mkdir -p $(NPM_DIR) && cp $^ $(NPM_DIR)/
+	$(Q)cd $(NPM_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	$(Q)touch $@
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all
@@ -270,6 +289,7 @@ demo: deps
 # FUZZ_SECONDS (10 by default here; `make fuzz` runs them longer). Prints a
 # closing "N passed, N failed" line.
 test: deps
+	$(Q)$(MAKE) --no-print-directory npm-deps
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) tests cross
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) SAN=1 tests
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) fuzz-build

@@ -3,7 +3,7 @@
  * (the same set of routes) and test_srv_access.c (the same roles). Each
  * operation: its method, its path with every parameter segment as "*" (a
  * route's "*" and "**" come out the same), and the role its `security`
- * declares. ENPU_OPENAPI names another file (the tests' mutated copies). */
+ * declares, and the statuses its `responses` document. ENPU_OPENAPI names another file (the tests' mutated copies). */
 #ifndef TEST_OPENAPI_OPS_H
 #define TEST_OPENAPI_OPS_H
 
@@ -27,6 +27,8 @@ typedef struct op {
 	int seen;
 	int role;            /* SRV_ROLE_PUBLIC / USER / ADMIN, or OA_ROLE_* */
 	char role_text[96];  /* the declaration, for messages */
+	int statuses[24];    /* the keys of its `responses` (numbers; "4XX" and the like are 0) */
+	int n_statuses;
 } op;
 
 static const char *const oa_http_methods[] = {"get", "put", "post", "delete", "patch", "head",
@@ -144,6 +146,30 @@ static inline int oa_security_role(yaml_document_t *d, yaml_node_t *sec, char *t
 	return OA_ROLE_BAD;
 }
 
+/* The status codes an operation's `responses` mapping documents. */
+static inline void oa_statuses(yaml_document_t *d, yaml_node_t *resp, op *o)
+{
+	yaml_node_pair_t *p;
+
+	o->n_statuses = 0;
+	if (!resp || resp->type != YAML_MAPPING_NODE)
+		return;
+	for (p = resp->data.mapping.pairs.start; p < resp->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = yaml_document_get_node(d, p->key);
+		if (k && k->type == YAML_SCALAR_NODE && o->n_statuses < (int)(sizeof o->statuses / sizeof o->statuses[0]))
+			o->statuses[o->n_statuses++] = atoi((const char *)k->data.scalar.value);
+	}
+}
+
+static inline int oa_documents(const op *o, int status)
+{
+	int i;
+	for (i = 0; i < o->n_statuses; i++)
+		if (o->statuses[i] == status)
+			return 1;
+	return 0;
+}
+
 /* Every operation of the file into ops; their count, or -1 when the file
  * cannot be read or has no paths mapping. */
 static inline int oa_load_ops(op *ops, int max)
@@ -189,6 +215,8 @@ static inline int oa_load_ops(op *ops, int max)
 			ops[n].role = oa_security_role(&doc, oa_map_get(&doc, yaml_document_get_node(&doc, q->value),
 									"security"),
 						       ops[n].role_text, sizeof ops[n].role_text);
+			oa_statuses(&doc, oa_map_get(&doc, yaml_document_get_node(&doc, q->value), "responses"),
+				    &ops[n]);
 			n++;
 		}
 	}
