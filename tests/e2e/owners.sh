@@ -13,9 +13,12 @@
 UA=enpuown$$a
 UB=enpuown$$b
 MADE=()
+# as root: directly, or through sudo -n when not root (a CI user with sudo)
+SUDO=
+[ "$(id -u)" = 0 ] || SUDO="sudo -n"
 del_users() {
 	local u
-	for u in "${MADE[@]}"; do userdel "$u" >/dev/null 2>&1; done
+	for u in "${MADE[@]}"; do $SUDO userdel "$u" >/dev/null 2>&1; done
 }
 trap 'del_users; cleanup' EXIT
 
@@ -32,9 +35,14 @@ chmod 600 "$TMP/tokens"
 printf '%s\n' "$AT" >"$TMP/atok"
 chmod 600 "$TMP/atok"
 
-start_daemon t --listen 127.0.0.1:0 --port-file "$TMP/t.port" --tokens "$TMP/tokens" --workers 1 \
-	|| { finish; exit 1; }
-T=http://127.0.0.1:$(cat "$TMP/t.port")
+lab() {   # the lab daemon t on a fresh port: T is its URL
+	rm -f "$TMP/t.port"
+	start_daemon t --listen 127.0.0.1:0 --port-file "$TMP/t.port" --tokens "$TMP/tokens" \
+		--workers 1 || { finish; exit 1; }
+	for _ in $(seq 100); do [ -s "$TMP/t.port" ] && break; sleep 0.05; done
+	T=http://127.0.0.1:$(cat "$TMP/t.port")
+}
+lab
 # as TOKEN OUT [curl args...]: the status code; the body in OUT
 as() { local tok=$1 out=$2; shift 2; curl -s --max-time 60 -o "$out" -w '%{http_code}' \
 	-H "Authorization: Bearer $tok" "$@"; }
@@ -130,9 +138,7 @@ expect_eq "root lists both jobs" "$(as "$RT" "$TMP/rl.json" "$T/v1/jobs" >/dev/n
 
 # ---- uploaders are kept in the cache across a restart ---------------------------------------------
 stop_daemon t
-start_daemon t --listen 127.0.0.1:0 --port-file "$TMP/t.port" --tokens "$TMP/tokens" --workers 1 \
-	|| { finish; exit 1; }
-T=http://127.0.0.1:$(cat "$TMP/t.port")
+lab
 expect_eq "after a restart: bob reads the input he uploaded" "$(as "$BT" "$TMP/b.npz" "$T/v1/blobs/$IN")" 200
 expect_eq "after a restart: alice reads her weights" "$(as "$AT" "$TMP/w.npz" "$T/v1/blobs/$W")" 200
 expect_eq "after a restart: bob still cannot read alice's weights" \
@@ -144,14 +150,14 @@ stop_daemon t
 # ---- Unix socket: the peer's uid ---------------------------------------------------------------
 # Two throwaway users, created if absent and removed at the end (also on
 # failure); the daemon runs as root, whose own uid is an admin.
-if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null || ! command -v runuser >/dev/null; then
-	skip owners-unix-users "needs root, useradd and runuser to create local users"
+if ! PATH=$PATH:/usr/sbin:/sbin command -v useradd >/dev/null || { [ -n "$SUDO" ] && ! sudo -n true 2>/dev/null; }; then
+	skip owners-unix-users "needs root (or sudo -n) and useradd to create local users"
 	finish
 	exit $?
 fi
 for u in "$UA" "$UB"; do
 	if ! id "$u" >/dev/null 2>&1; then
-		useradd -M -N -r -s /usr/sbin/nologin "$u" && MADE+=("$u")
+		$SUDO env PATH="$PATH:/usr/sbin:/sbin" useradd -M -N -r -s /usr/sbin/nologin "$u" && MADE+=("$u")
 	fi
 done
 check "two local users exist" id "$UA" "$UB"
@@ -165,8 +171,9 @@ check "root (the daemon's uid) compiles over the socket" "$CLI" --server "unix:$
 	--spec "$M/spec.yaml" --weights "$M/weights.npz" --out "$TMP/uart"
 UART=$(jget "$TMP/uart/manifest.json" id)
 # usr USER [curl args...]: curl as USER on the socket, the body then the status on the last line
-usr() { local u=$1; shift; runuser -u "$u" -- curl -s --max-time 60 --unix-socket "$TMP/u.sock" \
-	-w '\n%{http_code}' "$@"; }
+usr() { local u=$1; shift
+	if [ -n "$SUDO" ]; then set -- sudo -n -u "$u" -- curl "$@"; else set -- runuser -u "$u" -- curl "$@"; fi
+	"$@" -s --max-time 60 --unix-socket "$TMP/u.sock" -w '\n%{http_code}'; }
 UBODY="{\"artifact\":\"$UART\",\"input\":\"$IN\"}"
 expect_eq "$UA uploads the input" "$(usr "$UA" -X PUT --data-binary @"$TMP/pub/input.npz" \
 	"$U/v1/blobs/$IN" | tail -1)" 201

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <json-c/json.h>
 #include "srv.h"
@@ -294,4 +296,50 @@ Test(owners, jobs_visible_listed_used, .init = setup, .fini = teardown)
 	submit(jobs, "alice", a);
 	cr_assert_eq(srv_jobs_uses(jobs, &bob, INP), 0, "bob holds no job that uses it");
 	srv_jobs_free(jobs);
+}
+
+/* ---- the record goes with its blob --------------------------------------------- */
+
+Test(owners, eviction_and_integrity_drop_the_record, .init = setup, .fini = teardown)
+{
+	enpu_err e = ENPU_ERR_INIT;
+	char old_d[65], new_d[65], bad[65], p[512], buf[1000];
+	struct timespec t[2];
+	srv_ctx ctx;
+	FILE *f;
+
+	memset(&ctx, 0, sizeof ctx);
+	ctx.lim = enpu_limits_default();
+	ctx.cas = cas;
+	ctx.jobs = srv_jobs_start(cas, ctx.lim, 1, 1, 4, &e);
+	cr_assert_not_null(ctx.jobs, "%s", e.message);
+	memset(buf, 'o', sizeof buf);
+	cr_assert_eq(srv_cas_put_mem(cas, buf, sizeof buf, old_d, &e), 0);
+	srv_cas_blob_path(cas, old_d, p, sizeof p);
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= 500;
+	t[1] = t[0];
+	cr_assert_eq(utimensat(AT_FDCWD, p, t, 0), 0);
+	memset(buf, 'n', sizeof buf);
+	cr_assert_eq(srv_cas_put_mem(cas, buf, sizeof buf, new_d, &e), 0);
+	cr_assert_eq(srv_owners_add(cas, old_d, "alice", &e), 0);
+	cr_assert_eq(srv_owners_add(cas, new_d, "alice", &e), 0);
+	ctx.cfg.cache_max = 1500;
+	srv_cache_enforce(&ctx);
+	cr_assert_eq(srv_cas_has(cas, old_d, NULL), 0, "the older blob was evicted");
+	cr_assert_eq(rec_exists(old_d), 0, "and its record with it");
+	cr_assert_eq(rec_exists(new_d), 1);
+
+	/* a blob whose bytes went bad is dropped on read, its record too */
+	put("will rot", bad);
+	cr_assert_eq(srv_owners_add(cas, bad, "alice", &e), 0);
+	srv_cas_blob_path(cas, bad, p, sizeof p);
+	chmod(p, 0644);
+	f = fopen(p, "w");
+	cr_assert_not_null(f);
+	fputs("rotten", f);
+	fclose(f);
+	cr_assert_eq(srv_cas_verify(cas, bad, NULL), 0);
+	cr_assert_eq(rec_exists(bad), 0);
+	srv_jobs_free(ctx.jobs);
 }
