@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <time.h>
 #include <sys/stat.h>
 #include <json-c/json.h>
@@ -342,4 +343,50 @@ Test(owners, eviction_and_integrity_drop_the_record, .init = setup, .fini = tear
 	cr_assert_eq(srv_cas_verify(cas, bad, NULL), 0);
 	cr_assert_eq(rec_exists(bad), 0);
 	srv_jobs_free(ctx.jobs);
+}
+
+/* Uploads of one blob by many identities at once: none is lost (each
+ * record is rewritten whole under the lock). */
+typedef struct adder {
+	const char *digest;
+	int base;
+} adder;
+
+static void *add_many(void *arg)
+{
+	const adder *a = arg;
+	enpu_err e = ENPU_ERR_INIT;
+	char n[32];
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		snprintf(n, sizeof n, "u%d", a->base + i);
+		if (srv_owners_add(cas, a->digest, n, &e) != 0)
+			return (void *)1;
+	}
+	return NULL;
+}
+
+Test(owners, concurrent_adds_all_kept, .init = setup, .fini = teardown)
+{
+	pthread_t t[8];
+	adder a[8];
+	char d[65], n[32];
+	void *rc;
+	int i;
+
+	put("popular bytes", d);
+	for (i = 0; i < 8; i++) {
+		a[i].digest = d;
+		a[i].base = i * 8;
+		cr_assert_eq(pthread_create(&t[i], NULL, add_many, &a[i]), 0);
+	}
+	for (i = 0; i < 8; i++) {
+		cr_assert_eq(pthread_join(t[i], &rc), 0);
+		cr_assert_null(rc);
+	}
+	for (i = 0; i < SRV_OWNERS_MAX; i++) {
+		snprintf(n, sizeof n, "u%d", i);
+		cr_assert_eq(srv_owners_has(cas, d, n), 1, "%s was lost", n);
+	}
 }
