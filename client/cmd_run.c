@@ -296,7 +296,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	req = json_object_new_object();
 	json_object_object_add(req, F_ARTIFACT, json_object_new_string(id));
 	json_object_object_add(req, F_INPUT, json_object_new_string(din));
-	json_object_object_add(req, F_INPUT_NAME, json_object_new_string(input));
+	json_object_object_add(req, F_INPUT_NAME, json_object_new_string(strrchr(input, '/') ?
+				strrchr(input, '/') + 1 : input));   /* a base name: no local paths */
 	if (prio)
 		json_object_object_add(req, F_PRIORITY, json_object_new_string(prio));
 	/* the server ends the job by then too; it caps this by --job-timeout */

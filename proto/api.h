@@ -136,6 +136,7 @@
 #define JOB_TIMED_OUT         "timed_out"  /* queue + run past its timeout */
 
 /* Jobs: priority, queue position, ETA, timeout; GET /v1/jobs lists them. */
+#define F_OWNER              "owner"       /* who submitted a job (docs/access.md) */
 #define F_PRIORITY           "priority"    /* "low" | "normal" (default) | "high" */
 #define F_POSITION           "position"    /* queued: 1 = next to start; null otherwise */
 #define F_ETA                "eta"         /* queued: estimated seconds until it finishes, or null */

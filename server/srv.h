@@ -131,6 +131,28 @@ int srv_auth_decide(srv_ctx *ctx, int tcp, int need, const char *authorization,
 		    char *name, size_t name_cap);
 void srv_auth_shutdown(srv_ctx *ctx);
 
+/* ---- identity and ownership (auth.c) ---------------------------------------
+ * Who a request is, for owning jobs and blobs (docs/access.md):
+ *   TCP (and any listener with --token-file) with a token table: the
+ *     token's name (unnamed tokens: "token-" + 12 hex of its SHA-256);
+ *     admin when its role is admin;
+ *   a Unix socket otherwise: "uid:N" of the peer (SO_PEERCRED); uid 0 and
+ *     the daemon's own uid are admins;
+ *   TCP without tokens: everyone is "anonymous", an admin (shares all).
+ * A request that sent no valid token (public routes only) is SRV_NOBODY,
+ * which owns nothing. */
+#define SRV_ANONYMOUS "anonymous"
+#define SRV_NOBODY    "-"
+typedef struct srv_ident {
+	char name[64];
+	int admin;                 /* sees and cancels every job, reads every blob */
+} srv_ident;
+/* peer_uid: the Unix peer's uid, -1 when unknown or on TCP. */
+void srv_auth_identify(srv_ctx *ctx, int tcp, long peer_uid, const char *authorization,
+		       srv_ident *out);
+/* 1 when who may see what owner owns: an admin, or the same name. */
+int srv_ident_owns(const srv_ident *who, const char *owner);
+
 /* ---- the configuration file (config.c) ------------------------------------ */
 
 /* A YAML mapping of option names (the long flags without "--") to scalars;

@@ -217,7 +217,10 @@ int srv_cas_remove(srv_cas *c, const char *digest)
 	if (!enpu_is_sha256_hex(digest))
 		return 0;
 	srv_cas_blob_path(c, digest, p, sizeof p);
-	return unlink(p) == 0;
+	if (unlink(p) != 0)
+		return 0;
+	srv_owners_drop(c, digest);
+	return 1;
 }
 
 int srv_cas_list(srv_cas *c, srv_cas_entry **out, int *n_out, uint64_t *total)

@@ -127,6 +127,21 @@ void srv_cas_count(srv_cas *c, srv_cas_event ev, uint64_t bytes);
 /* Save the counters to <cache>/stats.json now (also done at close). */
 void srv_cas_save_stats(srv_cas *c);
 
+/* ---- who uploaded a blob (owners.c) --------------------------------------
+ * owners/<2 hex>/<sha256>: the identities (srv_ident names) that uploaded
+ * the blob, one a line, the newest SRV_OWNERS_MAX kept. Written atomically,
+ * only while the blob exists; dropped with the blob. */
+#define SRV_OWNERS_MAX 64
+/* Record name as an uploader of digest (a no-op when the blob is absent,
+ * the name is empty, or already recorded). 0, or -1 + *e. */
+int srv_owners_add(srv_cas *c, const char *digest, const char *name, enpu_err *e);
+/* 1 when name is recorded as an uploader of digest. */
+int srv_owners_has(srv_cas *c, const char *digest, const char *name);
+/* Forget digest's uploaders (its blob was removed). */
+void srv_owners_drop(srv_cas *c, const char *digest);
+/* Remove the records of absent blobs (gc). Returns the count. */
+int srv_owners_prune(srv_cas *c);
+
 /* ---- cache management (evict.c) ---------------------------------------- */
 struct srv_ctx;
 

@@ -91,6 +91,7 @@ int srv_cas_verify(srv_cas *c, const char *digest, uint64_t *size)
 		if (!srv_cas_has(c, digest, NULL))
 			return 0;
 		if (unlink(p) == 0) {
+			srv_owners_drop(c, digest);
 			srv_cas_count(c, SRV_EV_INTEGRITY, 0);
 			srv_log("warn", "cache: blob %s does not hash to its name: dropped (%llu bytes)",
 				digest, (unsigned long long)sz);

@@ -173,6 +173,7 @@ static void evict_locked(srv_ctx *ctx, uint64_t max, const pins *p, srv_gc_resul
 			srv_cas_blob_path(ctx->cas, v[i].digest, path, sizeof path);
 			if (unlink(path) != 0)
 				continue;
+			srv_owners_drop(ctx->cas, v[i].digest);
 			total -= v[i].size;
 			res->evicted++;
 			res->evicted_bytes += v[i].size;
@@ -233,6 +234,7 @@ static void verify_all(srv_ctx *ctx, srv_gc_result *res)
 		    !srv_cas_has(ctx->cas, v[i].digest, NULL))
 			continue;
 		if (unlink(path) == 0) {
+			srv_owners_drop(ctx->cas, v[i].digest);
 			res->integrity_failures++;
 			srv_cas_count(ctx->cas, SRV_EV_INTEGRITY, 0);
 			srv_log("warn", "cache: blob %s does not hash to its name: dropped",
@@ -258,6 +260,7 @@ int srv_cache_gc(srv_ctx *ctx, int verify, srv_gc_result *res)
 	evict_locked(ctx, ctx->cfg.cache_max, &p, res);
 	res->artifacts_dropped = (uint64_t)drop_artifacts(ctx, &p);
 	res->ac_dropped = (uint64_t)srv_ac_drop_for(ctx->cas, NULL);
+	srv_owners_prune(ctx->cas);   /* records a crash left without their blob */
 	ret = 0;
 out:
 	pthread_mutex_unlock(&evict_mu);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include "srv.h"
@@ -74,6 +75,20 @@ static int word(const char **p, const char *end, const char **w, size_t *n)
 	return *n > 0;
 }
 
+/* The name of a token without one: "token-" and the first 12 hex digits of
+ * its SHA-256. It owns jobs and blobs, so it must not move to another token
+ * when lines are added or removed (a line number would). */
+static int unnamed(const char *t, size_t n, char *name, size_t cap)
+{
+	unsigned char d[32];
+
+	if (sha256(t, n, d) != 0)
+		return -1;
+	snprintf(name, cap, "token-%02x%02x%02x%02x%02x%02x", d[0], d[1], d[2], d[3], d[4], d[5]);
+	OPENSSL_cleanse(d, sizeof d);
+	return 0;
+}
+
 srv_auth *srv_auth_parse(const char *text, size_t len, const char *label, enpu_err *e)
 {
 	srv_auth *a = calloc(1, sizeof *a);
@@ -123,8 +138,10 @@ srv_auth *srv_auth_parse(const char *text, size_t len, const char *label, enpu_e
 		}
 		if (word(&q, le, &nw, &nn))
 			snprintf(name, sizeof name, "%.*s", (int)(nn > 63 ? 63 : nn), nw);
-		else
-			snprintf(name, sizeof name, "line %d", line);
+		else if (unnamed(tw, tn, name, sizeof name) != 0) {
+			enpu_fail(e, ENPU_E_NOMEM, where, NULL, "cannot hash the token");
+			goto fail;
+		}
 		if (word(&q, le, &nw, &nn)) {
 			enpu_fail(e, ENPU_E_CONFIG, where, "write lines as 'TOKEN ROLE [NAME]'",
 				  "unexpected text after the name '%s'", name);
@@ -308,4 +325,42 @@ void srv_auth_shutdown(srv_ctx *ctx)
 	srv_auth_free(ctx->auth);
 	ctx->auth = NULL;
 	pthread_rwlock_unlock(&auth_mu);
+}
+
+/* ---- identity ------------------------------------------------------------- */
+
+void srv_auth_identify(srv_ctx *ctx, int tcp, long peer_uid, const char *authorization,
+		       srv_ident *out)
+{
+	int role = 0, tokens;
+
+	memset(out, 0, sizeof *out);
+	pthread_rwlock_rdlock(&auth_mu);
+	tokens = ctx->auth && (tcp || ctx->auth->all_listeners);
+	if (tokens && srv_auth_match(ctx->auth, authorization, &role, out->name, sizeof out->name))
+		out->admin = role == SRV_ROLE_ADMIN;
+	pthread_rwlock_unlock(&auth_mu);
+	if (out->name[0])
+		return;
+	if (tokens) {                   /* a public route without a token */
+		snprintf(out->name, sizeof out->name, "%s", SRV_NOBODY);
+	} else if (!tcp) {              /* a Unix socket: the peer's uid */
+		if (peer_uid < 0) {
+			snprintf(out->name, sizeof out->name, "%s", SRV_NOBODY);
+			return;
+		}
+		snprintf(out->name, sizeof out->name, "uid:%ld", peer_uid);
+		out->admin = peer_uid == 0 || peer_uid == (long)geteuid();
+	} else {                        /* TCP without tokens: one shared identity */
+		snprintf(out->name, sizeof out->name, "%s", SRV_ANONYMOUS);
+		out->admin = 1;
+	}
+}
+
+int srv_ident_owns(const srv_ident *who, const char *owner)
+{
+	if (!who)
+		return 0;
+	return who->admin || (owner && who->name[0] && strcmp(who->name, SRV_NOBODY) != 0 &&
+			      !strcmp(who->name, owner));
 }

@@ -32,6 +32,24 @@ static atomic_ulong next_id;
 static atomic_llong last_ms;
 
 const char *srv_req_id(const srv_req *r) { return r->rid; }
+const srv_ident *srv_req_who(const srv_req *r) { return &r->who; }
+
+/* The uid of a Unix socket's peer (SO_PEERCRED), -1 on TCP or when the
+ * kernel does not say. */
+static long peer_uid(const listener *lst, struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct ucred cr;
+	socklen_t n = sizeof cr;
+
+	if (lst->tcp)
+		return -1;
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cr, &n) != 0 ||
+	    n != sizeof cr)
+		return -1;
+	return (long)cr.uid;
+}
 
 /* 64 random bits per request (unique across restarts and daemons, unlike a
  * counter); the counter is the fallback if getrandom fails. */
@@ -111,6 +129,8 @@ static enum MHD_Result begin_request(const listener *lst, struct MHD_Connection 
 		}
 		return queue(r);
 	}
+	srv_auth_identify(ctx, lst->tcp, peer_uid(lst, conn),
+			  srv_req_header(r, MHD_HTTP_HEADER_AUTHORIZATION), &r->who);
 	/* tokens: on TCP (and everywhere with --token-file); never logged */
 	deny = srv_auth_decide(ctx, lst->tcp, (int)r->route->access,
 			       srv_req_header(r, MHD_HTTP_HEADER_AUTHORIZATION), who, sizeof who);

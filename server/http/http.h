@@ -61,6 +61,8 @@ const char *srv_req_header(const srv_req *r, const char *name);
 struct json_object *srv_req_json(const srv_req *r);         /* NULL if none */
 const enpu_buf *srv_req_raw(const srv_req *r);               /* NULL if none */
 srv_upload *srv_req_take_upload(srv_req *r);                 /* caller finishes/aborts */
+/* Who sent the request (its token's name, or its Unix peer's uid). */
+const srv_ident *srv_req_who(const srv_req *r);
 /* The request id: 16 lowercase hex, sent back as X-Request-Id and logged. */
 const char *srv_req_id(const srv_req *r);
 

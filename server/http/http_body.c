@@ -43,6 +43,11 @@ static void part_close(srv_req *r)
 			r->failed = 1;
 			r->mode = M_DISCARD;
 		} else {
+			enpu_err oe = ENPU_ERR_INIT;
+			/* the sender proved it holds the bytes (docs/access.md) */
+			if (srv_owners_add(r->ctx->cas, dig, r->who.name, &oe) != 0)
+				srv_log("warn", "req=%s cache: cannot record the uploader of %s: %s",
+					r->rid, dig, oe.message);
 			json_object_object_add(r->form, r->part_key, json_object_new_string(dig));
 			base = strrchr(r->part_file, '/');
 			base = base ? base + 1 : r->part_file;

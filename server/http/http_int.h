@@ -30,6 +30,7 @@ struct srv_req {
 	unsigned long id;
 	char rid[17];              /* request id: 16 lowercase hex */
 	double t0;
+	srv_ident who;             /* who sent it (srv_auth_identify) */
 
 	mode mode;
 	uint64_t limit, received;

@@ -238,6 +238,7 @@ static int submit(srv_jobs *j, const srv_jobreq *q, int exact, char id[33], enpu
 	snprintf(jb->backend, sizeof jb->backend, "%s", q->backend);
 	snprintf(jb->input, sizeof jb->input, "%s", q->input);
 	snprintf(jb->input_name, sizeof jb->input_name, "%s", q->input_name);
+	snprintf(jb->owner, sizeof jb->owner, "%s", q->owner ? q->owner : "");
 	jb->bk = enpu_backend_parse(q->backend);
 	jb->prio = q->priority >= SRV_PRIO_LOW && q->priority <= SRV_PRIO_HIGH ? q->priority
 		   : SRV_PRIO_NORMAL;
@@ -275,7 +276,7 @@ int srv_jobs_submit_req(srv_jobs *j, const srv_jobreq *q, char id[33], enpu_err 
 int srv_jobs_submit(srv_jobs *j, const char *artifact, const char *backend,
 		    const char *input, const char *input_name, char id[33], enpu_err *e)
 {
-	srv_jobreq q = {artifact, backend, input, input_name, SRV_PRIO_NORMAL, 0, 0};
+	srv_jobreq q = {artifact, backend, input, input_name, SRV_PRIO_NORMAL, 0, 0, NULL};
 	return submit(j, &q, 0, id, e);
 }
 
@@ -283,7 +284,7 @@ int srv_jobs_submit_remote(srv_jobs *j, const char *artifact, const char *backen
 			   const char *input, const char *input_name, int timeout_s,
 			   char id[33], enpu_err *e)
 {
-	srv_jobreq q = {artifact, backend, input, input_name, SRV_PRIO_NORMAL, timeout_s, 1};
+	srv_jobreq q = {artifact, backend, input, input_name, SRV_PRIO_NORMAL, timeout_s, 1, NULL};
 	return submit(j, &q, 1, id, e);
 }
 
@@ -313,7 +314,8 @@ json_object *srv_jobs_get(srv_jobs *j, const char *id, int wait_s, int *final)
 	return o;
 }
 
-json_object *srv_jobs_list(srv_jobs *j, unsigned states, const char *backend, int limit)
+json_object *srv_jobs_list(srv_jobs *j, unsigned states, const char *backend, int limit,
+			   const srv_ident *who)
 {
 	json_object *arr = json_object_new_array();
 	double rw[2] = {-2, -2};
@@ -325,6 +327,8 @@ json_object *srv_jobs_list(srv_jobs *j, unsigned states, const char *backend, in
 		if (states && !(states & (1u << jb->state)))
 			continue;
 		if (backend && strcmp(backend, jb->backend) != 0)
+			continue;
+		if (who && !srv_ident_owns(who, jb->owner))
 			continue;
 		json_object_array_add(arr, jobs_job_json(j, jb, rw));
 		n++;

@@ -14,6 +14,7 @@
 
 struct json_object;
 struct srv_observer;
+struct srv_ident;
 typedef struct srv_jobs srv_jobs;
 
 /* workers threads, each with a kernel pool of `threads`; at most max_queue
@@ -60,6 +61,7 @@ typedef struct srv_jobreq {
 	int priority;              /* SRV_PRIO_* */
 	int timeout_s;             /* 0 = the policy's; more is capped to it */
 	int remote;                /* a board job (boards.c runs it) */
+	const char *owner;         /* who submitted it (srv_ident name); NULL = "" */
 } srv_jobreq;
 int srv_jobs_submit_req(srv_jobs *j, const srv_jobreq *q, char id[33], enpu_err *e);
 
@@ -79,8 +81,18 @@ int srv_jobs_cancel(srv_jobs *j, const char *id);
 
 /* Jobs newest first as a JSON array (caller puts): states is a bit mask
  * (1u << index in queued, running, succeeded, failed, cancelled, timed_out;
- * 0 = all), backend NULL = any, at most limit. */
-struct json_object *srv_jobs_list(srv_jobs *j, unsigned states, const char *backend, int limit);
+ * 0 = all), backend NULL = any, at most limit; who NULL = everyone's, else
+ * only the jobs who may see (srv_ident_owns). */
+struct json_object *srv_jobs_list(srv_jobs *j, unsigned states, const char *backend, int limit,
+				  const struct srv_ident *who);
+
+/* ---- owners (jobs_owner.c) --------------------------------------------------
+ * Each job records who submitted it ("owner"); a job another identity may
+ * not see is, to it, a job that does not exist. */
+/* 1 when job id exists and who may see it (srv_ident_owns), else 0. */
+int srv_jobs_visible(srv_jobs *j, const char *id, const struct srv_ident *who);
+/* 1 when a job who may see uses digest as its input, result or report. */
+int srv_jobs_uses(srv_jobs *j, const struct srv_ident *who, const char *digest);
 /* The index of a state name, -1 if unknown. */
 int srv_job_state_parse(const char *s);
 

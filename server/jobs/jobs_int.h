@@ -31,6 +31,7 @@ typedef struct job {
 	char backend[32];
 	char input[65];
 	char input_name[256];
+	char owner[64];           /* who submitted it (srv_ident name) */
 	int state, prio, bk;
 	struct timespec created, started, finished;
 	double t_created, t_started, t_attempt;   /* srv_now() */

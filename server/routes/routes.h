@@ -8,6 +8,11 @@
 /* Shared by the routes: a required digest field naming a blob the CAS must
  * hold; its path in path. Answers 400 / 409 (with "missing") and returns -1. */
 int srv_blob_field(srv_ctx *ctx, srv_req *r, const char *key, char *path, size_t cap);
+/* routes_blobs.c: 1 when r's identity may read blob digest (an admin, an
+ * uploader of it, or the owner of a job using it); record r's identity as
+ * an uploader of digest after an upload that hashed to it. */
+int srv_blob_readable(srv_ctx *ctx, srv_req *r, const char *digest);
+void srv_blob_uploaded(srv_ctx *ctx, srv_req *r, const char *digest);
 
 /* routes_misc.c */
 void srv_get_health(srv_ctx *ctx, srv_req *r);

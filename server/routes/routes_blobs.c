@@ -3,16 +3,42 @@
  * once its bytes hash to the digest (idempotent); GET/HEAD fetch. A blob
  * is verified (srv_cas_verify) before it is called present or sent: one
  * with the wrong bytes is dropped and answers as missing, so the client
- * uploads it again. */
+ * uploads it again. A blob is readable only by those who uploaded it, own a
+ * job that uses it, or are admins (docs/access.md); to anyone else it is
+ * missing, and uploading its bytes makes it theirs too. */
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
 #include "srv.h"
 #include "digest.h"
 #include "cas.h"
+#include "jobs.h"
 #include "routes.h"
 
 #define MAX_DIGESTS 100000
+
+int srv_blob_readable(srv_ctx *ctx, srv_req *r, const char *digest)
+{
+	const srv_ident *who = srv_req_who(r);
+
+	if (who->admin)
+		return 1;
+	if (!srv_ident_owns(who, who->name))   /* nobody */
+		return 0;
+	return srv_owners_has(ctx->cas, digest, who->name) ||
+	       srv_jobs_uses(ctx->jobs, who, digest);
+}
+
+/* The caller proved it holds digest's bytes (an upload that hashed to it):
+ * it may read the blob from now on. */
+void srv_blob_uploaded(srv_ctx *ctx, srv_req *r, const char *digest)
+{
+	enpu_err e = ENPU_ERR_INIT;
+
+	if (srv_owners_add(ctx->cas, digest, srv_req_who(r)->name, &e) != 0)
+		srv_log("warn", "req=%s cache: cannot record the uploader of %s: %s",
+			srv_req_id(r), digest, e.message);
+}
 
 void srv_post_blobs_missing(srv_ctx *ctx, srv_req *r)
 {
@@ -44,7 +70,9 @@ void srv_post_blobs_missing(srv_ctx *ctx, srv_req *r)
 	missing = json_object_new_array();
 	for (i = 0; i < n; i++) {
 		const char *d = json_object_get_string(json_object_array_get_idx(arr, i));
-		if (!srv_cas_verify(ctx->cas, d, NULL)) {
+		/* a blob the caller may not read is missing to it: it uploads
+		 * the bytes, and so proves it has them */
+		if (!srv_cas_verify(ctx->cas, d, NULL) || !srv_blob_readable(ctx, r, d)) {
 			srv_cas_count(ctx->cas, SRV_EV_CAS_MISS, 0);
 			json_object_array_add(missing, json_object_new_string(d));
 		} else {
@@ -77,6 +105,7 @@ void srv_put_blob(srv_ctx *ctx, srv_req *r)
 		srv_reply_error(r, &e, NULL);
 		return;
 	}
+	srv_blob_uploaded(ctx, r, dig);
 	if (!existed) {
 		atomic_fetch_add(&ctx->blobs_received, 1);
 		atomic_fetch_add(&ctx->blobs_bytes_received, n);
@@ -102,7 +131,8 @@ void srv_get_blob(srv_ctx *ctx, srv_req *r)
 	}
 	/* Hashed before it is sent (once per change of the file, see cas.h):
 	 * bad bytes never leave, at the cost of one extra read of the blob. */
-	if (!srv_cas_verify(ctx->cas, d, NULL)) {
+	/* another's blob answers as an absent one: nothing says it exists */
+	if (!srv_cas_verify(ctx->cas, d, NULL) || !srv_blob_readable(ctx, r, d)) {
 		srv_cas_count(ctx->cas, SRV_EV_CAS_MISS, 0);
 		srv_reply_fail(r, ENPU_E_NOT_FOUND, d, "blob %s is not on the server", d);
 		return;

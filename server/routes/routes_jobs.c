@@ -25,6 +25,28 @@
 #define LIST_DEFAULT 100
 #define LIST_MAX     10000
 
+/* Another identity's job answers exactly as a job that does not exist
+ * (docs/access.md): 1 after that 404, 0 when the caller may see it. */
+static int not_yours(srv_ctx *ctx, srv_req *r, const char *id)
+{
+	if (srv_jobs_visible(ctx->jobs, id, srv_req_who(r)))
+		return 0;
+	srv_reply_fail(r, ENPU_E_NOT_FOUND, id, "no job '%.40s' on this server", id);
+	return 1;
+}
+
+/* input_name is a label: only its base name is kept, so no client's
+ * directories show in the job or its errors. */
+static const char *base_name(const char *s)
+{
+	const char *b = s;
+
+	for (; s && *s; s++)
+		if (*s == '/' || *s == '\\')
+			b = s + 1;
+	return b;
+}
+
 static void reply_job(srv_ctx *ctx, srv_req *r, const char *id, int wait_s, int fresh)
 {
 	int final = 0;
@@ -133,6 +155,7 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 	if (srv_blob_field(ctx, r, F_INPUT, path, sizeof path))
 		return;
 	srv_field_str(r, F_INPUT, 1, &input);
+	input_name = base_name(input_name);
 	if (!input_name || !*input_name)
 		input_name = DEFAULT_INPUT_NAME;
 	srv_artifact_touch(ctx->cas, art);
@@ -143,6 +166,7 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 	q.priority = prio;
 	q.timeout_s = (int)ceil(timeout);   /* capped by --job-timeout */
 	q.remote = remote;
+	q.owner = srv_req_who(r)->name;
 	if (srv_jobs_submit_req(ctx->jobs, &q, id, &e) != 0) {
 		srv_reply_error(r, &e, NULL);
 		return;
@@ -156,7 +180,7 @@ void srv_get_job(srv_ctx *ctx, srv_req *r)
 {
 	int wait_s;
 
-	if (srv_query_wait(r, &wait_s))
+	if (srv_query_wait(r, &wait_s) || not_yours(ctx, r, srv_req_param(r, 0)))
 		return;
 	reply_job(ctx, r, srv_req_param(r, 0), wait_s, 0);
 }
@@ -166,8 +190,11 @@ void srv_get_job(srv_ctx *ctx, srv_req *r)
 void srv_delete_job(srv_ctx *ctx, srv_req *r)
 {
 	const char *id = srv_req_param(r, 0);
-	int rc = srv_jobs_cancel(ctx->jobs, id);
+	int rc;
 
+	if (not_yours(ctx, r, id))
+		return;
+	rc = srv_jobs_cancel(ctx->jobs, id);
 	if (rc < 0) {
 		srv_reply_fail(r, ENPU_E_NOT_FOUND, id, "no job '%.40s' on this server", id);
 		return;
@@ -239,7 +266,7 @@ void srv_list_jobs(srv_ctx *ctx, srv_req *r)
 	o = json_object_new_object();
 	json_object_object_add(o, F_JOBS, srv_jobs_list(ctx->jobs, mask,
 							backend && *backend ? backend : NULL,
-							(int)limit));
+							(int)limit, srv_req_who(r)));
 	srv_reply_json(r, 200, o);
 }
 
@@ -325,6 +352,10 @@ void srv_get_job_events(srv_ctx *ctx, srv_req *r)
 		srv_reply_fail(r, ENPU_E_NOMEM, NULL, "out of memory");
 		return;
 	}
+	if (not_yours(ctx, r, id)) {
+		free(st);
+		return;
+	}
 	if (srv_jobs_watch(ctx->jobs, id, &st->seq, &json, &st->final) != 0) {
 		free(st);
 		srv_reply_fail(r, ENPU_E_NOT_FOUND, id, "no job '%.40s' on this server", id);
@@ -349,9 +380,12 @@ static void reply_job_blob(srv_ctx *ctx, srv_req *r, int report)
 {
 	const char *id = srv_req_param(r, 0), *state = NULL;
 	char dig[65], path[4300];
-	int rc = report ? srv_jobs_report(ctx->jobs, id, dig, &state)
-			: srv_jobs_result(ctx->jobs, id, dig, &state);
+	int rc;
 
+	if (not_yours(ctx, r, id))
+		return;
+	rc = report ? srv_jobs_report(ctx->jobs, id, dig, &state)
+		    : srv_jobs_result(ctx->jobs, id, dig, &state);
 	if (rc < 0) {
 		srv_reply_fail(r, ENPU_E_NOT_FOUND, id, "no job '%.40s' on this server", id);
 		return;

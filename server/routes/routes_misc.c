@@ -127,7 +127,8 @@ int srv_blob_field(srv_ctx *ctx, srv_req *r, const char *key, char *path, size_t
 	const char *d;
 	if (srv_field_digest(r, key, &d) != 0)
 		return -1;
-	if (!srv_cas_verify(ctx->cas, d, NULL)) {   /* a damaged blob counts as missing */
+	/* a damaged blob counts as missing, and so does one r may not read */
+	if (!srv_cas_verify(ctx->cas, d, NULL) || !srv_blob_readable(ctx, r, d)) {
 		json_object *extra = json_object_new_object(), *m = json_object_new_array();
 		enpu_err e = ENPU_ERR_INIT;
 		json_object_array_add(m, json_object_new_string(d));

@@ -28,7 +28,7 @@ Test(srv_auth, parses_roles_names_comments)
 	cr_assert_str_eq(name, "alice");
 	cr_assert_eq(srv_auth_match(a, "bearer   t-admin", &role, name, sizeof name), 1);
 	cr_assert_eq(role, SRV_ROLE_ADMIN);
-	cr_assert_str_eq(name, "line 4", "an unnamed token is named by its line");
+	cr_assert_eq(strncmp(name, "token-", 6), 0, "an unnamed token is named by its digest: %s", name);
 	srv_auth_free(a);
 }
 

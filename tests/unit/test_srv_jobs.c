@@ -48,7 +48,7 @@ TestSuite(jobs, .init = setup, .fini = teardown);
 static void submit(int prio, int timeout_s, char id[33])
 {
 	enpu_err e = ENPU_ERR_INIT;
-	srv_jobreq q = {ART, "zynq_ps", INP, "in.npz", prio, timeout_s, 1};
+	srv_jobreq q = {ART, "zynq_ps", INP, "in.npz", prio, timeout_s, 1, NULL};
 	cr_assert_eq(srv_jobs_submit_req(jobs, &q, id, &e), 0, "%s", e.message);
 }
 
@@ -120,7 +120,7 @@ Test(jobs, a_full_queue_refuses)
 {
 	char id[33];
 	enpu_err e = ENPU_ERR_INIT;
-	srv_jobreq q = {ART, "zynq_ps", INP, "in.npz", SRV_PRIO_HIGH, 0, 1};
+	srv_jobreq q = {ART, "zynq_ps", INP, "in.npz", SRV_PRIO_HIGH, 0, 1, NULL};
 
 	for (int i = 0; i < 4; i++)
 		submit(SRV_PRIO_NORMAL, 60, id);
@@ -193,26 +193,26 @@ Test(jobs, list_filters_newest_first)
 	submit(SRV_PRIO_NORMAL, 60, c);
 	srv_jobs_cancel(jobs, b);
 
-	arr = srv_jobs_list(jobs, 0, NULL, 100);
+	arr = srv_jobs_list(jobs, 0, NULL, 100, NULL);
 	cr_assert_eq(json_object_array_length(arr), 3);
 	cr_expect_str_eq(field(json_object_array_get_idx(arr, 0), F_ID), c);
 	cr_expect_str_eq(field(json_object_array_get_idx(arr, 2), F_ID), a);
 	json_object_put(arr);
 
-	arr = srv_jobs_list(jobs, 1u << srv_job_state_parse("cancelled"), NULL, 100);
+	arr = srv_jobs_list(jobs, 1u << srv_job_state_parse("cancelled"), NULL, 100, NULL);
 	cr_assert_eq(json_object_array_length(arr), 1);
 	cr_expect_str_eq(field(json_object_array_get_idx(arr, 0), F_ID), b);
 	json_object_put(arr);
 
-	arr = srv_jobs_list(jobs, 1u << srv_job_state_parse("queued"), NULL, 1);
+	arr = srv_jobs_list(jobs, 1u << srv_job_state_parse("queued"), NULL, 1, NULL);
 	cr_assert_eq(json_object_array_length(arr), 1, "limit");
 	cr_expect_str_eq(field(json_object_array_get_idx(arr, 0), F_ID), c);
 	json_object_put(arr);
 
-	arr = srv_jobs_list(jobs, 0, "npu_sim", 100);
+	arr = srv_jobs_list(jobs, 0, "npu_sim", 100, NULL);
 	cr_expect_eq(json_object_array_length(arr), 0, "backend filter");
 	json_object_put(arr);
-	arr = srv_jobs_list(jobs, 0, "zynq_ps", 100);
+	arr = srv_jobs_list(jobs, 0, "zynq_ps", 100, NULL);
 	cr_expect_eq(json_object_array_length(arr), 3);
 	json_object_put(arr);
 }
