@@ -106,7 +106,11 @@ CROSS_CFLAGS  := -std=c11 -D_GNU_SOURCE -O2 $(WARN) -ffp-contract=off -fno-fast-
                  -pthread -static $(CORE_INC)
 ARMHF_CPU     := -mcpu=cortex-a9 -mfpu=neon -mfloat-abi=hard
 AARCH64_CPU   := -mcpu=cortex-a53
-CROSS_DEPS    := tests/cross/runner.c tests/cross/bundle.h $(CORE_SRC) $(wildcard common/*/*.h)
+# The runner: its driver (runner.c) and its bundle reader (reader.c).
+CROSS_SRC     := tests/cross/runner.c tests/cross/reader.c
+CROSS_OBJ     := $(CROSS_SRC:%.c=$(B)/core/%.o)
+CROSS_DEPS    := $(CROSS_SRC) tests/cross/bundle.h tests/cross/reader.h $(CORE_SRC) \
+                 $(wildcard common/*/*.h)
 CROSS_BINS    := build/cross/armhf/runner build/cross/aarch64/runner
 CROSS_HOST    := $(B)/cross/bundle $(B)/cross/runner
 
@@ -128,7 +132,7 @@ DOCDIR  ?= $(PREFIX)/share/doc/eulernpu
 UNITS   := eulernpud.service eulernpud.socket eulernpud-board.service
 
 .PHONY: all deps npm-deps demo test test-unit test-e2e test-san clean tests check-deps \
-        core cross cross-host print-core-src print-core-inc man-spec install install-board uninstall stress \
+        core cross cross-host print-core-src print-core-inc print-cross-src man-spec install install-board uninstall stress \
         mutants
 all: $(BIN)/eulernpud $(BIN)/eulernpu $(LIB)
 
@@ -186,12 +190,12 @@ core: $(CORE_LIB)
 build/cross/armhf/runner: $(CROSS_DEPS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CROSS   $@")
-	$(Q)$(CROSS_ARMHF) $(CROSS_CFLAGS) $(ARMHF_CPU) -o $@ tests/cross/runner.c $(CORE_SRC) -lm
+	$(Q)$(CROSS_ARMHF) $(CROSS_CFLAGS) $(ARMHF_CPU) -o $@ $(CROSS_SRC) $(CORE_SRC) -lm
 
 build/cross/aarch64/runner: $(CROSS_DEPS)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CROSS   $@")
-	$(Q)$(CROSS_AARCH64) $(CROSS_CFLAGS) $(AARCH64_CPU) -o $@ tests/cross/runner.c $(CORE_SRC) -lm
+	$(Q)$(CROSS_AARCH64) $(CROSS_CFLAGS) $(AARCH64_CPU) -o $@ $(CROSS_SRC) $(CORE_SRC) -lm
 
 cross: $(CROSS_BINS)
 
@@ -200,10 +204,10 @@ $(B)/cross/bundle: tests/cross/bundle.c $(LIB)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS) $(LDLIBS)
 
-$(B)/cross/runner: tests/cross/runner.c $(CORE_LIB)
+$(B)/cross/runner: $(CROSS_OBJ) $(CORE_LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) $(CORE_CFLAGS) $(LDFLAGS) -o $@ $< $(CORE_LIB) $(LDLIBS)
+	$(Q)$(CC) $(CORE_CFLAGS) $(LDFLAGS) -o $@ $(CROSS_OBJ) $(CORE_LIB) $(LDLIBS)
 
 cross-host: $(CROSS_HOST)
 
@@ -212,6 +216,9 @@ print-core-src:
 
 print-core-inc:
 	@echo $(CORE_INC)
+
+print-cross-src:
+	@echo $(CROSS_SRC)
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man8 \
@@ -319,4 +326,4 @@ clean:
 
 -include $(COMMON_OBJ:.o=.d) $(SERVER_OBJ:.o=.d) $(CLIENT_OBJ:.o=.d) $(TEST_BINS:=.d) \
 	 $(TESTREF_OBJ:.o=.d) $(B)/tests/order_cases.d \
-	 $(CORE_OBJ:.o=.d) $(CROSS_HOST:=.d)
+	 $(CORE_OBJ:.o=.d) $(CROSS_OBJ:.o=.d) $(CROSS_HOST:=.d)

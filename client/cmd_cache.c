@@ -156,11 +156,52 @@ static void print_gc(struct json_object *o)
 	       max ? m : "");
 }
 
+/* The path of `cache ls` with its --kind and --limit. 0, or -1 with e. */
+static int ls_path(const char *kind, const char *limit, char *path, size_t cap, enpu_err *e)
+{
+	if (kind && strcmp(kind, KIND_BLOB) && strcmp(kind, KIND_ARTIFACT) &&
+	    strcmp(kind, KIND_AC))
+		return cli_usage(e, "cache", "--kind is '%s'; it takes blob, artifact or ac", kind);
+	if (limit && (strspn(limit, "0123456789") != strlen(limit) || !*limit ||
+		      strlen(limit) > 9 || atol(limit) < 1))
+		return cli_usage(e, "cache", "--limit is '%s'; it takes a whole number from 1", limit);
+	snprintf(path, cap, "%s%s%s%s%s%s%s", API_CACHE_ENTRIES,
+		 kind || limit ? "?" : "", kind ? Q_KIND "=" : "", kind ? kind : "",
+		 kind && limit ? "&" : "", limit ? Q_LIMIT "=" : "", limit ? limit : "");
+	return 0;
+}
+
+/* The path of `cache rm ID`. 0, or -1 with e. */
+static int rm_path(const char **pos, int n_pos, char *path, size_t cap, enpu_err *e)
+{
+	if (n_pos < 2)
+		return cli_usage(e, "cache", "'cache rm' needs an ID (see 'eulernpu cache ls')");
+	if (!enpu_is_sha256_hex(pos[1]))
+		return cli_usage(e, "cache", "'%s' is not a digest or an artifact id (64 lowercase "
+				 "hex, as 'eulernpu cache ls' prints)", pos[1]);
+	snprintf(path, cap, "%s/%s", API_CACHE_ENTRIES, pos[1]);
+	return 0;
+}
+
+/* The answer of subcommand sub for people. */
+static void print_answer(const char *sub, struct json_object *res, const char **pos)
+{
+	if (!strcmp(sub, "stats"))
+		print_stats(res);
+	else if (!strcmp(sub, "ls"))
+		print_entries(res);
+	else if (!strcmp(sub, "gc"))
+		print_gc(res);
+	else
+		printf("Removed  %s %s%s\n", cli_json_str(res, F_REMOVED) ? cli_json_str(res, F_REMOVED) : "?",
+		       pos[1], num(res, F_AC_DROPPED) ? " (and its action-cache entries)" : "");
+}
+
 int cmd_cache(cli_ctx *ctx, int argc, char **argv)
 {
 	enpu_err e = ENPU_ERR_INIT;
 	const char *pos[2], *kind = NULL, *limit = NULL, *sub;
-	int json = 0, verify = 0, n_pos = 0, r, ret = 0;
+	int json = 0, verify = 0, n_pos = 0, r;
 	const cli_opt opts[] = {
 		{"--json", CLI_OPT_FLAG, &json},
 		{"--kind", CLI_OPT_STR, &kind},
@@ -178,74 +219,38 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
 	}
 	if (r < 0)
 		return cli_report(&e);
-	if (n_pos == 0) {
-		cli_usage(&e, "cache", "missing the subcommand: stats, ls, rm ID or gc");
-		return cli_report(&e);
-	}
+	if (n_pos == 0)
+		return cli_report((cli_usage(&e, "cache", "missing the subcommand: stats, ls, rm ID or gc"), &e));
 	sub = pos[0];
-	if (strcmp(sub, "rm") != 0 && n_pos > 1) {
-		cli_usage(&e, "cache", "'cache %s' takes no argument ('%s')", sub, pos[1]);
-		return cli_report(&e);
-	}
-	if ((kind || limit) && strcmp(sub, "ls") != 0) {
-		cli_usage(&e, "cache", "--kind and --limit go with 'cache ls'");
-		return cli_report(&e);
-	}
-	if (verify && strcmp(sub, "gc") != 0) {
-		cli_usage(&e, "cache", "--verify goes with 'cache gc'");
-		return cli_report(&e);
-	}
-	if (!strcmp(sub, "stats")) {
+	if (strcmp(sub, "rm") != 0 && n_pos > 1)
+		return cli_report((cli_usage(&e, "cache", "'cache %s' takes no argument ('%s')", sub,
+					     pos[1]), &e));
+	if ((kind || limit) && strcmp(sub, "ls") != 0)
+		return cli_report((cli_usage(&e, "cache", "--kind and --limit go with 'cache ls'"), &e));
+	if (verify && strcmp(sub, "gc") != 0)
+		return cli_report((cli_usage(&e, "cache", "--verify goes with 'cache gc'"), &e));
+	if (!strcmp(sub, "stats"))
 		snprintf(path, sizeof path, "%s", API_CACHE);
-	} else if (!strcmp(sub, "ls")) {
-		if (kind && strcmp(kind, KIND_BLOB) && strcmp(kind, KIND_ARTIFACT) &&
-		    strcmp(kind, KIND_AC)) {
-			cli_usage(&e, "cache", "--kind is '%s'; it takes blob, artifact or ac", kind);
-			return cli_report(&e);
-		}
-		if (limit && (strspn(limit, "0123456789") != strlen(limit) || !*limit ||
-			      strlen(limit) > 9 || atol(limit) < 1)) {
-			cli_usage(&e, "cache", "--limit is '%s'; it takes a whole number from 1", limit);
-			return cli_report(&e);
-		}
-		snprintf(path, sizeof path, "%s%s%s%s%s%s%s", API_CACHE_ENTRIES,
-			 kind || limit ? "?" : "", kind ? Q_KIND "=" : "", kind ? kind : "",
-			 kind && limit ? "&" : "", limit ? Q_LIMIT "=" : "", limit ? limit : "");
-	} else if (!strcmp(sub, "rm")) {
-		if (n_pos < 2) {
-			cli_usage(&e, "cache", "'cache rm' needs an ID (see 'eulernpu cache ls')");
-			return cli_report(&e);
-		}
-		if (!enpu_is_sha256_hex(pos[1])) {
-			cli_usage(&e, "cache", "'%s' is not a digest or an artifact id (64 lowercase "
-				  "hex, as 'eulernpu cache ls' prints)", pos[1]);
-			return cli_report(&e);
-		}
-		snprintf(path, sizeof path, "%s/%s", API_CACHE_ENTRIES, pos[1]);
-	} else if (!strcmp(sub, "gc")) {
+	else if (!strcmp(sub, "ls"))
+		r = ls_path(kind, limit, path, sizeof path, &e);
+	else if (!strcmp(sub, "rm"))
+		r = rm_path(pos, n_pos, path, sizeof path, &e);
+	else if (!strcmp(sub, "gc"))
 		snprintf(path, sizeof path, "%s%s", API_CACHE_GC, verify ? "?" Q_VERIFY "=1" : "");
-	} else {
-		cli_usage(&e, "cache", "unknown subcommand '%s': stats, ls, rm ID or gc", sub);
+	else
+		r = cli_usage(&e, "cache", "unknown subcommand '%s': stats, ls, rm ID or gc", sub);
+	if (r < 0)
 		return cli_report(&e);
-	}
 	if (cli_connect(ctx, &e) < 0 ||
 	    cli_http_json(ctx->conn, !strcmp(sub, "rm") ? "DELETE" : !strcmp(sub, "gc") ? "POST" : "GET",
 			  path, NULL, !strcmp(sub, "gc") ? 600 : 60, &res, NULL, NULL, &e) < 0) {
-		ret = cli_report(&e);
-		goto out;
+		json_object_put(res);
+		return cli_report(&e);
 	}
 	if (json)
 		print_json(res);
-	else if (!strcmp(sub, "stats"))
-		print_stats(res);
-	else if (!strcmp(sub, "ls"))
-		print_entries(res);
-	else if (!strcmp(sub, "gc"))
-		print_gc(res);
 	else
-		printf("Removed  %s %s%s\n", cli_json_str(res, F_REMOVED) ? cli_json_str(res, F_REMOVED) : "?",
-		       pos[1], num(res, F_AC_DROPPED) ? " (and its action-cache entries)" : "");
-out:
+		print_answer(sub, res, pos);
 	json_object_put(res);
-	return ret;
+	return 0;
 }

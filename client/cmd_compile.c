@@ -103,6 +103,54 @@ static int download_files(cli_conn *c, const char *id, struct json_object *files
 	return 0;
 }
 
+/* Hash spec, weights and the optional target, upload what the server
+ * lacks, POST the compile: *res the server's answer. 0, or -1 with e. */
+static int compile_post(cli_ctx *ctx, const char *spec, const char *weights, const char *target,
+			const char *backend, struct json_object **res, enpu_err *e)
+{
+	struct json_object *req;
+	char ds[65], dw[65], dt[65];
+	const char *paths[3] = {spec, weights, target}, *digests[3] = {ds, dw, dt};
+	int rc;
+
+	if (enpu_sha256_file(spec, ds, e) < 0 || enpu_sha256_file(weights, dw, e) < 0 ||
+	    (target && enpu_sha256_file(target, dt, e) < 0))
+		return -1;
+	if (cli_connect(ctx, e) < 0 ||
+	    cli_blobs_ensure(ctx->conn, target ? 3 : 2, paths, digests, NULL, e) < 0)
+		return -1;
+	req = json_object_new_object();
+	json_object_object_add(req, F_SPEC, json_object_new_string(ds));
+	json_object_object_add(req, F_WEIGHTS, json_object_new_string(dw));
+	json_object_object_add(req, F_SPEC_NAME, json_object_new_string(spec));
+	json_object_object_add(req, F_WEIGHTS_NAME, json_object_new_string(weights));
+	if (backend)
+		json_object_object_add(req, F_BACKEND, json_object_new_string(backend));
+	if (target) {
+		json_object_object_add(req, F_TARGET, json_object_new_string(dt));
+		json_object_object_add(req, F_TARGET_NAME, json_object_new_string(target));
+	}
+	rc = cli_http_json(ctx->conn, "POST", API_COMPILE, req, 0, res, NULL, NULL, e);
+	json_object_put(req);
+	return rc < 0 ? -1 : 0;
+}
+
+/* The artifact of the answer res into directory out; *nops its ops. 0,
+ * or -1 with e. */
+static int compile_fetch(cli_ctx *ctx, struct json_object *res, const char *out, long long *nops,
+			 enpu_err *e)
+{
+	struct json_object *files;
+	const char *id = cli_json_str(res, F_ARTIFACT);
+
+	if (!id || !enpu_is_sha256_hex(id) || cli_json_int(res, F_OPERATORS, nops) < 0 ||
+	    !json_object_object_get_ex(res, F_FILES, &files) ||
+	    !json_object_is_type(files, json_type_array))
+		return enpu_fail(e, ENPU_E_SERVER, API_COMPILE, NULL,
+				 "the answer lacks a valid '%s', '%s' or '%s'", F_ARTIFACT, F_OPERATORS, F_FILES);
+	return download_files(ctx->conn, id, files, out, e) < 0 ? -1 : 0;
+}
+
 int cmd_compile(cli_ctx *ctx, int argc, char **argv)
 {
 	enpu_err e = ENPU_ERR_INIT;
@@ -118,9 +166,8 @@ int cmd_compile(cli_ctx *ctx, int argc, char **argv)
 		{"--weights", CLI_OPT_STR, &weights},
 		{NULL, 0, NULL},
 	};
-	struct json_object *req = NULL, *res = NULL, *files;
-	char ds[65], dw[65], dt[65];
-	const char *paths[3], *digests[3] = {ds, dw, dt}, *id;
+	struct json_object *res = NULL;
+	char line[256];
 	long long nops = 0;
 	int n_pos, r;
 
@@ -135,56 +182,20 @@ int cmd_compile(cli_ctx *ctx, int argc, char **argv)
 		return cli_report((cli_usage(&e, "compile", "missing required option '%s'",
 					     !spec ? "--spec" : !weights ? "--weights" : "--out"), &e));
 
-	paths[0] = spec;
-	paths[1] = weights;
-	paths[2] = target;
 	cli_progress_setup(json);
-	if (enpu_sha256_file(spec, ds, &e) < 0 || enpu_sha256_file(weights, dw, &e) < 0 ||
-	    (target && enpu_sha256_file(target, dt, &e) < 0))
-		goto fail;
-	if (cli_connect(ctx, &e) < 0 ||
-	    cli_blobs_ensure(ctx->conn, target ? 3 : 2, paths, digests, NULL, &e) < 0)
-		goto fail;
-	req = json_object_new_object();
-	json_object_object_add(req, F_SPEC, json_object_new_string(ds));
-	json_object_object_add(req, F_WEIGHTS, json_object_new_string(dw));
-	json_object_object_add(req, F_SPEC_NAME, json_object_new_string(spec));
-	json_object_object_add(req, F_WEIGHTS_NAME, json_object_new_string(weights));
-	if (backend)
-		json_object_object_add(req, F_BACKEND, json_object_new_string(backend));
-	if (target) {
-		json_object_object_add(req, F_TARGET, json_object_new_string(dt));
-		json_object_object_add(req, F_TARGET_NAME, json_object_new_string(target));
+	if (compile_post(ctx, spec, weights, target, backend, &res, &e) < 0 ||
+	    compile_fetch(ctx, res, out, &nops, &e) < 0) {
+		json_object_put(res);
+		return cli_report(&e);
 	}
-	if (cli_http_json(ctx->conn, "POST", API_COMPILE, req, 0, &res, NULL, NULL, &e) < 0)
-		goto fail;
-	id = cli_json_str(res, F_ARTIFACT);
-	if (!id || !enpu_is_sha256_hex(id) || cli_json_int(res, F_OPERATORS, &nops) < 0 ||
-	    !json_object_object_get_ex(res, F_FILES, &files) ||
-	    !json_object_is_type(files, json_type_array)) {
-		enpu_fail(&e, ENPU_E_SERVER, API_COMPILE, NULL,
-			  "the answer lacks a valid '%s', '%s' or '%s'", F_ARTIFACT, F_OPERATORS, F_FILES);
-		goto fail;
-	}
-	if (download_files(ctx->conn, id, files, out, &e) < 0)
-		goto fail;
 	if (json) {
 		json_object_object_add(res, "out", json_object_new_string(out));
 		cli_print_json(res);
-		goto done;
-	}
-	printf("Compile  OK: %lld op%s lowered \xc2\xb7 plan written\n", nops, nops == 1 ? "" : "s");
-	{
-		char line[256];
+	} else {
+		printf("Compile  OK: %lld op%s lowered \xc2\xb7 plan written\n", nops, nops == 1 ? "" : "s");
 		if (cli_fpga_summary(res, line, sizeof line) == 0)
 			printf("%s\n", line);
 	}
-done:
-	json_object_put(req);
 	json_object_put(res);
 	return 0;
-fail:
-	json_object_put(req);
-	json_object_put(res);
-	return cli_report(&e);
 }

@@ -221,12 +221,117 @@ static int final_state(const char *s)
 	return s && strcmp(s, JOB_QUEUED) != 0 && strcmp(s, JOB_RUNNING) != 0;
 }
 
+/* `jobs show ID` (GET) or `jobs cancel ID` (DELETE): 0, or -1 with e. */
+static int jobs_one(cli_ctx *ctx, const char *method, const char *id, int json, enpu_err *e)
+{
+	struct json_object *jb = NULL;
+	char path[256];
+
+	snprintf(path, sizeof path, "%s/%s", API_JOBS, id);
+	if (cli_http_json(ctx->conn, method, path, NULL, 30, &jb, NULL, NULL, e) < 0) {
+		json_object_put(jb);
+		return -1;
+	}
+	if (json)
+		print_json(jb);
+	else if (strcmp(method, "GET") == 0)
+		show_text(jb);
+	else
+		printf("%s %s\n", id, final_state(cli_json_str(jb, F_STATE))
+		       ? str_or(jb, F_STATE, "?") : "cancelling (stops at its next op)");
+	json_object_put(jb);
+	return 0;
+}
+
+/* Look at the job until it ends or the deadline passes; *jb gets its last
+ * JSON. Its state (in *jb), or NULL with e. */
+static const char *wait_poll(cli_ctx *ctx, const char *id, double deadline,
+			     struct json_object **jb, enpu_err *e)
+{
+	char path[256];
+	const char *st;
+
+	/* at a terminal, the first look is at once (the status line has a
+	 * state and queue position to show), then long-polls */
+	for (int quick = cli_progress_waiting();; quick = 0) {
+		double left = deadline - now_s();
+		int w = quick || left <= 0 ? 0 : left < POLL_WAIT ? (int)ceil(left) : POLL_WAIT;
+
+		snprintf(path, sizeof path, "%s/%s?%s=%d", API_JOBS, id, Q_WAIT, w);
+		json_object_put(*jb);
+		*jb = NULL;
+		if (cli_http_json(ctx->conn, "GET", path, NULL, w + 30, jb, NULL, NULL, e) < 0)
+			return NULL;
+		st = cli_json_str(*jb, F_STATE);
+		if (!st) {
+			enpu_fail(e, ENPU_E_SERVER, API_JOBS, NULL, "job '%s' has no '%s'", id, F_STATE);
+			return NULL;
+		}
+		if (final_state(st) || (w == 0 && !quick))
+			return st;
+		cli_progress_wait_job(*jb);
+	}
+}
+
+/* `jobs wait ID`: 0 the job succeeded, 1 it did not (its error reported
+ * here), -1 with e (also when timeout passed first). */
+static int jobs_wait(cli_ctx *ctx, const char *id, double timeout, int json, enpu_err *e)
+{
+	double deadline = now_s() + timeout;
+	struct json_object *jb = NULL, *jerr;
+	const char *st;
+	int ret = -1;
+
+	cli_progress_setup(json);
+	cli_progress_wait_begin(id);
+	if (!(st = wait_poll(ctx, id, deadline, &jb, e)))
+		goto out;
+	cli_progress_end();
+	if (json)
+		print_json(jb);
+	if (!final_state(st)) {
+		enpu_fail(e, ENPU_E_JOB_TIMEOUT, id, "wait longer (--timeout), or cancel it: "
+			  "eulernpu jobs cancel ID", "job '%s' is still %s after %g s", id, st,
+			  timeout);
+		goto out;
+	}
+	if (strcmp(st, JOB_SUCCEEDED) != 0) {
+		if (json_object_object_get_ex(jb, F_ERROR, &jerr) &&
+		    json_object_is_type(jerr, json_type_object))
+			cli_err_from_json(jerr, e);
+		else
+			enpu_fail(e, ENPU_E_JOB_FAILED, id, NULL, "the job ended %s", st);
+		cli_report(e);
+		ret = 1;       /* whatever the code: the job did not succeed */
+		goto out;
+	}
+	if (!json)
+		printf("%s succeeded in %s s\n", id, json_object_get_string(
+			json_object_object_get(jb, F_SECONDS)));
+	ret = 0;
+out:
+	json_object_put(jb);
+	return ret;
+}
+
+/* `jobs ls`: its checks, then the table. The exit status. */
+static int cmd_jobs_ls(cli_ctx *ctx, const char **pos, int n_pos, const char *state,
+		       const char *backend, double limit, int json, enpu_err *e)
+{
+	if (n_pos > 1)
+		return cli_report((cli_usage(e, "jobs", "unexpected argument '%s'", pos[1]), e));
+	if (limit < 1 || limit > 10000 || limit != floor(limit))
+		return cli_report((cli_usage(e, "jobs", "option '--limit' must be a whole number "
+					     "in [1, 10000]"), e));
+	return jobs_ls(ctx, state, backend, limit, json, e) < 0 ? cli_report(e) : 0;
+}
+
 int cmd_jobs(cli_ctx *ctx, int argc, char **argv)
 {
 	enpu_err e = ENPU_ERR_INIT;
 	const char *pos[2], *state = NULL, *backend = NULL, *sub, *id = NULL;
 	double limit = 100, timeout = 600;
-	int json = 0, n_pos, r, ret = 0;
+	int json = 0, n_pos, r;
 	const cli_opt opts[] = {
 		{"--state", CLI_OPT_STR, &state},
 		{"--backend", CLI_OPT_STR, &backend},
@@ -235,8 +340,6 @@ int cmd_jobs(cli_ctx *ctx, int argc, char **argv)
 		{"--json", CLI_OPT_FLAG, &json},
 		{NULL, 0, NULL},
 	};
-	struct json_object *jb = NULL, *jerr;
-	char path[256];
 
 	r = cli_parse_opts("jobs", argc, argv, opts, pos, 2, &n_pos, &e);
 	if (r == 1) {
@@ -248,14 +351,8 @@ int cmd_jobs(cli_ctx *ctx, int argc, char **argv)
 	if (n_pos < 1)
 		return cli_report((cli_usage(&e, "jobs", "no subcommand given (ls, show, wait, cancel)"), &e));
 	sub = pos[0];
-	if (strcmp(sub, "ls") == 0) {
-		if (n_pos > 1)
-			return cli_report((cli_usage(&e, "jobs", "unexpected argument '%s'", pos[1]), &e));
-		if (limit < 1 || limit > 10000 || limit != floor(limit))
-			return cli_report((cli_usage(&e, "jobs", "option '--limit' must be a whole number "
-						     "in [1, 10000]"), &e));
-		return jobs_ls(ctx, state, backend, limit, json, &e) < 0 ? cli_report(&e) : 0;
-	}
+	if (strcmp(sub, "ls") == 0)
+		return cmd_jobs_ls(ctx, pos, n_pos, state, backend, limit, json, &e);
 	if (strcmp(sub, "show") && strcmp(sub, "wait") && strcmp(sub, "cancel"))
 		return cli_report((cli_usage(&e, "jobs", "unknown subcommand '%s' (ls, show, wait, "
 					     "cancel)", sub), &e));
@@ -270,86 +367,13 @@ int cmd_jobs(cli_ctx *ctx, int argc, char **argv)
 	if (timeout <= 0)
 		return cli_report((cli_usage(&e, "jobs", "option '--timeout' must be more than 0 s"), &e));
 	if (cli_connect(ctx, &e) < 0)
-		goto fail;
-
-	if (strcmp(sub, "cancel") == 0) {
-		snprintf(path, sizeof path, "%s/%s", API_JOBS, id);
-		if (cli_http_json(ctx->conn, "DELETE", path, NULL, 30, &jb, NULL, NULL, &e) < 0)
-			goto fail;
-		if (json)
-			print_json(jb);
-		else
-			printf("%s %s\n", id, final_state(cli_json_str(jb, F_STATE))
-			       ? str_or(jb, F_STATE, "?") : "cancelling (stops at its next op)");
-		goto out;
-	}
-	if (strcmp(sub, "show") == 0) {
-		snprintf(path, sizeof path, "%s/%s", API_JOBS, id);
-		if (cli_http_json(ctx->conn, "GET", path, NULL, 30, &jb, NULL, NULL, &e) < 0)
-			goto fail;
-		if (json)
-			print_json(jb);
-		else
-			show_text(jb);
-		goto out;
-	}
-
-	/* wait */
-	{
-		double deadline = now_s() + timeout;
-		const char *st;
-
-		cli_progress_setup(json);
-		cli_progress_wait_begin(id);
-
-		/* at a terminal, the first look is at once (the status line has a
-		 * state and queue position to show), then long-polls */
-		for (int quick = cli_progress_waiting();; quick = 0) {
-			double left = deadline - now_s();
-			int w = quick || left <= 0 ? 0 : left < POLL_WAIT ? (int)ceil(left) : POLL_WAIT;
-
-			snprintf(path, sizeof path, "%s/%s?%s=%d", API_JOBS, id, Q_WAIT, w);
-			json_object_put(jb);
-			jb = NULL;
-			if (cli_http_json(ctx->conn, "GET", path, NULL, w + 30, &jb, NULL, NULL, &e) < 0)
-				goto fail;
-			st = cli_json_str(jb, F_STATE);
-			if (!st) {
-				enpu_fail(&e, ENPU_E_SERVER, API_JOBS, NULL, "job '%s' has no '%s'", id, F_STATE);
-				goto fail;
-			}
-			if (final_state(st) || (w == 0 && !quick))
-				break;
-			cli_progress_wait_job(jb);
-		}
-		cli_progress_end();
-		if (json)
-			print_json(jb);
-		if (!final_state(st)) {
-			enpu_fail(&e, ENPU_E_JOB_TIMEOUT, id, "wait longer (--timeout), or cancel it: "
-				  "eulernpu jobs cancel ID", "job '%s' is still %s after %g s", id, st,
-				  timeout);
-			goto fail;
-		}
-		if (strcmp(st, JOB_SUCCEEDED) != 0) {
-			if (json_object_object_get_ex(jb, F_ERROR, &jerr) &&
-			    json_object_is_type(jerr, json_type_object))
-				cli_err_from_json(jerr, &e);
-			else
-				enpu_fail(&e, ENPU_E_JOB_FAILED, id, NULL, "the job ended %s", st);
-			cli_report(&e);
-			ret = 1;       /* whatever the code: the job did not succeed */
-			goto out;
-		}
-		if (!json)
-			printf("%s succeeded in %s s\n", id, json_object_get_string(
-				json_object_object_get(jb, F_SECONDS)));
-		goto out;
-	}
-fail:
+		r = -1;
+	else if (strcmp(sub, "wait") != 0)
+		r = jobs_one(ctx, strcmp(sub, "show") == 0 ? "GET" : "DELETE", id, json, &e);
+	else
+		r = jobs_wait(ctx, id, timeout, json, &e);
+	if (r >= 0)
+		return r;
 	cli_progress_end();
-	ret = cli_report(&e);
-out:
-	json_object_put(jb);
-	return ret;
+	return cli_report(&e);
 }

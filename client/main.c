@@ -79,125 +79,145 @@ static int resolve_access(cli_ctx *ctx, const char *token_file, cli_config *cfg,
 	return ctx->token ? 0 : enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
 }
 
-int main(int argc, char **argv)
-{
-	cli_ctx ctx = CLI_CTX_INIT;
-	enpu_err e = ENPU_ERR_INIT;
+/* The command line with the global options taken out: the verb and its
+ * arguments in order (args[verb_at] is the verb, -1 none yet), whether
+ * -h/--help stood before the verb, and --token-file's value. */
+typedef struct cmdline {
 	char **args;
-	int n = 0, verb_at = -1, ret, help = 0;
-	const char *env = getenv("EULERNPU_SERVER");
-	const char *token_file = NULL;
-	cli_config cfg = {0};
+	int n, verb_at, help;
+	const char *token_file;
+} cmdline;
 
-	if (env && *env)
-		ctx.server = env;
-	args = calloc((size_t)argc + 1, sizeof *args);
-	if (!args) {
-		fputs("eulernpu: out of memory\n", stderr);
-		return 2;
+/* A global option at argv[*i] (--server, --token-file, --cacert; the value
+ * next or after '='): 1 taken (*i on its value), 0 not one, -1 with e. */
+static int global_option(cli_ctx *ctx, cmdline *cl, int argc, char **argv, int *i, enpu_err *e)
+{
+	const char *a = argv[*i];
+
+	if (strcmp(a, "--server") == 0) {
+		if (*i + 1 >= argc || !argv[*i + 1][0])
+			return cli_usage(e, NULL, "option '--server' needs a URL");
+		ctx->server = argv[++*i];
+		return 1;
 	}
-	/* Take --server out wherever it stands (up to "--"); the rest, in
-	 * order, is the verb and its arguments. */
+	if (!strcmp(a, "--token-file") || !strcmp(a, "--cacert") ||
+	    !strncmp(a, "--token-file=", 13) || !strncmp(a, "--cacert=", 9)) {
+		const char *eq = strchr(a, '='), *v = eq ? eq + 1 : *i + 1 < argc ? argv[++*i] : "";
+		int is_tok = !strncmp(a, "--token-file", 12);
+		if (!*v)
+			return cli_usage(e, NULL, "option '%s' needs a file",
+					 is_tok ? "--token-file" : "--cacert");
+		if (is_tok)
+			cl->token_file = v;
+		else
+			ctx->cacert = v;
+		return 1;
+	}
+	if (strncmp(a, "--server=", 9) == 0) {
+		if (!a[9])
+			return cli_usage(e, NULL, "option '--server' needs a URL");
+		ctx->server = a + 9;
+		return 1;
+	}
+	return 0;
+}
+
+/* Take the global options out wherever they stand (up to "--"); the rest,
+ * in order, is the verb and its arguments. 0, or -1 with e. */
+static int parse_cmdline(cli_ctx *ctx, int argc, char **argv, cmdline *cl, enpu_err *e)
+{
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
+		int r;
 
 		if (strcmp(a, "--") == 0) {
 			while (i < argc)
-				args[n++] = argv[i++];
+				cl->args[cl->n++] = argv[i++];
 			break;
 		}
-		if (strcmp(a, "--server") == 0) {
-			if (i + 1 >= argc || !argv[i + 1][0]) {
-				ret = cli_report((cli_usage(&e, NULL, "option '--server' needs a URL"), &e));
-				goto out;
-			}
-			ctx.server = argv[++i];
+		if ((r = global_option(ctx, cl, argc, argv, &i, e)) < 0)
+			return -1;
+		if (r > 0)
+			continue;
+		if (cl->verb_at < 0 && a[0] != '-')
+			cl->verb_at = cl->n;
+		if (cl->verb_at < 0 && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
+			cl->help = 1;
 			continue;
 		}
-		if (!strcmp(a, "--token-file") || !strcmp(a, "--cacert") ||
-		    !strncmp(a, "--token-file=", 13) || !strncmp(a, "--cacert=", 9)) {
-			const char *eq = strchr(a, '='), *v = eq ? eq + 1 : i + 1 < argc ? argv[++i] : "";
-			int is_tok = !strncmp(a, "--token-file", 12);
-			if (!*v) {
-				ret = cli_report((cli_usage(&e, NULL, "option '%s' needs a file",
-							    is_tok ? "--token-file" : "--cacert"), &e));
-				goto out;
-			}
-			if (is_tok)
-				token_file = v;
-			else
-				ctx.cacert = v;
+		if (cl->verb_at < 0 && strcmp(a, "--version") == 0) {
+			cl->verb_at = cl->n;
+			cl->args[cl->n++] = "version";
 			continue;
 		}
-		if (strncmp(a, "--server=", 9) == 0) {
-			if (!a[9]) {
-				ret = cli_report((cli_usage(&e, NULL, "option '--server' needs a URL"), &e));
-				goto out;
-			}
-			ctx.server = a + 9;
-			continue;
-		}
-		if (verb_at < 0 && a[0] != '-')
-			verb_at = n;
-		if (verb_at < 0 && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
-			help = 1;
-			continue;
-		}
-		if (verb_at < 0 && strcmp(a, "--version") == 0) {
-			verb_at = n;
-			args[n++] = "version";
-			continue;
-		}
-		if (verb_at < 0) {
-			ret = cli_report((cli_usage(&e, NULL, "unknown option '%s'", a), &e));
-			goto out;
-		}
-		args[n++] = argv[i];
+		if (cl->verb_at < 0)
+			return cli_usage(e, NULL, "unknown option '%s'", a);
+		cl->args[cl->n++] = argv[i];
 	}
-	if (verb_at < 0) {
-		if (help) {
-			usage(stdout);
-			ret = 0;
-		} else {
-			ret = cli_report((cli_usage(&e, NULL, "no verb given (validate, compile, run, compare, ...)"), &e));
-		}
-		goto out;
-	}
+	return 0;
+}
+
+/* Run the verb of cl (the table above): its exit status. */
+static int run_verb(cli_ctx *ctx, cmdline *cl, enpu_err *e)
+{
+	char **args = cl->args;
+	int at = cl->verb_at, n = cl->n, ret = -1;
+
 	/* "eulernpu help VERB" is "eulernpu VERB --help". */
-	if (strcmp(args[verb_at], "help") == 0) {
-		if (verb_at + 1 >= n) {
-			usage(stdout);
-			ret = 0;
-			goto out;
-		}
-		args[verb_at] = args[verb_at + 1];
-		args[verb_at + 1] = "--help";
+	if (strcmp(args[at], "help") == 0) {
+		args[at] = args[at + 1];
+		args[at + 1] = "--help";
 	}
-	if (help) {
+	if (cl->help)
 		args[n++] = "--help";
-	}
-	if (resolve_access(&ctx, token_file, &cfg, &e) != 0) {
-		ret = cli_report(&e);
-		goto out;
-	}
-	ret = -1;
 	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
-		if (strcmp(verbs[i].name, args[verb_at]) == 0) {
+		if (strcmp(verbs[i].name, args[at]) == 0) {
 			curl_global_init(CURL_GLOBAL_DEFAULT);
-			ret = verbs[i].fn(&ctx, n - verb_at, args + verb_at);
+			ret = verbs[i].fn(ctx, n - at, args + at);
 			break;
 		}
 	}
 	if (ret < 0)
-		ret = cli_report((cli_usage(&e, NULL, "unknown verb '%s'", args[verb_at]), &e));
+		ret = cli_report((cli_usage(e, NULL, "unknown verb '%s'", args[at]), e));
 	fflush(stdout);
-out:
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	cli_ctx ctx = CLI_CTX_INIT;
+	enpu_err e = ENPU_ERR_INIT;
+	cmdline cl = {NULL, 0, -1, 0, NULL};
+	const char *env = getenv("EULERNPU_SERVER");
+	cli_config cfg = {0};
+	int ret;
+
+	if (env && *env)
+		ctx.server = env;
+	cl.args = calloc((size_t)argc + 1, sizeof *cl.args);
+	if (!cl.args) {
+		fputs("eulernpu: out of memory\n", stderr);
+		return 2;
+	}
+	if (parse_cmdline(&ctx, argc, argv, &cl, &e) != 0) {
+		ret = cli_report(&e);
+	} else if (cl.verb_at < 0 && !cl.help) {
+		ret = cli_report((cli_usage(&e, NULL, "no verb given (validate, compile, run, compare, ...)"), &e));
+	} else if (cl.verb_at < 0 ||
+		   (strcmp(cl.args[cl.verb_at], "help") == 0 && cl.verb_at + 1 >= cl.n)) {
+		usage(stdout);
+		ret = 0;
+	} else if (resolve_access(&ctx, cl.token_file, &cfg, &e) != 0) {
+		ret = cli_report(&e);
+	} else {
+		ret = run_verb(&ctx, &cl, &e);
+	}
 	cli_conn_free(ctx.conn);
 	if (ctx.token) {
 		memset(ctx.token, 0, strlen(ctx.token));
 		free(ctx.token);
 	}
 	cli_config_free(&cfg);
-	free(args);
+	free(cl.args);
 	return ret;
 }

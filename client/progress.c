@@ -79,112 +79,144 @@ static void append(char *out, size_t cap, const char *s)
 		snprintf(out + len, cap - len, "%s", s);
 }
 
+/* The parts a bar line can show, and its levels: what each shows, richest
+ * first, for a known total and for an unknown one. */
+enum { P_NAME = 1, P_BAR = 2, P_PCT = 4, P_SIZES = 8, P_RATE = 16, P_ETA = 32 };
+static const int lv_known[] = {
+	P_NAME | P_BAR | P_PCT | P_SIZES | P_RATE | P_ETA, P_NAME | P_BAR | P_PCT | P_SIZES | P_ETA,
+	P_NAME | P_BAR | P_PCT, P_NAME | P_PCT, P_PCT,
+};
+static const int lv_unknown[] = {P_NAME | P_SIZES | P_RATE, P_NAME | P_SIZES, P_SIZES};
+
+/* A bar line's parts as text, and the level and widths chosen for them. */
+typedef struct bar_parts {
+	char pct[8], sizes[64], rate[48], eta[32];
+	int f;                /* the parts shown (P_*) */
+	size_t namew, barw;   /* columns of the name, of the bar's inside */
+} bar_parts;
+
+/* The percentage, sizes, rate and ETA as text (no percentage or ETA
+ * without a total). */
+static void bar_texts(bar_parts *bp, uint64_t done, uint64_t total, double elapsed)
+{
+	char a[24], b[24], t[24];
+	double r = elapsed > 0 ? (double)done / elapsed : 0;
+
+	if (total) {
+		int p = done >= total ? 100 : (int)((double)done * 100.0 / (double)total);
+
+		if (p == 100 && done < total)
+			p = 99;
+		snprintf(bp->pct, sizeof bp->pct, "%3d%%", p);
+		snprintf(bp->sizes, sizeof bp->sizes, "%s / %s", cli_bytes_str(done, a, sizeof a),
+			 cli_bytes_str(total > done ? total : done, b, sizeof b));
+		snprintf(bp->eta, sizeof bp->eta, "ETA %s", cli_progress_eta_str(
+			r > 0 && total >= done ? (double)(total - done) / r : -1, t, sizeof t));
+	} else {
+		snprintf(bp->sizes, sizeof bp->sizes, "%s", cli_bytes_str(done, a, sizeof a));
+	}
+	snprintf(bp->rate, sizeof bp->rate, "%s/s",
+		 cli_bytes_str(r < 1.8e19 ? (uint64_t)r : UINT64_MAX, a, sizeof a));
+}
+
+/* The richest level of lv that fits avail columns (the last one when none
+ * does), and the widths of the name (ncols wide) and the bar in it. */
+static void bar_layout(bar_parts *bp, const int *lv, size_t nlv, size_t ncols, size_t avail)
+{
+	bp->f = lv[nlv - 1];
+	for (size_t i = 0; i < nlv; i++) {
+		size_t fixed = 0, parts = 0, room, need;
+
+		if (lv[i] & P_PCT)
+			fixed += cli_text_width(bp->pct), parts++;
+		if (lv[i] & P_SIZES)
+			fixed += cli_text_width(bp->sizes), parts++;
+		if (lv[i] & P_RATE)
+			fixed += cli_text_width(bp->rate), parts++;
+		if (lv[i] & P_ETA)
+			fixed += cli_text_width(bp->eta), parts++;
+		parts += !!(lv[i] & P_NAME) + !!(lv[i] & P_BAR);
+		fixed += parts ? parts - 1 : 0;         /* one space between parts */
+		need = fixed + (lv[i] & P_BAR ? BAR_MIN + 2 : 0) +
+		       ((lv[i] & P_NAME) && ncols ? (ncols < NAME_MIN_COLS ? ncols : NAME_MIN_COLS) : 0);
+		if (need > avail && i + 1 < nlv)
+			continue;
+		bp->f = lv[i];
+		room = avail > fixed ? avail - fixed : 0;
+		if (bp->f & P_NAME) {
+			bp->namew = ncols < NAME_MAX_COLS ? ncols : NAME_MAX_COLS;
+			if (bp->f & P_BAR && bp->namew + BAR_MIN + 2 > room)
+				bp->namew = room > BAR_MIN + 2 ? room - BAR_MIN - 2 : 0;
+			if (bp->namew > room)
+				bp->namew = room;
+			room -= bp->namew;
+		}
+		if (bp->f & P_BAR) {
+			bp->barw = room >= 2 ? room - 2 : 0;
+			if (bp->barw > BAR_MAX)
+				bp->barw = BAR_MAX;
+		}
+		break;
+	}
+}
+
+/* The chosen parts into out, each followed by a space. */
+static void bar_render(char *out, size_t cap, const bar_parts *bp, const char *name,
+		       uint64_t done, uint64_t total)
+{
+	if ((bp->f & P_NAME) && bp->namew) {
+		put_cut(out, cap, name, bp->namew);
+		append(out, cap, " ");
+	}
+	if ((bp->f & P_BAR) && bp->barw) {
+		size_t fill = total ? (size_t)((double)bp->barw * (double)(done < total ? done : total) /
+					       (double)total) : 0;
+		char bar[BAR_MAX + 3];
+
+		bar[0] = '[';
+		for (size_t k = 0; k < bp->barw; k++)
+			bar[1 + k] = k < fill ? '#' : '.';
+		bar[1 + bp->barw] = ']';
+		bar[2 + bp->barw] = '\0';
+		append(out, cap, bar);
+		append(out, cap, " ");
+	}
+	if (bp->f & P_PCT) {
+		append(out, cap, bp->pct);
+		append(out, cap, " ");
+	}
+	if (bp->f & P_SIZES) {
+		append(out, cap, bp->sizes);
+		append(out, cap, " ");
+	}
+	if (bp->f & P_RATE) {
+		append(out, cap, bp->rate);
+		append(out, cap, " ");
+	}
+	if (bp->f & P_ETA)
+		append(out, cap, bp->eta);
+}
+
 char *cli_progress_bar_line(char *out, size_t cap, const char *name, uint64_t done,
 			    uint64_t total, double elapsed, int width)
 {
-	/* what each level shows, richest first */
-	enum { NAME = 1, BAR = 2, PCT = 4, SIZES = 8, RATE = 16, ETA = 32 };
-	static const int known[] = {
-		NAME | BAR | PCT | SIZES | RATE | ETA, NAME | BAR | PCT | SIZES | ETA,
-		NAME | BAR | PCT, NAME | PCT, PCT,
-	};
-	static const int unknown[] = {NAME | SIZES | RATE, NAME | SIZES, SIZES};
-	const int *lv = total ? known : unknown;
-	size_t nlv = total ? sizeof known / sizeof known[0] : sizeof unknown / sizeof unknown[0];
-	char pct[8] = "", sizes[64] = "", rate[48] = "", eta[32] = "", a[24], b[24], t[24];
-	double r = elapsed > 0 ? (double)done / elapsed : 0;
+	bar_parts bp;
 	size_t avail = width > 1 ? (size_t)width - 1 : 0, ncols;
-	int f = lv[nlv - 1];
-	size_t namew = 0, barw = 0;
 
 	if (cap == 0)
 		return out;
 	out[0] = '\0';
 	if (!name)
 		name = "";
-	ncols = cli_text_width(name);
-	if (total) {
-		int p = done >= total ? 100 : (int)((double)done * 100.0 / (double)total);
-
-		if (p == 100 && done < total)
-			p = 99;
-		snprintf(pct, sizeof pct, "%3d%%", p);
-		snprintf(sizes, sizeof sizes, "%s / %s", cli_bytes_str(done, a, sizeof a),
-			 cli_bytes_str(total > done ? total : done, b, sizeof b));
-		snprintf(eta, sizeof eta, "ETA %s", cli_progress_eta_str(
-			r > 0 && total >= done ? (double)(total - done) / r : -1, t, sizeof t));
-	} else {
-		snprintf(sizes, sizeof sizes, "%s", cli_bytes_str(done, a, sizeof a));
-	}
-	snprintf(rate, sizeof rate, "%s/s", cli_bytes_str(r < 1.8e19 ? (uint64_t)r : UINT64_MAX,
-							    a, sizeof a));
-
-	for (size_t i = 0; i < nlv; i++) {
-		size_t fixed = 0, parts = 0, room, need;
-
-		if (lv[i] & PCT)
-			fixed += cli_text_width(pct), parts++;
-		if (lv[i] & SIZES)
-			fixed += cli_text_width(sizes), parts++;
-		if (lv[i] & RATE)
-			fixed += cli_text_width(rate), parts++;
-		if (lv[i] & ETA)
-			fixed += cli_text_width(eta), parts++;
-		parts += !!(lv[i] & NAME) + !!(lv[i] & BAR);
-		fixed += parts ? parts - 1 : 0;         /* one space between parts */
-		need = fixed + ((lv[i] & NAME) && ncols ? (ncols < NAME_MIN_COLS ? ncols : NAME_MIN_COLS) : 0) +
-		       (lv[i] & BAR ? BAR_MIN + 2 : 0);
-		if (need > avail && i + 1 < nlv)
-			continue;
-		f = lv[i];
-		room = avail > fixed ? avail - fixed : 0;
-		if (f & NAME) {
-			namew = ncols < NAME_MAX_COLS ? ncols : NAME_MAX_COLS;
-			if (f & BAR && namew + BAR_MIN + 2 > room)
-				namew = room > BAR_MIN + 2 ? room - BAR_MIN - 2 : 0;
-			if (namew > room)
-				namew = room;
-			room -= namew;
-		}
-		if (f & BAR) {
-			barw = room >= 2 ? room - 2 : 0;
-			if (barw > BAR_MAX)
-				barw = BAR_MAX;
-		}
-		break;
-	}
-
-	if ((f & NAME) && namew) {
-		put_cut(out, cap, name, namew);
-		append(out, cap, " ");
-	}
-	if ((f & BAR) && barw) {
-		size_t fill = total ? (size_t)((double)barw * (double)(done < total ? done : total) /
-					       (double)total) : 0;
-		char bar[BAR_MAX + 3];
-
-		bar[0] = '[';
-		for (size_t k = 0; k < barw; k++)
-			bar[1 + k] = k < fill ? '#' : '.';
-		bar[1 + barw] = ']';
-		bar[2 + barw] = '\0';
-		append(out, cap, bar);
-		append(out, cap, " ");
-	}
-	if (f & PCT) {
-		append(out, cap, pct);
-		append(out, cap, " ");
-	}
-	if (f & SIZES) {
-		append(out, cap, sizes);
-		append(out, cap, " ");
-	}
-	if (f & RATE) {
-		append(out, cap, rate);
-		append(out, cap, " ");
-	}
-	if (f & ETA)
-		append(out, cap, eta);
+	memset(&bp, 0, sizeof bp);
+	bar_texts(&bp, done, total, elapsed);
+	if (total)
+		bar_layout(&bp, lv_known, sizeof lv_known / sizeof lv_known[0],
+			   cli_text_width(name), avail);
+	else
+		bar_layout(&bp, lv_unknown, sizeof lv_unknown / sizeof lv_unknown[0],
+			   cli_text_width(name), avail);
+	bar_render(out, cap, &bp, name, done, total);
 	/* drop a trailing space; the last resort on a tiny terminal is a cut */
 	ncols = strlen(out);
 	while (ncols > 0 && out[ncols - 1] == ' ')

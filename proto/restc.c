@@ -173,6 +173,89 @@ static enpu_rest_why why_of(CURLcode rc, const wsink *s)
 	}
 }
 
+/* A fresh handle with what every request has (URL, socket, CA, timeouts,
+ * agent, the body's writer s); the headers every request sends. */
+static struct curl_slist *set_common(enpu_rest *r, const char *url, char *errbuf, long total,
+				     wsink *s)
+{
+	struct curl_slist *hdrs = NULL;
+
+	curl_easy_reset(r->h);
+	curl_easy_setopt(r->h, CURLOPT_URL, url);
+	if (r->sock)
+		curl_easy_setopt(r->h, CURLOPT_UNIX_SOCKET_PATH, r->sock);
+	curl_easy_setopt(r->h, CURLOPT_ERRORBUFFER, errbuf);
+	if (r->cacert)
+		curl_easy_setopt(r->h, CURLOPT_CAINFO, r->cacert);
+	curl_easy_setopt(r->h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(r->h, CURLOPT_CONNECTTIMEOUT, r->cfg.connect_s);
+	if (total > 0)
+		curl_easy_setopt(r->h, CURLOPT_TIMEOUT, total);
+	curl_easy_setopt(r->h, CURLOPT_USERAGENT, r->cfg.agent);
+	curl_easy_setopt(r->h, CURLOPT_WRITEFUNCTION, on_write);
+	curl_easy_setopt(r->h, CURLOPT_WRITEDATA, s);
+	/* No "Expect: 100-continue" round trip before uploads. */
+	hdrs = curl_slist_append(hdrs, "Expect:");
+	if (r->auth && (!r->sock || r->auth_on_sock))
+		hdrs = curl_slist_append(hdrs, r->auth);
+	return hdrs;
+}
+
+/* The method and the body: q's upload file streamed (*up, open until the
+ * caller closes it), or q's body for POST and PUT. 0, or -1 with f when
+ * the upload file cannot be read. */
+static int set_body(enpu_rest *r, const enpu_rest_req *q, struct curl_slist **hdrs, FILE **up,
+		    enpu_rest_fault *f)
+{
+	if (q->upload_file) {
+		long long size;
+
+		*up = fopen(q->upload_file, "rb");
+		if (!*up || fseek(*up, 0, SEEK_END) != 0 || (size = ftell(*up)) < 0 ||
+		    fseek(*up, 0, SEEK_SET) != 0) {
+			f->why = ENPU_REST_FILE;
+			f->file_errno = errno;
+			f->text = f->code_text = "";
+			return -1;
+		}
+		*hdrs = curl_slist_append(*hdrs, "Content-Type: application/octet-stream");
+		curl_easy_setopt(r->h, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(r->h, CURLOPT_READDATA, *up);
+		curl_easy_setopt(r->h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)size);
+	} else if (!strcmp(q->method, "POST") || !strcmp(q->method, "PUT")) {
+		char ct[128];
+
+		snprintf(ct, sizeof ct, "Content-Type: %s",
+			 q->content_type ? q->content_type : "application/json");
+		*hdrs = curl_slist_append(*hdrs, ct);
+		curl_easy_setopt(r->h, CURLOPT_POSTFIELDS, q->body ? q->body : "");
+		curl_easy_setopt(r->h, CURLOPT_POSTFIELDSIZE_LARGE,
+				 (curl_off_t)(q->body ? q->body_len : 0));
+		if (!strcmp(q->method, "PUT"))
+			curl_easy_setopt(r->h, CURLOPT_CUSTOMREQUEST, "PUT");
+	} else if (strcmp(q->method, "GET") != 0) {
+		curl_easy_setopt(r->h, CURLOPT_CUSTOMREQUEST, q->method);
+	}
+	return 0;
+}
+
+/* What went wrong in a transfer that failed with rc, for the fault hook
+ * (f->text may point into errbuf). */
+static void fault_of(enpu_rest *r, CURLcode rc, const wsink *s, const char *errbuf,
+		     enpu_rest_fault *f)
+{
+	f->why = why_of(rc, s);
+	f->code_text = curl_easy_strerror(rc);
+	f->text = errbuf[0] ? errbuf : f->code_text;
+	f->sink_errno = s->werr;
+	if (f->why == ENPU_REST_CONNECT && r->sock) {
+		long oserr = 0;
+
+		curl_easy_getinfo(r->h, CURLINFO_OS_ERRNO, &oserr);
+		f->os_errno = (int)oserr;
+	}
+}
+
 int enpu_rest_do(enpu_rest *r, const enpu_rest_req *q, long *status, enpu_buf *resp,
 		 enpu_err *e)
 {
@@ -195,54 +278,10 @@ int enpu_rest_do(enpu_rest *r, const enpu_rest_req *q, long *status, enpu_buf *r
 		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory for a request");
 	snprintf(url, ulen, "%s%s", r->base, q->path);
 
-	curl_easy_reset(r->h);
-	curl_easy_setopt(r->h, CURLOPT_URL, url);
-	if (r->sock)
-		curl_easy_setopt(r->h, CURLOPT_UNIX_SOCKET_PATH, r->sock);
-	curl_easy_setopt(r->h, CURLOPT_ERRORBUFFER, errbuf);
-	if (r->cacert)
-		curl_easy_setopt(r->h, CURLOPT_CAINFO, r->cacert);
-	curl_easy_setopt(r->h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(r->h, CURLOPT_CONNECTTIMEOUT, r->cfg.connect_s);
-	if (total > 0)
-		curl_easy_setopt(r->h, CURLOPT_TIMEOUT, total);
-	curl_easy_setopt(r->h, CURLOPT_USERAGENT, r->cfg.agent);
-	curl_easy_setopt(r->h, CURLOPT_WRITEFUNCTION, on_write);
-	curl_easy_setopt(r->h, CURLOPT_WRITEDATA, &s);
-	/* No "Expect: 100-continue" round trip before uploads. */
-	hdrs = curl_slist_append(hdrs, "Expect:");
-	if (r->auth && (!r->sock || r->auth_on_sock))
-		hdrs = curl_slist_append(hdrs, r->auth);
-
-	if (q->upload_file) {
-		long long size;
-
-		up = fopen(q->upload_file, "rb");
-		if (!up || fseek(up, 0, SEEK_END) != 0 || (size = ftell(up)) < 0 ||
-		    fseek(up, 0, SEEK_SET) != 0) {
-			f.why = ENPU_REST_FILE;
-			f.file_errno = errno;
-			f.text = f.code_text = "";
-			ret = r->cfg.ops.fault(r->cfg.ops.ud, q, &f, e);
-			goto out;
-		}
-		hdrs = curl_slist_append(hdrs, "Content-Type: application/octet-stream");
-		curl_easy_setopt(r->h, CURLOPT_UPLOAD, 1L);
-		curl_easy_setopt(r->h, CURLOPT_READDATA, up);
-		curl_easy_setopt(r->h, CURLOPT_INFILESIZE_LARGE, (curl_off_t)size);
-	} else if (!strcmp(q->method, "POST") || !strcmp(q->method, "PUT")) {
-		char ct[128];
-
-		snprintf(ct, sizeof ct, "Content-Type: %s",
-			 q->content_type ? q->content_type : "application/json");
-		hdrs = curl_slist_append(hdrs, ct);
-		curl_easy_setopt(r->h, CURLOPT_POSTFIELDS, q->body ? q->body : "");
-		curl_easy_setopt(r->h, CURLOPT_POSTFIELDSIZE_LARGE,
-				 (curl_off_t)(q->body ? q->body_len : 0));
-		if (!strcmp(q->method, "PUT"))
-			curl_easy_setopt(r->h, CURLOPT_CUSTOMREQUEST, "PUT");
-	} else if (strcmp(q->method, "GET") != 0) {
-		curl_easy_setopt(r->h, CURLOPT_CUSTOMREQUEST, q->method);
+	hdrs = set_common(r, url, errbuf, total, &s);
+	if (set_body(r, q, &hdrs, &up, &f) < 0) {
+		ret = r->cfg.ops.fault(r->cfg.ops.ud, q, &f, e);
+		goto out;
 	}
 	curl_easy_setopt(r->h, CURLOPT_HTTPHEADER, hdrs);
 	if (r->cfg.ops.xfer_on && r->cfg.ops.xfer_on(r->cfg.ops.ud, q)) {
@@ -257,19 +296,10 @@ int enpu_rest_do(enpu_rest *r, const enpu_rest_req *q, long *status, enpu_buf *r
 	if (rc == CURLE_OK) {
 		curl_easy_getinfo(r->h, CURLINFO_RESPONSE_CODE, status);
 		ret = 0;
-		goto out;
+	} else {
+		fault_of(r, rc, &s, errbuf, &f);
+		ret = r->cfg.ops.fault(r->cfg.ops.ud, q, &f, e);
 	}
-	f.why = why_of(rc, &s);
-	f.code_text = curl_easy_strerror(rc);
-	f.text = errbuf[0] ? errbuf : f.code_text;
-	f.sink_errno = s.werr;
-	if (f.why == ENPU_REST_CONNECT && r->sock) {
-		long oserr = 0;
-
-		curl_easy_getinfo(r->h, CURLINFO_OS_ERRNO, &oserr);
-		f.os_errno = (int)oserr;
-	}
-	ret = r->cfg.ops.fault(r->cfg.ops.ud, q, &f, e);
 out:
 	if (up)
 		fclose(up);

@@ -1,6 +1,7 @@
 /* bundle.h: the cross-ISA bundle and result formats, shared by the host
  * tool that writes bundles and compares results (bundle.c, full library)
- * and the runner that executes them on any CPU (runner.c, compute core).
+ * and the runner that executes them on any CPU (runner.c and its reader,
+ * reader.c: compute core).
  *
  * Everything is little-endian whatever the CPU: integers are written byte
  * by byte, floats as the bit pattern of their IEEE-754 binary32 value, so

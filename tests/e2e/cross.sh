@@ -34,6 +34,7 @@ done
 # ---- the core alone: plain gcc, no pkg-config, libc + libm + pthread ----
 core_src=$(make -s --no-print-directory -C "$ROOT" print-core-src)
 core_inc=$(make -s --no-print-directory -C "$ROOT" print-core-inc)
+cross_src=$(make -s --no-print-directory -C "$ROOT" print-cross-src | sed "s|[^ ]*|$ROOT/&|g")
 mkdir -p "$TMP/core"
 core_ok=1
 pids=()
@@ -50,7 +51,7 @@ done
 [ "$core_ok" = 1 ] || cat "$TMP"/core/*.err | sed 's/^/    | /' | head -20
 expect_eq "the core's $(wc -w <<<"$core_src") files compile with plain gcc and their rooms' headers" "$core_ok" 1
 check "the core runner links with -lm -pthread only" \
-	gcc -pthread $core_inc -o "$TMP/core/runner" "$ROOT/tests/cross/runner.c" "$TMP"/core/*.o -lm
+	gcc -pthread $core_inc -o "$TMP/core/runner" $cross_src "$TMP"/core/*.o -lm
 foreign=$(nm -u "$TMP"/core/*.o | grep -Ei ' (json_|yaml_|zip_|curl_|MHD_|EVP_|SHA|OPENSSL|inflate|deflate|crc32)' | sort -u | tr '\n' ' ')
 expect_eq "the core calls no json-c, libyaml, libzip, zlib, curl, microhttpd or OpenSSL" "$foreign" ""
 needed=$(readelf -d "$TMP/core/runner" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | grep -Ev '^(libc|libm|libpthread)\.so' | tr '\n' ' ')

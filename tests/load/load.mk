@@ -1,13 +1,16 @@
-# load.mk: the load generator of the load tests (tests/load/loadgen.c, run
-# by tests/e2e/load.sh), included by the top Makefile after its variables.
-# It links the core library for its npz writer and digests.
-LOADGEN := $(B)/tests/loadgen
+# load.mk: the load generator of the load tests (tests/load/*.c, run by
+# tests/e2e/load.sh), included by the top Makefile after its variables.
+# Its files compile like the library's (the $(B)/obj/%.o rule) and link
+# the library for its npz writer and digests.
+LOADGEN     := $(B)/tests/loadgen
+LOADGEN_SRC := $(sort $(wildcard tests/load/*.c))
+LOADGEN_OBJ := $(LOADGEN_SRC:%.c=$(B)/obj/%.o)
 
-$(LOADGEN): tests/load/loadgen.c $(LIB)
+$(LOADGEN): $(LOADGEN_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LINK    $@")
-	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(LIB) $(PKG_LIBS) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $(LOADGEN_OBJ) $(LIB) $(PKG_LIBS) $(LDLIBS)
 
 tests: $(LOADGEN)
 
--include $(LOADGEN).d
+-include $(LOADGEN_OBJ:.o=.d)
