@@ -337,7 +337,7 @@ static int wait_for_daemon(const cli_private *p, const char *idle, enpu_err *e)
 			      "--pid-file", p->pidf, NULL};
 	long t0 = now_ms(), off = 0;
 	pid_t child = 0;
-	int restarted = 0, ws;
+	int restarted = 0, clean_exits = 0, ws;
 	struct stat st;
 
 	daemon_path(bin, sizeof bin);
@@ -352,8 +352,14 @@ static int wait_for_daemon(const cli_private *p, const char *idle, enpu_err *e)
 			t0 = now_ms();
 			continue;
 		}
-		if (child > 0 && waitpid(child, &ws, WNOHANG) == child)
-			return start_failed(p, off, ws, e);
+		if (child > 0 && waitpid(child, &ws, WNOHANG) == child) {
+			if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+				return start_failed(p, off, ws, e);
+			if (++clean_exits > 10)   /* each went idle before we asked */
+				return start_failed(p, off, ws, e);
+			child = 0;   /* start another */
+			continue;
+		}
 		if (child <= 0 && cli_private_pid(p) == 0) {
 			unlink(p->sock);    /* stale, from a daemon that is gone */
 			off = stat(p->log, &st) == 0 ? (long)st.st_size : 0;

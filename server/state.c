@@ -180,7 +180,7 @@ int srv_state_prepare(srv_config *c, int activated)
 	started = srv_now();
 	old = umask(0);
 	umask(old | (c->socket_group ? 027 : 077));
-	if (enpu_mkdirs(c->cache_dir, 0700, &e) != 0)
+	if (enpu_mkdirs(c->cache_dir, 0777, &e) != 0)   /* the umask decides */
 		return refuse(c, c->cache_dir, other, "cannot create the cache directory: %s",
 			      e.message);
 	if (check_dir(c, c->cache_dir, 0, other) != 0)
@@ -202,6 +202,9 @@ int srv_state_idle(srv_ctx *ctx)
 {
 	static double retired;
 	double now = srv_now(), last = srv_http_last_activity();
+
+	if (last < started)
+		last = started;   /* no request yet: idle since the start */
 
 	if (ctx->cfg.idle_exit_ms <= 0 || srv_http_active() != 0 || !srv_jobs_idle(ctx->jobs))
 		return 0;
