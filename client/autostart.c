@@ -1,6 +1,9 @@
 /* autostart.c: the private daemon. With no server configured the client
  * finds eulernpud on a socket in the user's runtime directory, or starts one
- * there (detached, exiting when idle), the way a compiler cache does. */
+ * there (detached, exiting when idle), the way a compiler cache does. A
+ * daemon is alive while it holds the lock on its pid file (state.c), not
+ * while its pid names a process; one of another version is restarted; one
+ * that dies at start-up is reported with the first error of its log. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -15,10 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 #include "cli.h"
+#include <json-c/json.h>
+#include "api.h"
 #include "rest.h"
 
 #define START_WAIT_MS 10000
-#define POLL_MS 50
+#define POLL_MS 20
 
 int cli_private_dir(char *out, size_t cap)
 {
@@ -67,34 +72,69 @@ static int own_dir(const char *dir, enpu_err *e)
 	return 0;
 }
 
-static int healthy(const char *url)
+/* 1 when a daemon answers GET /v1/health on url; its version into ver. */
+static int healthy(const char *url, char *ver, size_t cap)
 {
 	enpu_err e = ENPU_ERR_INIT;
 	cli_conn *c = cli_conn_new(url, &e);
+	struct json_object *res = NULL;
+	const char *v;
 	int ok;
 
+	ver[0] = '\0';
 	if (!c)
 		return 0;
-	ok = cli_http_health(c, &e) == 0;
+	ok = cli_http_json(c, "GET", API_HEALTH, NULL, 5, &res, NULL, NULL, &e) == 0;
+	v = ok ? cli_json_str(res, "version") : NULL;
+	snprintf(ver, cap, "%s", v ? v : "");
+	json_object_put(res);
 	cli_conn_free(c);
 	return ok;
 }
 
-/* A daemon from an earlier start that is still alive (its pid file names a
- * live process): we wait for it rather than start a second one. */
-static int pid_alive(const char *pidfile)
+long cli_private_pid(const cli_private *p)
 {
-	char buf[32] = "";
-	FILE *f = fopen(pidfile, "r");
-	long pid;
+	struct flock fl;
+	char buf[32];
+	ssize_t n;
+	int fd = open(p->pidf, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
-	if (!f)
+	if (fd < 0)
 		return 0;
-	if (!fgets(buf, sizeof buf, f))
-		buf[0] = '\0';
-	fclose(f);
-	pid = strtol(buf, NULL, 10);
-	return pid > 1 && pid <= INT_MAX && kill((pid_t)pid, 0) == 0;
+	memset(&fl, 0, sizeof fl);
+	fl.l_type = F_WRLCK;
+	fl.l_whence = SEEK_SET;
+	/* the daemon holds this lock for its life: a stale pid file (a reused
+	 * pid, a zombie) holds none, whatever process its pid names */
+	if (fcntl(fd, F_OFD_GETLK, &fl) != 0 || fl.l_type == F_UNLCK) {
+		close(fd);
+		return 0;
+	}
+	n = pread(fd, buf, sizeof buf - 1, 0);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	n = strtol(buf, NULL, 10);
+	return n > 0 ? n : -1;   /* -1: locked, the pid not written yet */
+}
+
+/* While it runs, a client holds a shared flock on the daemon's pid file: a
+ * daemon idle for --idle-exit retires only when it can take it exclusive,
+ * so that it never goes away between a client's calls. Taken after the
+ * daemon answered: 1 when it is held (the daemon stays), 0 when the daemon
+ * has retired meanwhile (it holds the flock) or its pid file is gone. */
+static int hold(const cli_private *p)
+{
+	static int fd = -1;   /* open until we exit */
+
+	if (fd >= 0)
+		close(fd);
+	fd = open(p->pidf, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return 0;
+	while (flock(fd, LOCK_SH | LOCK_NB) < 0)
+		if (errno != EINTR)
+			return 0;
+	return 1;
 }
 
 /* The daemon binary: $EULERNPU_DAEMON, else eulernpud beside this
@@ -133,14 +173,22 @@ static void sleep_ms(long ms)
 		;
 }
 
-/* Start the daemon detached: fork, setsid, fork again, so that it is
- * nobody's child but init's and has no controlling terminal. Its stdio is
- * /dev/null and every other descriptor is closed: a caller reading our
- * stdout through a pipe must see EOF when we exit, not when the daemon
- * does. A close-on-exec pipe carries exec's errno back. */
-static int spawn(const char *bin, const char *const *argv, enpu_err *e)
+static long now_ms(void)
 {
-	int pfd[2], status, err = 0;
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Start the daemon in a session of its own, with no controlling terminal;
+ * it stays our child while we wait for it (so that we see it die), then
+ * init's. Its stdio is /dev/null and every other descriptor is closed: a
+ * caller reading our stdout through a pipe must see EOF when we exit, not
+ * when the daemon does. A close-on-exec pipe carries exec's errno back. */
+static pid_t spawn(const char *bin, const char *const *argv, enpu_err *e)
+{
+	int pfd[2], err = 0;
 	pid_t pid;
 	ssize_t n;
 
@@ -159,9 +207,7 @@ static int spawn(const char *bin, const char *const *argv, enpu_err *e)
 		int fd;
 
 		setsid();
-		if (fork() != 0)
-			_exit(0);
-		fd = open("/dev/null", O_RDWR);
+		fd = open("/dev/null", O_RDWR | O_NOCTTY);
 		if (fd >= 0) {
 			dup2(fd, 0);
 			dup2(fd, 1);
@@ -186,85 +232,188 @@ static int spawn(const char *bin, const char *const *argv, enpu_err *e)
 		_exit(127);
 	}
 	close(pfd[1]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
 	do
 		n = read(pfd[0], &err, sizeof err);
 	while (n < 0 && errno == EINTR);
 	close(pfd[0]);
-	if (n == (ssize_t)sizeof err)
+	if (n == (ssize_t)sizeof err) {
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
 		return enpu_fail(e, ENPU_E_UNREACHABLE, bin,
 				 "install eulernpud beside eulernpu, put it on PATH, or set EULERNPU_DAEMON",
 				 "cannot start the private daemon: %s", strerror(err));
+	}
+	return pid;
+}
+
+/* The daemon we started exited (wait status ws) before it answered: its
+ * first error line in the log (written from offset off on) becomes *e,
+ * with the code it names (E0816 for a bad cache directory: exit 2). */
+static int start_failed(const cli_private *p, long off, int ws, enpu_err *e)
+{
+	char line[2048], fix[1200];
+	const enpu_code_info *ci = NULL;
+	const char *msg = NULL, *f;
+	FILE *lf = fopen(p->log, "re");
+	int st = WIFEXITED(ws) ? WEXITSTATUS(ws) : 128 + WTERMSIG(ws);
+
+	snprintf(fix, sizeof fix, "see the daemon's log %.1100s", p->log);
+	if (lf && fseek(lf, off, SEEK_SET) != 0) {
+		fclose(lf);
+		lf = NULL;
+	}
+	while (lf && !msg && fgets(line, sizeof line, lf)) {
+		char *m = strstr(line, "level=error ");
+
+		if (!m)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		msg = m + 12;
+		if (msg[0] == 'E' && strspn(msg + 1, "0123456789") == 4 && msg[5] == ' ') {
+			char id[6];
+
+			snprintf(id, sizeof id, "%.5s", msg);
+			ci = enpu_code_by_id(id);
+			msg += 6;
+		}
+		if ((f = strstr(msg, " (fix: ")) != NULL && line[strlen(line) - 1] == ')') {
+			snprintf(fix, sizeof fix, "%.*s", (int)(strlen(f + 7) - 1), f + 7);
+			line[f - line] = '\0';
+		}
+	}
+	if (lf)
+		fclose(lf);
+	if (!msg)
+		return enpu_fail(e, st == 2 ? ENPU_E_CONFIG : ENPU_E_UNREACHABLE, p->log, fix,
+				 "the private daemon exited with status %d at start-up", st);
+	return enpu_fail(e, ci ? ci->code : st == 2 ? ENPU_E_CONFIG : ENPU_E_UNREACHABLE, p->log,
+			 fix, "the private daemon did not start: %s", msg);
+}
+
+int cli_private_paths(cli_private *p, enpu_err *e)
+{
+	if (cli_private_dir(p->dir, sizeof p->dir) < 0)
+		return enpu_fail(e, ENPU_E_IO, NULL, "set XDG_RUNTIME_DIR to a shorter path",
+				 "the private daemon's directory name is too long");
+	snprintf(p->sock, sizeof p->sock, "%s/eulernpud.sock", p->dir);
+	snprintf(p->lock, sizeof p->lock, "%s/autostart.lock", p->dir);
+	snprintf(p->log, sizeof p->log, "%s/eulernpud.log", p->dir);
+	snprintf(p->pidf, sizeof p->pidf, "%s/eulernpud.pid", p->dir);
+	if (strlen(p->sock) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		return enpu_fail(e, ENPU_E_IO, p->sock, "set XDG_RUNTIME_DIR to a shorter path",
+				 "the private daemon's socket path is too long for a Unix socket");
+	snprintf(p->url, sizeof p->url, "unix:%s", p->sock);
 	return 0;
+}
+
+int cli_private_stop(const cli_private *p, int wait_ms, enpu_err *e)
+{
+	long pid = cli_private_pid(p), t0 = now_ms();
+
+	if (pid == 0)
+		return 1;
+	if (pid > 0 && kill((pid_t)pid, SIGTERM) != 0 && errno != ESRCH)
+		return enpu_fail(e, ENPU_E_IO, p->pidf, NULL, "cannot stop the private daemon "
+				 "(pid %ld): %s", pid, strerror(errno));
+	while (cli_private_pid(p) != 0) {
+		if (now_ms() - t0 >= wait_ms)
+			return enpu_fail(e, ENPU_E_UNREACHABLE, p->pidf, "wait for its jobs, or "
+					 "kill -KILL it", "the private daemon (pid %ld) did not stop "
+					 "within %d s", pid, wait_ms / 1000);
+		sleep_ms(POLL_MS);
+	}
+	return 0;
+}
+
+/* Under the autostart lock: until a daemon of our version answers, start
+ * one whenever none holds the pid file's lock (none ran, or the last one
+ * went away: idle exit, a crash, a stale pid file), and stop one of
+ * another version (once). A daemon we started that dies first is an
+ * error with its first log line. */
+static int wait_for_daemon(const cli_private *p, const char *idle, enpu_err *e)
+{
+	char bin[PATH_MAX], ver[64], fix[4300];
+	const char *argv[] = {bin, "--socket", p->sock, "--idle-exit", idle, "--log", p->log,
+			      "--pid-file", p->pidf, NULL};
+	long t0 = now_ms(), off = 0;
+	pid_t child = 0;
+	int restarted = 0, clean_exits = 0, ws;
+	struct stat st;
+
+	daemon_path(bin, sizeof bin);
+	for (;;) {
+		if (healthy(p->url, ver, sizeof ver) && hold(p)) {
+			if (!strcmp(ver, CLI_VERSION) || restarted)
+				return 0;
+			/* another version: stop it, start ours (once) */
+			restarted = 1;
+			if (cli_private_stop(p, START_WAIT_MS, e) < 0)
+				return -1;
+			t0 = now_ms();
+			continue;
+		}
+		if (child > 0 && waitpid(child, &ws, WNOHANG) == child) {
+			if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+				return start_failed(p, off, ws, e);
+			if (++clean_exits > 10)   /* each went idle before we asked */
+				return start_failed(p, off, ws, e);
+			child = 0;   /* start another */
+			continue;
+		}
+		if (child <= 0 && cli_private_pid(p) == 0) {
+			unlink(p->sock);    /* stale, from a daemon that is gone */
+			off = stat(p->log, &st) == 0 ? (long)st.st_size : 0;
+			child = spawn(bin, argv, e);
+			if (child < 0)
+				return -1;
+			t0 = now_ms();
+			continue;
+		}
+		if (now_ms() - t0 >= START_WAIT_MS)
+			break;
+		sleep_ms(POLL_MS);
+	}
+	snprintf(fix, sizeof fix, "see the daemon's log %s", p->log);
+	return enpu_fail(e, ENPU_E_UNREACHABLE, p->url, fix,
+			 "the private daemon did not answer within %d s", START_WAIT_MS / 1000);
 }
 
 int cli_autostart(char *url, size_t cap, enpu_err *e)
 {
-	char dir[PATH_MAX], sock[PATH_MAX + 32], lock[PATH_MAX + 32], log[PATH_MAX + 32];
-	char pidf[PATH_MAX + 32], bin[PATH_MAX], fix[PATH_MAX + 64];
+	cli_private p;
+	char ver[64];
 	const char *idle = getenv("EULERNPU_IDLE_EXIT");
-	int lfd = -1, ret = -1;
+	size_t nd;
+	int lfd, ret = -1;
 
-	if (cli_private_dir(dir, sizeof dir) < 0)
-		return enpu_fail(e, ENPU_E_IO, NULL, "set XDG_RUNTIME_DIR to a shorter path",
-				 "the private daemon's directory name is too long");
-	snprintf(sock, sizeof sock, "%s/eulernpud.sock", dir);
-	snprintf(lock, sizeof lock, "%s/autostart.lock", dir);
-	snprintf(log, sizeof log, "%s/eulernpud.log", dir);
-	snprintf(pidf, sizeof pidf, "%s/eulernpud.pid", dir);
-	if (strlen(sock) >= sizeof(((struct sockaddr_un *)0)->sun_path))
-		return enpu_fail(e, ENPU_E_IO, sock, "set XDG_RUNTIME_DIR to a shorter path",
-				 "the private daemon's socket path is too long for a Unix socket");
-	if ((size_t)snprintf(url, cap, "unix:%s", sock) >= cap)
-		return enpu_fail(e, ENPU_E_INTERNAL, NULL, NULL, "url buffer too small");
-	if (!idle || !*idle || strspn(idle, "0123456789") != strlen(idle))
-		idle = "600";
-
-	if (own_dir(dir, e) < 0)
+	if (cli_private_paths(&p, e) < 0)
 		return -1;
-	if (healthy(url))
+	if ((size_t)snprintf(url, cap, "%s", p.url) >= cap)
+		return enpu_fail(e, ENPU_E_INTERNAL, NULL, NULL, "url buffer too small");
+	nd = idle ? strspn(idle, "0123456789") : 0;
+	if (!nd || (idle[nd] && strcmp(idle + nd, "ms")))
+		idle = "600";
+	if (own_dir(p.dir, e) < 0)
+		return -1;
+	if (healthy(p.url, ver, sizeof ver) && hold(&p) && !strcmp(ver, CLI_VERSION))
 		return 0;
 
 	/* One client starts the daemon; the others wait on the lock and then
 	 * find it healthy. */
-	lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	lfd = open(p.lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lfd < 0)
-		return enpu_fail(e, ENPU_E_IO, lock, NULL, "cannot open the autostart lock: %s",
+		return enpu_fail(e, ENPU_E_IO, p.lock, NULL, "cannot open the autostart lock: %s",
 				 strerror(errno));
 	while (flock(lfd, LOCK_EX) < 0) {
 		if (errno != EINTR) {
-			enpu_fail(e, ENPU_E_IO, lock, NULL, "cannot take the autostart lock: %s",
+			enpu_fail(e, ENPU_E_IO, p.lock, NULL, "cannot take the autostart lock: %s",
 				  strerror(errno));
-			goto out;
+			close(lfd);
+			return -1;
 		}
 	}
-	if (healthy(url)) {
-		ret = 0;
-		goto out;
-	}
-	if (!pid_alive(pidf)) {
-		const char *argv[] = {bin, "--socket", sock, "--idle-exit", idle, "--log", log,
-				      "--pid-file", pidf, NULL};
-
-		unlink(sock);    /* stale, from a daemon that is gone */
-		daemon_path(bin, sizeof bin);
-		if (spawn(bin, argv, e) < 0)
-			goto out;
-	}
-	for (int waited = 0; waited < START_WAIT_MS; waited += POLL_MS) {
-		if (healthy(url)) {
-			ret = 0;
-			goto out;
-		}
-		sleep_ms(POLL_MS);
-	}
-	snprintf(fix, sizeof fix, "see the daemon's log %s", log);
-	enpu_fail(e, ENPU_E_UNREACHABLE, url, fix,
-		  "the private daemon did not answer within %d s", START_WAIT_MS / 1000);
-out:
-	if (lfd >= 0)
-		close(lfd);
+	ret = wait_for_daemon(&p, idle, e);
+	close(lfd);
 	return ret;
 }
 

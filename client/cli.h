@@ -62,6 +62,7 @@ int cmd_compare(cli_ctx *ctx, int argc, char **argv);
 int cmd_backends(cli_ctx *ctx, int argc, char **argv);
 int cmd_explain(cli_ctx *ctx, int argc, char **argv);
 int cmd_version(cli_ctx *ctx, int argc, char **argv);
+int cmd_daemon(cli_ctx *ctx, int argc, char **argv);
 int cmd_report(cli_ctx *ctx, int argc, char **argv);
 int cmd_boards(cli_ctx *ctx, int argc, char **argv);
 int cmd_jobs(cli_ctx *ctx, int argc, char **argv);

@@ -108,7 +108,7 @@ _eulernpu() {
 		fi
 	fi
 	case $verb in
-	explain|version|backends|boards|jobs|cache) ;;
+	explain|version|backends|boards|jobs|cache|daemon) ;;
 	*) COMPREPLY=($(compgen -f -- "$cur")) ;;
 	esac
 }

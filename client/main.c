@@ -20,6 +20,7 @@ static const cli_verb verbs[] = {
 	{"cache",    cmd_cache,    "the server's cache: stats, ls, rm ID, gc"},
 	{"explain",  cmd_explain,  "explain an error code (E0301), or list them all"},
 	{"version",  cmd_version,  "print the client's and the server's versions"},
+	{"daemon",   cmd_daemon,   "the private daemon: status (pid, version, uptime) or stop"},
 };
 
 static void usage(FILE *f)

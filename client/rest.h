@@ -71,6 +71,20 @@ int cli_blobs_ensure(cli_conn *c, int n, const char *const *paths,
  * /tmp/eulernpu-$UID. Pure (does not touch the file system). */
 int cli_private_dir(char *out, size_t cap);
 
+/* The private daemon's files in that directory, and its URL. */
+typedef struct cli_private {
+	char dir[4096], sock[4200], lock[4200], log[4200], pidf[4200], url[4210];
+} cli_private;
+/* Fill *p (no file system access but none). 0 or -1 with *e. */
+int cli_private_paths(cli_private *p, enpu_err *e);
+/* The pid of the daemon holding p's pid file lock: 0 when none does (no
+ * daemon, whatever pid a stale file names), -1 when one does but its pid
+ * is not written yet. */
+long cli_private_pid(const cli_private *p);
+/* SIGTERM to the private daemon, then wait at most wait_ms for it to let go
+ * of its lock. 0 stopped, 1 none was running, -1 with *e. */
+int cli_private_stop(const cli_private *p, int wait_ms, enpu_err *e);
+
 /* Find the private daemon (started on demand) and put its URL,
  * "unix:<dir>/eulernpud.sock", into url. 0 or -1 with *e. */
 int cli_autostart(char *url, size_t cap, enpu_err *e);

@@ -123,6 +123,8 @@
 #define F_ARTIFACTS_CACHED   "artifacts_cached"
 #define F_BLOBS_RECEIVED     "blobs_received"
 #define F_BLOBS_BYTES        "blobs_bytes_received"
+#define F_UPTIME             "uptime_s"
+#define F_CACHE_DIR          "cache_dir"
 #define BOARD_UP             "up"
 #define BOARD_DOWN           "down"
 #define H_AUTHORIZATION      "Authorization"   /* "Bearer <token>" to a board agent */

@@ -36,6 +36,28 @@ int srv_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 int srv_read_token(const char *flag, const char *path, char **out);
 int srv_read_pem(const char *flag, const char *path, char **out);
 
+/* ---- private state (state.c) ---------------------------------------------- */
+
+/* $XDG_CACHE_HOME/eulernpu, else ~/.cache/eulernpu, else a per-user
+ * ${TMPDIR:-/tmp}/eulernpu-cache-UID (checked like any other). */
+const char *srv_state_default_cache(void);
+/* Before anything is opened: the umask (private unless --socket-group),
+ * the cache and socket directories (ours, not writable by others), the
+ * cache lock and the pid file lock (held until exit). 0, or -1 after a
+ * three-line E0816 on stderr (and in the log when it is a file). */
+int srv_state_prepare(srv_config *c, int activated);
+/* The version GET /v1/health reports (EULERNPUD_TEST_VERSION: tests only),
+ * and the seconds since srv_state_prepare. */
+const char *srv_state_version(void);
+/* --idle-exit: 1 when the daemon is to stop now. Idle that long, it first
+ * removes its socket's name (a client then waits for it to exit and starts
+ * a fresh one) and stops once nothing came in for a short grace after. */
+int srv_state_idle(srv_ctx *ctx);
+/* At the end, after the cache is closed: let go of the cache lock, then
+ * remove the pid file (after a clean run, status 0) and let go of it. */
+void srv_state_release(const srv_config *c, int status);
+double srv_state_uptime(void);
+
 /* ---- listening sockets (listen.c) ------------------------------------------ */
 
 #define SRV_MAX_LISTEN 8

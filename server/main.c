@@ -137,6 +137,10 @@ static int init_process(srv_ctx *ctx, int activated, sigset_t *sigs)
 		srv_usage_error("cannot open log file '%s': %s", ctx->cfg.log_file, strerror(errno));
 		return -1;
 	}
+	if (srv_state_prepare(&ctx->cfg, activated) != 0) {   /* state.c: modes, owners, locks */
+		srv_log_close();
+		return -1;
+	}
 	srv_fault_init();   /* EULERNPUD_FAULT: crash tests only (fault.h) */
 	ctx->lim = &ctx->cfg.limits;
 	if (ctx->cfg.role == SRV_ROLE_BOARD &&
@@ -187,7 +191,7 @@ static int start_services(srv_ctx *ctx)
 	return 0;
 }
 
-/* --port-file and --pid-file, then the "listening" line. 0, or -1. */
+/* --port-file (state.c wrote --pid-file), then the "listening" line. 0, or -1. */
 static int announce(srv_ctx *ctx, const srv_listeners *l, const char *cpath)
 {
 	char line[64];
@@ -195,11 +199,6 @@ static int announce(srv_ctx *ctx, const srv_listeners *l, const char *cpath)
 	if (ctx->cfg.port_file && l->port) {
 		snprintf(line, sizeof line, "%d\n", l->port);
 		if (write_small(ctx->cfg.port_file, line) != 0)
-			return -1;
-	}
-	if (ctx->cfg.pid_file) {
-		snprintf(line, sizeof line, "%ld\n", (long)getpid());
-		if (write_small(ctx->cfg.pid_file, line) != 0)
 			return -1;
 	}
 	srv_log("info", "eulernpud %s listening%s%s%s%s%s (port %d%s) cache=%s workers=%d "
@@ -227,7 +226,8 @@ static void serve(srv_ctx *ctx, const sigset_t *sigs)
 	double drain_t0 = 0;
 
 	for (;;) {
-		struct timespec tick = {0, 250000000L};
+		struct timespec tick = {0, ctx->cfg.idle_exit_ms > 0 && ctx->cfg.idle_exit_ms < 1000
+					   ? 20000000L : 250000000L};
 		int sig = sigtimedwait(sigs, NULL, &tick);
 		if (sig == SIGHUP) {
 			reload(ctx);
@@ -257,11 +257,8 @@ static void serve(srv_ctx *ctx, const sigset_t *sigs)
 			}
 			continue;
 		}
-		if (ctx->cfg.idle_exit > 0 && srv_http_active() == 0 && srv_jobs_idle(ctx->jobs) &&
-		    srv_now() - srv_http_last_activity() >= (double)ctx->cfg.idle_exit) {
-			srv_log("info", "idle for %d s: exiting", ctx->cfg.idle_exit);
+		if (srv_state_idle(ctx))   /* --idle-exit (state.c) */
 			break;
-		}
 	}
 }
 
@@ -294,10 +291,9 @@ static void shut_down(srv_ctx *ctx, srv_listeners *l, int status)
 			close(l->fds[i]);
 	if (l->made_socket && ctx->cfg.socket_path)
 		unlink(ctx->cfg.socket_path);
-	if (ctx->cfg.pid_file && status == 0)
-		unlink(ctx->cfg.pid_file);
 	srv_jobs_free(ctx->jobs);
 	srv_cas_close(ctx->cas);
+	srv_state_release(&ctx->cfg, status);   /* the cache lock, then the pid file */
 	srv_artifact_cache_clear();
 	curl_global_cleanup();
 	srv_log("info", "stopped");

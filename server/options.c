@@ -18,8 +18,6 @@
 #include "pl.h"
 #include "daemon.h"
 
-static char cache_buf[4096];
-
 static const char usage[] =
 "usage: eulernpud [options]\n"
 "\n"
@@ -32,14 +30,17 @@ static const char usage[] =
 "  --listen HOST:PORT    listen on TCP as well (or only); port 0 picks a free port\n"
 "  --port-file FILE      write the TCP port there once listening\n"
 "  --cache DIR           cache directory (default $XDG_CACHE_HOME/eulernpu,\n"
-"                        else ~/.cache/eulernpu)\n"
+"                        else ~/.cache/eulernpu, else $TMPDIR/eulernpu-cache-$UID);\n"
+"                        it must be the daemon's own and not writable by others;\n"
+"                        one daemon per cache (the second names the first's pid)\n"
 "  --workers N           job worker threads (default: number of cores)\n"
 "  --threads N           kernel threads per job (default 1)\n"
 "  --max-upload BYTES    largest request body (default 1073741824 = 1 GiB)\n"
 "  --max-queue N         jobs waiting at most; past it 429 + Retry-After\n"
 "                        (default 256; 0 = run no jobs: a compile-only cache)\n"
 "  --idle-exit SECONDS   exit after this long with no requests and no jobs\n"
-"                        (default 0 = never)\n"
+"                        (default 0 = never; '50ms' for milliseconds). The socket\n"
+"                        goes first: a client then starts a fresh daemon\n"
 "  --conn-limit N        simultaneous connections (default 64)\n"
 "  --conn-timeout SEC    idle connection timeout (default 60)\n"
 "  --log FILE            log here instead of stderr (one line per request)\n"
@@ -49,7 +50,8 @@ static const char usage[] =
 "                        used blobs that no queued or running job needs are\n"
 "                        evicted, then artifacts that lost a file (a later run\n"
 "                        uploads them again)\n"
-"  --pid-file FILE       write the daemon's pid there (removed at exit)\n"
+"  --pid-file FILE       write the daemon's pid there, locked while it runs\n"
+"                        (removed at exit)\n"
 "  --config FILE         read settings from this YAML file first (default\n"
 "                        /etc/eulernpu/eulernpud.yaml when it exists; 'none' reads\n"
 "                        none). Keys are the long options without '--'; options\n"
@@ -99,7 +101,9 @@ static const char usage[] =
 "                        must not be world-readable. SIGHUP re-reads it\n"
 "  --socket-mode MODE    permissions of the Unix socket (default 0600; 0660 with\n"
 "                        --socket-group for a shared daemon)\n"
-"  --socket-group NAME   group of the Unix socket\n"
+"  --socket-group NAME   group of the Unix socket; also makes the cache group-\n"
+"                        readable (files 0640, directories 0750; else 0600/0700)\n"
+"                        and lets the cache and socket directories be group-writable\n"
 "  --tls-cert FILE       serve HTTPS on --listen with this certificate (PEM)...\n"
 "  --tls-key FILE        ...and this private key (PEM)\n"
 "\n"
@@ -156,7 +160,7 @@ int srv_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-typedef enum { O_STR, O_INT, O_U64, O_ROLE, O_BOARD, O_MODE, O_SKIP } otype;
+typedef enum { O_STR, O_INT, O_U64, O_ROLE, O_BOARD, O_MODE, O_MSEC, O_SKIP } otype;
 typedef struct opt {
 	const char *name;
 	otype type;
@@ -179,7 +183,7 @@ static const opt opts[] = {   /* sorted by name */
 	{"--conn-limit",   O_INT, OFF(conn_limit), 1, 100000},
 	{"--conn-timeout", O_INT, OFF(conn_timeout), 1, 86400},
 	{"--drain-timeout", O_INT, OFF(drain_timeout), 0, 7 * 86400},
-	{"--idle-exit",    O_INT, OFF(idle_exit), 0, INT_MAX},
+	{"--idle-exit",    O_MSEC, OFF(idle_exit_ms), 0, INT_MAX / 1000},
 	{"--job-history",  O_INT, OFF(job_history), 1, 10000000},
 	{"--job-timeout",  O_INT, OFF(job_timeout), 1, 7 * 86400},
 	{"--job-ttl",      O_INT, OFF(job_ttl), 1, 366 * 86400},
@@ -264,6 +268,19 @@ static int set_opt(srv_config *c, const opt *o, const char *name, const char *va
 			return enpu_fail(e, ENPU_E_USAGE, NULL, NULL,
 					 "option '%s': '%s' is not an octal mode such as 0600", name, val);
 		*(int *)((char *)c + o->off) = (int)m;
+	} else if (o->type == O_MSEC) {   /* seconds, or milliseconds with "ms" */
+		char num[32];
+		size_t n = strlen(val);
+		int ms = n > 2 && !strcmp(val + n - 2, "ms");
+		uint64_t v;
+
+		snprintf(num, sizeof num, "%.*s", (int)(ms ? n - 2 : n), val);
+		if (srv_parse_u64(num, o->min, ms ? o->max * 1000 : o->max, &v) != 0)
+			return enpu_fail(e, ENPU_E_USAGE, NULL, NULL,
+					 "option '%s': '%s' is not a whole number of seconds (or of "
+					 "milliseconds, with 'ms') in [%llu, %llu]", name, val,
+					 (unsigned long long)o->min, (unsigned long long)o->max);
+		*(int *)((char *)c + o->off) = (int)(ms ? v : v * 1000);
 	} else if (o->type != O_SKIP) {
 		uint64_t v;
 		if (srv_parse_u64(val, o->min, o->max, &v) != 0)
@@ -378,15 +395,8 @@ int srv_opts_check(srv_config *c)
 
 void srv_opts_defaults(srv_config *c)
 {
-	const char *x;
-
 	srv_config_defaults(c);
-	if ((x = getenv("XDG_CACHE_HOME")) && *x)
-		snprintf(cache_buf, sizeof cache_buf, "%s/eulernpu", x);
-	else
-		snprintf(cache_buf, sizeof cache_buf, "%s/.cache/eulernpu",
-			 (x = getenv("HOME")) && *x ? x : "/tmp");
-	c->cache_dir = cache_buf;
+	c->cache_dir = srv_state_default_cache();
 }
 
 /* A bearer token from a file: one line, trailing whitespace dropped, no

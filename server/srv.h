@@ -39,7 +39,7 @@ typedef struct srv_config {
 	int threads;
 	uint64_t max_upload;
 	int max_queue;
-	int idle_exit;             /* seconds, 0 = never */
+	int idle_exit_ms;          /* --idle-exit, in milliseconds; 0 = never */
 	int conn_limit;
 	int conn_timeout;
 	srv_role role;

@@ -199,6 +199,22 @@ static void fsync_dir_of(const char *path)
 	free(copy);
 }
 
+/* The process's umask without changing it (umask(2) would, racing other
+ * threads): the Umask line of /proc/self/status, else 022. */
+static mode_t cur_umask(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[128];
+	unsigned m = 022;
+
+	while (f && fgets(line, sizeof line, f))
+		if (sscanf(line, "Umask: %o", &m) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return (mode_t)(m & 0777);
+}
+
 int enpu_write_file_atomic(const char *path, const void *p, size_t n, enpu_err *e)
 {
 	enpu_buf tmp = ENPU_BUF_INIT;
@@ -223,7 +239,8 @@ int enpu_write_file_atomic(const char *path, const void *p, size_t n, enpu_err *
 		c += w;
 		n -= (size_t)w;
 	}
-	if (fchmod(fd, 0644) || fsync(fd)) {
+	/* mkstemp made it 0600: give it the mode open(2) would (0666 & ~umask) */
+	if (fchmod(fd, 0666 & ~cur_umask()) || fsync(fd)) {
 		io_fail(e, errno, path, "sync", path);
 		goto fail;
 	}

@@ -198,7 +198,11 @@ static const enpu_code_info table[] = {
 	 "fix the file, then check it with `eulernpud --check-config --config FILE`",
 	 "The daemon's configuration file (YAML; keys are the long option names\n"
 	 "without --) has an unknown key, a value of the wrong type or out of range,\n"
-	 "or is not valid YAML. Command-line options override the file."},
+	 "or is not valid YAML. Command-line options override the file.\n"
+	 "The daemon's state must be private too: a cache or socket directory that\n"
+	 "another user owns or that others may write to (the group only with\n"
+	 "--socket-group), or a cache directory another daemon holds (its pid is\n"
+	 "named), stops it at start-up with this code."},
 	{ENPU_E_CONFLICT, "E0817", "conflicts with a job's state", 409, EXIT_INPUT,
 	 "see the message: wait for the job, or cancel it first",
 	 "The request cannot be done in the job's current state: cancelling a job that\n"

@@ -15,6 +15,7 @@
 #include "pl.h"
 #include "routes.h"
 #include "metrics.h"
+#include "daemon.h"
 
 /* A backend is available when at least one op lowers to it. */
 static unsigned available_mask(void)
@@ -68,7 +69,10 @@ void srv_get_health(srv_ctx *ctx, srv_req *r)
 	/* draining (SIGTERM): no new jobs, so a load balancer must stop
 	 * sending them here; 503 with the same body says so */
 	json_object_object_add(o, F_STATUS, json_object_new_string(ctx->draining ? "draining" : "ok"));
-	json_object_object_add(o, F_VERSION, json_object_new_string(ENPU_VERSION));
+	json_object_object_add(o, F_VERSION, json_object_new_string(srv_state_version()));
+	json_object_object_add(o, F_UPTIME, json_object_new_int64((int64_t)srv_state_uptime()));
+	if (ctx->cfg.role == SRV_ROLE_LOCAL)   /* the private daemon: eulernpu daemon status */
+		json_object_object_add(o, F_CACHE_DIR, json_object_new_string(ctx->cfg.cache_dir));
 	json_object_object_add(o, F_ROLE, json_object_new_string(role_names[ctx->cfg.role]));
 	if (ctx->cfg.role == SRV_ROLE_BOARD) {
 		const enpu_pl_driver *pl = enpu_pl_current();

@@ -150,10 +150,11 @@ check "imported artifact gives the same bytes" cmp "$TMP/mlp.out.npz" "$TMP/b.ou
 check "the fresh daemon received the artifact" grep -q 'method=PUT route=/v1/artifacts/\*' "$TMP/b.log"
 stop_daemon b
 
-# The private daemon: started on demand (inside $(...): it must not hold
+# The private daemon (its own cache: one daemon per cache directory):
+# started on demand (inside $(...): it must not hold
 # the pipe), found again by the next command, killed by us.
 RT=$TMP/rt
-out=$(env -u EULERNPU_SERVER XDG_RUNTIME_DIR="$RT" EULERNPU_IDLE_EXIT=30 \
+out=$(env -u EULERNPU_SERVER XDG_RUNTIME_DIR="$RT" XDG_CACHE_HOME="$TMP/xc" EULERNPU_IDLE_EXIT=30 \
 	timeout 20 "$CLI" validate "$M/spec.yaml" 2>&1); rc=$?
 expect_eq "auto-start inside \$(...) returns promptly, exit 0" "$rc" 0
 expect_eq "auto-start: validate works" "$out" "Validation OK: 5 operators · 2 components · backend=cpu_ref"
@@ -163,7 +164,7 @@ pid1=$(cat "$PIDF" 2>/dev/null)
 [ -n "$pid1" ] && EXTRA_PIDS+=("$pid1")
 check "auto-start: the daemon is alive" kill -0 "${pid1:-0}"
 expect_eq "auto-start: directory is private" "$(stat -c %a "$RT/eulernpu")" 700
-out=$(env -u EULERNPU_SERVER XDG_RUNTIME_DIR="$RT" timeout 20 "$CLI" compile \
+out=$(env -u EULERNPU_SERVER XDG_RUNTIME_DIR="$RT" XDG_CACHE_HOME="$TMP/xc" timeout 20 "$CLI" compile \
 	--spec "$M/spec.yaml" --weights "$M/weights.npz" --out "$TMP/mlp3" 2>&1)
 expect_eq "auto-start: a second command works" "$out" "Compile  OK: 5 ops lowered · plan written"
 expect_eq "auto-start: the second command reuses the daemon" "$(cat "$PIDF" 2>/dev/null)" "$pid1"
