@@ -31,7 +31,7 @@ else
 	skip no-systemd-analyze "systemd-analyze is not installed (apt-get install systemd): the board unit was NOT verified"
 fi
 
-for d in 'DynamicUser=yes' 'CacheDirectory=eulernpu' 'StateDirectory=eulernpu' \
+for d in 'Type=notify' 'NotifyAccess=main' 'DynamicUser=yes' 'CacheDirectory=eulernpu' 'StateDirectory=eulernpu' \
 	'ProtectSystem=strict' 'ProtectHome=yes' 'NoNewPrivileges=yes' 'PrivateTmp=yes' \
 	'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6' 'Restart=on-failure' \
 	'LoadCredential=board.token:/etc/eulernpu/board.token' 'WantedBy=multi-user.target'; do
@@ -118,7 +118,7 @@ fi
 # the lab server's units
 SVC=$ROOT/systemd/eulernpud.service
 SOCK=$ROOT/systemd/eulernpud.socket
-for d in 'User=eulernpu' 'StateDirectory=eulernpu' 'CacheDirectory=eulernpu' 'LogsDirectory=eulernpu' \
+for d in 'Type=notify' 'NotifyAccess=main' 'User=eulernpu' 'StateDirectory=eulernpu' 'CacheDirectory=eulernpu' 'LogsDirectory=eulernpu' \
 	'ConfigurationDirectory=eulernpu' 'ProtectSystem=strict' 'ProtectHome=yes' 'NoNewPrivileges=yes' \
 	'PrivateTmp=yes' 'PrivateDevices=yes' 'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6' \
 	'ExecReload=/bin/kill -HUP $MAINPID' 'KillSignal=SIGTERM' 'TimeoutStopSec=11min' \
