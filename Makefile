@@ -11,8 +11,8 @@
 
 CC      ?= cc
 NPROC   := $(shell nproc 2>/dev/null || echo 2)
-PKGS    := libmicrohttpd libcurl yaml-0.1 json-c libzip zlib libcrypto
-DEBS    := libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev \
+PKGS    := libmicrohttpd libcurl yaml-0.1 json-c libzip zlib libcrypto libsystemd
+DEBS    := libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev libsystemd-dev \
            libzip-dev zlib1g-dev libssl-dev libcriterion-dev python3-numpy \
            pkg-config curl \
            gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu \

@@ -1,17 +1,20 @@
 /* log.c: the daemon's log, one logfmt line per event ("ts=... level=info
  * req=... route=..."), to the --log file (appended) or stderr. When stderr
- * is the journal (systemd's JOURNAL_STREAM names it) the timestamp is left
- * to journald and the line starts with a <N> syslog priority instead.
- * Whatever a caller formats, a bearer token is masked before it is written. */
+ * is the journal (sd.c decides, from JOURNAL_STREAM) each line is sent
+ * through libsystemd's sd_journal_sendv instead, with its priority and the
+ * request id, job id and error code as fields of their own (sd.c says why);
+ * when the journal's socket is missing or a send fails, it goes to stderr
+ * with a <N> syslog priority and no timestamp (journald adds one). Whatever a caller formats, a bearer token
+ * is masked before it is written. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <pthread.h>
-#include <sys/stat.h>
 #include "srv.h"
 #include "metrics.h"
+#include "sd.h"
 
 enum { LV_ERROR, LV_WARN, LV_INFO, LV_DEBUG };
 static const char *const lv_names[] = {"error", "warn", "info", "debug"};
@@ -19,6 +22,7 @@ static const int lv_syslog[] = {3, 4, 6, 7};   /* err, warning, info, debug */
 
 static FILE *logf_;
 static int journal;              /* logf_ is stderr and stderr is journald */
+static int journal_native;       /* ... and its socket takes fielded lines (sd.c) */
 static int min_level = LV_INFO;
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -50,24 +54,12 @@ int srv_log_enabled(const char *level)
 	return (lv < 0 ? LV_INFO : lv) <= __atomic_load_n(&min_level, __ATOMIC_RELAXED);
 }
 
-/* JOURNAL_STREAM is "DEV:INODE" of the stream systemd connected; it is
- * inherited by children, so it only counts when it is still our stderr. */
-static int stderr_is_journal(void)
-{
-	const char *js = getenv("JOURNAL_STREAM");
-	unsigned long long dev, ino;
-	struct stat st;
-
-	if (!js || sscanf(js, "%llu:%llu", &dev, &ino) != 2 || fstat(2, &st) != 0)
-		return 0;
-	return (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
-}
-
 int srv_log_open(const char *path)
 {
 	if (!path) {
 		logf_ = stderr;
-		journal = stderr_is_journal();
+		journal = srv_sd_stderr_is_journal();
+		journal_native = journal && srv_sd_journal_native();
 		return 0;
 	}
 	FILE *f = fopen(path, "ae");
@@ -75,7 +67,7 @@ int srv_log_open(const char *path)
 		return -1;
 	setvbuf(f, NULL, _IOLBF, 0);
 	logf_ = f;
-	journal = 0;
+	journal = journal_native = 0;
 	return 0;
 }
 
@@ -147,10 +139,10 @@ void srv_log(const char *level, const char *fmt, ...)
 	srv_time_str(&now, ts, sizeof ts);
 	pthread_mutex_lock(&log_mu);
 	if (logf_) {
-		if (journal)
-			fprintf(logf_, "<%d>level=%s %s\n", lv_syslog[lv], lv_names[lv], msg);
-		else
+		if (!journal)
 			fprintf(logf_, "ts=%s level=%s %s\n", ts, lv_names[lv], msg);
+		else if (!journal_native || srv_sd_journal_send(lv_syslog[lv], lv_names[lv], msg) != 0)
+			fprintf(logf_, "<%d>level=%s %s\n", lv_syslog[lv], lv_names[lv], msg);
 		fflush(logf_);
 	}
 	pthread_mutex_unlock(&log_mu);

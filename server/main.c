@@ -23,6 +23,7 @@
 #include "metrics.h"
 #include "fault.h"
 #include "daemon.h"
+#include "sd.h"
 
 static void enforce_cb(void *ctx)
 {
@@ -224,17 +225,22 @@ static int announce(srv_ctx *ctx, const srv_listeners *l, const char *cpath)
 static void serve(srv_ctx *ctx, const sigset_t *sigs)
 {
 	double drain_t0 = 0;
+	int q = 0, r = 0, w = 0;
 
+	srv_jobs_stats(ctx->jobs, &q, &r, &w);
+	srv_sd_ready(r, q);   /* every listener answers by now */
 	for (;;) {
 		struct timespec tick = {0, ctx->cfg.idle_exit_ms > 0 && ctx->cfg.idle_exit_ms < 1000
 					   ? 20000000L : 250000000L};
 		int sig = sigtimedwait(sigs, NULL, &tick);
 		if (sig == SIGHUP) {
+			srv_sd_reloading();
 			reload(ctx);
+			srv_jobs_stats(ctx->jobs, &q, &r, &w);
+			srv_sd_ready(r, q);
 			continue;
 		}
 		if (sig == SIGTERM || sig == SIGINT) {
-			int q = 0, r = 0, w = 0;
 			if (ctx->draining) {
 				srv_log("info", "signal %d while draining: stopping now", sig);
 				break;
@@ -244,6 +250,7 @@ static void serve(srv_ctx *ctx, const sigset_t *sigs)
 			srv_jobs_stats(ctx->jobs, &q, &r, &w);
 			srv_log("info", "signal %d: draining: no new jobs; %d queued, %d running "
 				"(at most %d s)", sig, q, r, ctx->cfg.drain_timeout);
+			srv_sd_stopping("draining: %d running, %d queued", r, q);
 		}
 		if (ctx->draining) {
 			if (srv_jobs_idle(ctx->jobs)) {
@@ -257,6 +264,8 @@ static void serve(srv_ctx *ctx, const sigset_t *sigs)
 			}
 			continue;
 		}
+		srv_jobs_stats(ctx->jobs, &q, &r, &w);
+		srv_sd_status(r, q);
 		if (srv_state_idle(ctx))   /* --idle-exit (state.c) */
 			break;
 	}
@@ -269,6 +278,7 @@ static void shut_down(srv_ctx *ctx, srv_listeners *l, int status)
 {
 	int i;
 
+	srv_sd_stopping("stopping");
 	ctx->stopping = 1;
 	ctx->draining = 1;
 	for (i = 0; i < l->n; i++) {

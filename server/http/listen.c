@@ -1,10 +1,9 @@
 /* listen.c: eulernpud's listening sockets: the private Unix socket
  * (mode, group, refusing to replace a live one), TCP, and sockets handed
- * over by systemd's socket activation; each gets an HTTP listener. */
+ * over by systemd's socket activation (counted and named by libsystemd,
+ * sd.c); each gets an HTTP listener. */
 #include <errno.h>
-#include <fcntl.h>
 #include <grp.h>
-#include <limits.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +18,9 @@
 #include "buf.h"
 #include "http.h"
 #include "daemon.h"
+#include "sd.h"
 
-#define SD_LISTEN_FDS_START 3
+#define SD_LISTEN_FDS_START 3   /* sd_listen_fds(3) */
 
 static char sock_path_buf[4096];
 
@@ -160,24 +160,10 @@ const char *srv_default_socket(void)
 	return sock_path_buf;
 }
 
-/* Sockets handed over by systemd (sd_listen_fds(3): LISTEN_PID names us,
- * LISTEN_FDS counts them from fd 3). The variables are unset so that
- * nothing we start inherits them. */
+/* Sockets handed over by systemd: sd.c asks libsystemd. */
 int srv_listen_fds(void)
 {
-	const char *pid = getenv("LISTEN_PID"), *fds = getenv("LISTEN_FDS");
-	uint64_t p, n;
-	int i;
-
-	if (!pid || !fds || srv_parse_u64(pid, 1, INT_MAX, &p) != 0 || (pid_t)p != getpid() ||
-	    srv_parse_u64(fds, 1, 64, &n) != 0)
-		return 0;
-	unsetenv("LISTEN_PID");
-	unsetenv("LISTEN_FDS");
-	unsetenv("LISTEN_FDNAMES");
-	for (i = 0; i < (int)n; i++)
-		fcntl(SD_LISTEN_FDS_START + i, F_SETFD, FD_CLOEXEC);
-	return (int)n;
+	return srv_sd_listen_fds();
 }
 
 /* The TCP port a socket listens on, or 0 for a Unix socket; -1 if it is
@@ -186,11 +172,8 @@ static int socket_port(int fd)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof ss;
-	int acc = 0;
-	socklen_t al = sizeof acc;
 
-	if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0 ||
-	    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &acc, &al) != 0 || !acc)
+	if (!srv_sd_is_listening(fd) || getsockname(fd, (struct sockaddr *)&ss, &sl) != 0)
 		return -1;
 	if (ss.ss_family == AF_UNIX)
 		return 0;
@@ -203,6 +186,9 @@ int srv_listen_start(srv_ctx *ctx, srv_listeners *l)
 	int i;
 
 	if (l->activated) {
+		if (l->activated > SRV_MAX_LISTEN)
+			srv_log("warn", "socket activation: %d sockets handed over, serving the "
+				"first %d", l->activated, SRV_MAX_LISTEN);
 		for (i = 0; i < l->activated && l->n < SRV_MAX_LISTEN; i++) {
 			int fd = SD_LISTEN_FDS_START + i, p = socket_port(fd);
 			if (p < 0) {
@@ -215,8 +201,8 @@ int srv_listen_start(srv_ctx *ctx, srv_listeners *l)
 			l->fds[l->n++] = fd;
 			if (p > 0)
 				l->port = p;
-			srv_log("info", "socket activation: serving fd %d (%s)", fd,
-				p ? "tcp" : "unix");
+			srv_log("info", "socket activation: serving fd %d (%s) name=%s", fd,
+				p ? "tcp" : "unix", srv_sd_fd_name(i));
 		}
 		return 0;
 	}

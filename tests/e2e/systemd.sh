@@ -31,7 +31,7 @@ else
 	skip no-systemd-analyze "systemd-analyze is not installed (apt-get install systemd): the board unit was NOT verified"
 fi
 
-for d in 'DynamicUser=yes' 'CacheDirectory=eulernpu' 'StateDirectory=eulernpu' \
+for d in 'Type=notify' 'NotifyAccess=main' 'DynamicUser=yes' 'CacheDirectory=eulernpu' 'StateDirectory=eulernpu' \
 	'ProtectSystem=strict' 'ProtectHome=yes' 'NoNewPrivileges=yes' 'PrivateTmp=yes' \
 	'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6' 'Restart=on-failure' \
 	'LoadCredential=board.token:/etc/eulernpu/board.token' 'WantedBy=multi-user.target'; do
@@ -118,7 +118,7 @@ fi
 # the lab server's units
 SVC=$ROOT/systemd/eulernpud.service
 SOCK=$ROOT/systemd/eulernpud.socket
-for d in 'User=eulernpu' 'StateDirectory=eulernpu' 'CacheDirectory=eulernpu' 'LogsDirectory=eulernpu' \
+for d in 'Type=notify' 'NotifyAccess=main' 'User=eulernpu' 'StateDirectory=eulernpu' 'CacheDirectory=eulernpu' 'LogsDirectory=eulernpu' \
 	'ConfigurationDirectory=eulernpu' 'ProtectSystem=strict' 'ProtectHome=yes' 'NoNewPrivileges=yes' \
 	'PrivateTmp=yes' 'PrivateDevices=yes' 'RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6' \
 	'ExecReload=/bin/kill -HUP $MAINPID' 'KillSignal=SIGTERM' 'TimeoutStopSec=11min' \
@@ -169,10 +169,88 @@ wait "$pid"
 expect_eq "the lab server stops cleanly on SIGTERM" "$?" 0
 check "its stderr log has no token" bash -c "! grep -q tok-user-0123456789 '$TMP/lab.stderr'"
 
+# start_notify NAME: a service manager's notification socket, $TMP/NAME.notify
+# (a Unix datagram socket, as systemd's NOTIFY_SOCKET); each datagram becomes
+# one line of $TMP/NAME.notified, its newlines as "|". When a datagram says
+# READY=1 the listener asks GET /v1/health on $TMP/NAME.sock at once and adds
+# "answers=yes" or "answers=no": READY must come after the socket answers.
+start_notify() {
+	cat >"$TMP/notify.py" <<'EOF'
+import socket, sys
+path, out, daemon = sys.argv[1:4]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(path)
+with open(out, "a", buffering=1) as f:
+    while True:
+        m = s.recv(65536).decode(errors="replace")
+        line = m.replace("\n", "|")
+        if "READY=1" in m.split("\n"):
+            try:
+                c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                c.settimeout(10)
+                c.connect(daemon)
+                c.sendall(b"GET /v1/health HTTP/1.0\r\nHost: x\r\n\r\n")
+                got = b""
+                while b"\r\n" not in got:
+                    more = c.recv(256)
+                    if not more:
+                        break
+                    got += more
+                c.close()
+                first = got.decode(errors="replace").split("\r\n")[0]
+                line += " answers=" + ("yes" if " 200 " in first + " " else "no(%s)" % first.replace(" ", "_"))
+            except OSError as e:
+                line += " answers=no(%s)" % str(e).replace(" ", "_")
+        f.write(line + "\n")
+EOF
+	: >"$TMP/$1.notified"
+	"$PY" "$TMP/notify.py" "$TMP/$1.notify" "$TMP/$1.notified" "$TMP/$1.sock" &
+	EXTRA_PIDS+=($!)
+	for _ in $(seq 100); do [ -S "$TMP/$1.notify" ] && break; sleep 0.05; done
+}
+notified() { cat "$TMP/$1.notified"; }
+# wait_notified NAME N: until NAME's listener has N lines (10 s at most)
+wait_notified() {
+	for _ in $(seq 200); do
+		[ "$(wc -l <"$TMP/$1.notified")" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# Type=notify: READY=1 once the socket answers, RELOADING=1 then READY=1
+# around a SIGHUP, STOPPING=1 when SIGTERM starts the drain; each with a
+# STATUS= line (systemctl status shows it).
+start_notify nd
+NOTIFY_SOCKET=$TMP/nd.notify "$BIN/eulernpud" --config none --socket "$TMP/nd.sock" \
+	--cache "$TMP/nd.cache" --log "$TMP/nd.log" </dev/null >/dev/null 2>"$TMP/nd.stderr" &
+pid=$!
+EXTRA_PIDS+=("$pid")
+wait_notified nd 1
+expect_eq "Type=notify: the first notification is READY=1 with a STATUS line, sent when the socket answers" \
+	"$(head -1 "$TMP/nd.notified")" "READY=1|STATUS=serving 0 jobs, 0 queued answers=yes"
+kill -HUP "$pid"
+wait_notified nd 3
+expect_eq "SIGHUP: RELOADING=1 (with STATUS=reloading and MONOTONIC_USEC), then READY=1 again" \
+	"$(sed -n '2,3p' "$TMP/nd.notified" | sed 's/MONOTONIC_USEC=[0-9][0-9]*/MONOTONIC_USEC=N/' | tr '\n' ' ')" \
+	"RELOADING=1|STATUS=reloading|MONOTONIC_USEC=N READY=1|STATUS=serving 0 jobs, 0 queued answers=yes "
+kill -TERM "$pid"
+wait "$pid"
+expect_eq "the notified daemon stops cleanly on SIGTERM" "$?" 0
+wait_notified nd 4
+expect_eq "SIGTERM: STOPPING=1 with STATUS=draining (and the job counts)" \
+	"$(sed -n 4p "$TMP/nd.notified")" "STOPPING=1|STATUS=draining: 0 running, 0 queued"
+wait_notified nd 5
+expect_eq "the whole sequence: READY, RELOADING, READY, STOPPING (drain), STOPPING (stopped), nothing else" \
+	"$(cut -d'|' -f1 "$TMP/nd.notified" | tr '\n' ' ')|$(tail -1 "$TMP/nd.notified")" \
+	"READY=1 RELOADING=1 READY=1 STOPPING=1 STOPPING=1 |STOPPING=1|STATUS=stopping"
+
 # socket activation as eulernpud.socket does it (systemd-socket-activate
 # binds, then execs the daemon with LISTEN_FDS when a client connects)
 if command -v systemd-socket-activate >/dev/null; then
-	systemd-socket-activate -l "$TMP/act.sock" "$BIN/eulernpud" --role server --config none \
+	start_notify act
+	systemd-socket-activate -l "$TMP/act.sock" --fdname=lab -E NOTIFY_SOCKET="$TMP/act.notify" \
+		"$BIN/eulernpud" --role server --config none \
 		--cache "$TMP/act.cache" </dev/null >/dev/null 2>"$TMP/act.stderr" &
 	ap=$!
 	EXTRA_PIDS+=("$ap")
@@ -183,6 +261,11 @@ if command -v systemd-socket-activate >/dev/null; then
 	wait "$ap"
 	expect_eq "the socket-activated daemon stops cleanly on SIGTERM" "$?" 0
 	check "it logged that it serves the socket from systemd" grep -q 'socket activation' "$TMP/act.stderr"
+	check "it logged the socket's name from LISTEN_FDNAMES (--fdname=lab)" \
+		grep -q 'socket activation: serving fd 3 (unix) name=lab$' "$TMP/act.stderr"
+	expect_match "socket-activated: READY=1 (answering) then STOPPING=1" \
+		"$(notified act | grep -o 'READY=1\|answers=[^ ]*\|STOPPING=1' | tr '\n' ' ')" \
+		'^READY=1 answers=yes STOPPING=1 '
 else
 	skip no-systemd-socket-activate "systemd-socket-activate is not installed (apt-get install systemd): socket activation was NOT tried"
 fi
