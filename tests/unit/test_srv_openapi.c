@@ -362,7 +362,10 @@ static int any_catalogue_status(int st)
 	return 0;
 }
 
-/* Checks both ways; the count of differences, each logged. */
+/* Checks both ways; the count of differences, each logged unless quiet
+ * (the checks below that the check notices plant them on purpose). */
+static int quiet;
+
 static int status_differences(int n)
 {
 	char names[64][64];
@@ -382,8 +385,9 @@ static int status_differences(int n)
 			     r->method, r->pattern);
 		for (j = 0; j < s.n; j++)
 			if (!oa_documents(o, s.statuses[j]) && s.statuses[j] != 500 && s.statuses[j] != 503) {
-				cr_log_error("'%s %s': %s can answer %d, which %s does not document", r->method,
-					     o->shown, names[i], s.statuses[j], oa_spec_path());
+				if (!quiet)
+					cr_log_error("'%s %s': %s can answer %d, which %s does not document",
+						     r->method, o->shown, names[i], s.statuses[j], oa_spec_path());
 				bad++;
 			}
 		for (j = 0; j < o->n_statuses; j++) {
@@ -393,8 +397,9 @@ static int status_differences(int n)
 			can |= generic(r, st) || (st == 200 && r->method[0] == 'G');
 			can |= s.forwards && any_catalogue_status(st);
 			if (!can) {
-				cr_log_error("%s documents %d for '%s %s', which %s never answers", oa_spec_path(),
-					     st, r->method, o->shown, names[i]);
+				if (!quiet)
+					cr_log_error("%s documents %d for '%s %s', which %s never answers",
+						     oa_spec_path(), st, r->method, o->shown, names[i]);
 				bad++;
 			}
 		}
@@ -433,7 +438,9 @@ static int differences_with(const char *from, const char *to)
 	free(t);
 	setenv("ENPU_OPENAPI", tmp, 1);
 	n = oa_load_ops(ops, MAX_OPS);
+	quiet = 1;
 	bad = status_differences(n);
+	quiet = 0;
 	unsetenv("ENPU_OPENAPI");
 	unlink(tmp);
 	return bad;
