@@ -19,9 +19,9 @@
 #include "digest.h"
 #include "progress.h"
 #include "rest.h"
+#include "wire.h"
 
 #define MANIFEST "manifest.json"
-#define MANIFEST_MAX (16u << 20)
 #define POLL_WAIT 60     /* seconds per long-poll */
 
 static const char usage[] =
@@ -79,105 +79,85 @@ out:
 	return ret;
 }
 
-/* Use the artifact in dir: read its manifest, and if the server does not
- * know the id, upload the files it lacks (each checked against the
- * manifest first) and import the manifest. */
+/* dir's files as its manifest lists them, each hashed and checked against
+ * its digest: paths and digests into pp and dp (m->n entries; paths[i]
+ * malloc'd, freed by the caller). */
+static int check_dir_files(const char *dir, const enpu_manifest *m, char **paths,
+			   char (*digs)[65], const char **pp, const char **dp, enpu_err *e)
+{
+	for (int i = 0; i < m->n; i++) {
+		const enpu_mfile *f = &m->files[i];
+		size_t len = strlen(dir) + strlen(f->path) + 2;
+
+		if (!(paths[i] = malloc(len)))
+			return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
+		snprintf(paths[i], len, "%s/%s", dir, f->path);
+		if (enpu_sha256_file(paths[i], digs[i], e) < 0)
+			return -1;
+		if (strcmp(digs[i], f->sha256) != 0)
+			return enpu_fail(e, ENPU_E_ARTIFACT_DIGEST, paths[i],
+					 "compile the artifact again",
+					 "'%s' does not match the manifest's digest", f->path);
+		pp[i] = paths[i];
+		dp[i] = digs[i];
+	}
+	return 0;
+}
+
+/* Upload the n blobs the server lacks and import the manifest. */
+static int import_dir(cli_conn *c, const char *id, const enpu_buf *man, int n, const char **pp,
+		      const char **dp, enpu_err *e)
+{
+	long status = 0;
+
+	if (cli_blobs_ensure(c, n, pp, dp, NULL, e) < 0)
+		return -1;
+	if (put_manifest(c, id, man, &status, e) == 0)
+		return 0;
+	/* 409: a blob went missing between our question and the import (an
+	 * eviction); ask again, upload, and retry once. */
+	if (status != 409 || cli_blobs_ensure(c, n, pp, dp, NULL, e) < 0)
+		return -1;
+	return put_manifest(c, id, man, &status, e);
+}
+
+/* Use the artifact in dir: read its manifest (enpu_manifest_parse), and if
+ * the server does not know the id, upload the files it lacks (each checked
+ * against the manifest first) and import the manifest. */
 static int use_artifact_dir(cli_conn *c, const char *dir, char id[65], enpu_err *e)
 {
 	enpu_buf man = ENPU_BUF_INIT;
-	struct json_object *m = NULL, *files, *res = NULL;
+	enpu_manifest m;
+	struct json_object *res = NULL;
 	char mpath[PATH_MAX], path[160], mdigest[65];
-	char **paths = NULL, (*digs)[65] = NULL;
-	const char **pp = NULL, **dp = NULL;
-	const char *mid;
-	size_t n = 0;
+	char *paths[ENPU_MANIFEST_FILES + 1] = {NULL}, digs[ENPU_MANIFEST_FILES + 1][65];
+	const char *pp[ENPU_MANIFEST_FILES + 1], *dp[ENPU_MANIFEST_FILES + 1];
 	long status = 0;
 	int ret = -1;
 
+	memset(&m, 0, sizeof m);
 	if ((size_t)snprintf(mpath, sizeof mpath, "%s/%s", dir, MANIFEST) >= sizeof mpath)
 		return enpu_fail(e, ENPU_E_IO, dir, NULL, "artifact directory path too long");
-	if (enpu_read_file(mpath, MANIFEST_MAX, &man, e) < 0)
+	if (enpu_read_file(mpath, ENPU_MANIFEST_MAX + 1, &man, e) < 0 ||
+	    enpu_manifest_parse(man.data, man.len, mpath, &m, e) < 0)
 		goto out;
-	m = man.data ? json_tokener_parse(man.data) : NULL;
-	mid = cli_json_str(m, F_ID);
-	if (!m || !mid || !enpu_is_sha256_hex(mid) ||
-	    !json_object_object_get_ex(m, F_FILES, &files) ||
-	    !json_object_is_type(files, json_type_array)) {
-		enpu_fail(e, ENPU_E_ARTIFACT, mpath, "compile the artifact again",
-			  "not an artifact manifest (no valid '%s' and '%s')", F_ID, F_FILES);
-		goto out;
-	}
-	snprintf(id, 65, "%s", mid);
+	snprintf(id, 65, "%s", m.id);
 
 	snprintf(path, sizeof path, "%s%s", API_ARTIFACTS, id);
 	if (cli_http_json(c, "GET", path, NULL, 0, &res, &status, NULL, e) == 0) {
 		ret = 0;
 		goto out;
 	}
-	if (status != 404)
+	if (status != 404 || check_dir_files(dir, &m, paths, digs, pp, dp, e) < 0)
 		goto out;
-
-	n = json_object_array_length(files);
-	paths = calloc(n + 1, sizeof *paths);
-	digs = calloc(n + 1, sizeof *digs);
-	pp = calloc(n + 1, sizeof *pp);
-	dp = calloc(n + 1, sizeof *dp);
-	if (!paths || !digs || !pp || !dp) {
-		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *f = json_object_array_get_idx(files, i);
-		const char *p = cli_json_str(f, F_PATH), *sha = cli_json_str(f, F_SHA256);
-		size_t len;
-
-		if (!p || !cli_path_is_safe(p) || !sha || !enpu_is_sha256_hex(sha)) {
-			enpu_fail(e, ENPU_E_ARTIFACT, mpath, "compile the artifact again",
-				  "file entry %zu has an unsafe path or a malformed digest", i);
-			goto out;
-		}
-		len = strlen(dir) + strlen(p) + 2;
-		paths[i] = malloc(len);
-		if (!paths[i]) {
-			enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
-			goto out;
-		}
-		snprintf(paths[i], len, "%s/%s", dir, p);
-		if (enpu_sha256_file(paths[i], digs[i], e) < 0)
-			goto out;
-		if (strcmp(digs[i], sha) != 0) {
-			enpu_fail(e, ENPU_E_ARTIFACT_DIGEST, paths[i], "compile the artifact again",
-				  "'%s' does not match the manifest's digest", p);
-			goto out;
-		}
-		pp[i] = paths[i];
-		dp[i] = digs[i];
-	}
 	enpu_sha256_hex(man.data, man.len, mdigest);
-	pp[n] = mpath;
-	dp[n] = mdigest;
-	if (cli_blobs_ensure(c, (int)n + 1, pp, dp, NULL, e) < 0)
-		goto out;
-	if (put_manifest(c, id, &man, &status, e) == 0) {
-		ret = 0;
-		goto out;
-	}
-	/* 409: a blob went missing between our question and the import (an
-	 * eviction); ask again, upload, and retry once. */
-	if (status != 409)
-		goto out;
-	if (cli_blobs_ensure(c, (int)n + 1, pp, dp, NULL, e) < 0)
-		goto out;
-	ret = put_manifest(c, id, &man, &status, e);
+	pp[m.n] = mpath;
+	dp[m.n] = mdigest;
+	ret = import_dir(c, id, &man, m.n + 1, pp, dp, e);
 out:
-	if (paths)
-		for (size_t i = 0; i < n; i++)
-			free(paths[i]);
-	free(paths);
-	free(digs);
-	free(pp);
-	free(dp);
-	json_object_put(m);
+	for (int i = 0; i < m.n; i++)
+		free(paths[i]);
+	enpu_manifest_free(&m);
 	json_object_put(res);
 	enpu_buf_free(&man);
 	return ret;

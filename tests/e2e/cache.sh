@@ -43,6 +43,18 @@ expect_match "stats: integrity failures 0" "$out" '^integrity failures +0$'
 check "cache stats --json" "$CLI" cache stats --json
 expect_eq "stats --json: ac_hit_rate" "$(jget "$TMP/last.out" ac_hit_rate)" "0.5"
 B0=$(cstat a blobs)
+# A hit answers from the artifact's manifest (its summary) and loads
+# nothing: a summary edited in the cache (the files intact) is what it says.
+MAN=$TMP/a.cache/artifacts/$ID/manifest.json
+cp "$MAN" "$TMP/man.orig"
+"$PY" -c 'import json, sys
+m = json.load(open(sys.argv[1])); m["summary"]["operators"] = 99
+json.dump(m, open(sys.argv[2], "w"))' "$MAN" "$TMP/man.new"
+mv "$TMP/man.new" "$MAN"
+SD=$(sha256sum "$M/spec.yaml" | cut -c1-64); WD=$(sha256sum "$M/weights.npz" | cut -c1-64)
+expect_eq "a hit answers from the manifest's summary" "$(dcurl a -H 'Content-Type: application/json' \
+	-d "{\"spec\":\"$SD\",\"weights\":\"$WD\"}" "$U/v1/compile" | jget - operators)" 99
+cp "$TMP/man.orig" "$TMP/man.new" && mv "$TMP/man.new" "$MAN"
 
 # ---- ls, rm ----------------------------------------------------------------------------------
 check "cache ls" "$CLI" cache ls

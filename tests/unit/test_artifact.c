@@ -369,6 +369,48 @@ Test(artifact, malformed_manifest)
 	cr_assert_eq(e.code, ENPU_E_ARTIFACT);
 }
 
+/* The manifest's summary must be what the artifact gives: the daemon
+ * answers compiles and takes jobs from it alone, so loading (and thus an
+ * import) refuses one that lies, the files intact. */
+Test(artifact, manifest_summary_must_match)
+{
+	static const char *edits[][2] = {
+		{"\"operators\": 5", "\"operators\": 6"},
+		{"\"components\": 2", "\"components\": 1"},
+		{"\"arena_bytes\": ", "\"arena_bytes\": 1"},
+		{"\"arena_bytes\"", "\"pl_ops\": 0, \"ps_ops\": 5, \"pl_segments\": 0, \"arena_bytes\""},
+	};
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_artifact *a = NULL;
+	enpu_spec *s = spec();
+	const char *w = weights("w.npz", 0, 0, 0);
+	char sub[16], out[128];
+
+	for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+		snprintf(sub, sizeof(sub), "s%zu", i);
+		cr_assert_eq(compile_to(sub, w, &info, &e), 0, "%s", e.message);
+		cr_assert_eq(load(sub, &a, &e), 0, "%s", e.message);
+		enpu_artifact_free(a);
+		edit_manifest(sub, edits[i][0], edits[i][1]);
+		cr_assert_eq(load(sub, &a, &e), -1, "edit %zu accepted", i);
+		cr_assert_eq(e.code, ENPU_E_ARTIFACT, "edit %zu: %s", i, e.message);
+		cr_assert(strstr(e.message, "'summary'"), "edit %zu: %s", i, e.message);
+	}
+	/* fpga_board: the partition's counts too */
+	snprintf(out, sizeof(out), "%s/f", dir);
+	cr_assert_eq(compile_spec(s, "fpga_board", w, "ab12", out, &info, &e), 0, "%s", e.message);
+	cr_assert_eq(load("f", &a, &e), 0, "%s", e.message);
+	enpu_artifact_free(a);
+	char from[64], to[64];
+	snprintf(from, sizeof(from), "\"pl_ops\": %d", info.pl_ops);
+	snprintf(to, sizeof(to), "\"pl_ops\": %d", info.pl_ops + 1);
+	edit_manifest("f", from, to);
+	cr_assert_eq(load("f", &a, &e), -1);
+	cr_assert(strstr(e.message, "partition"), "%s", e.message);
+	enpu_spec_free(s);
+}
+
 /* Rewrite a member with new bytes and fix the manifest (digest, size, id)
  * so that only the member's own consistency is left to catch. */
 static void rewrite_consistently(const char *sub, const char *rel, const char *text)
