@@ -330,20 +330,72 @@ static int mkparents(const char *root, const char *rel, enpu_err *e)
 	return enpu_mkdirs(p, 0755, e);
 }
 
+/* The blobs of m the CAS lacks (verified: a corrupted blob is dropped and
+ * asked for again) into *missing, -1 and ENPU_E_BLOB_MISSING when any;
+ * -1 and ENPU_E_ARTIFACT when a blob does not have its listed size. */
+static int missing_blobs(srv_cas *c, const enpu_manifest *m, const char *id,
+			 json_object **missing, enpu_err *e)
+{
+	int n_missing = 0;
+
+	*missing = json_object_new_array();
+	for (int i = 0; i < m->n; i++) {
+		uint64_t sz;
+
+		if (!srv_cas_verify(c, m->files[i].sha256, &sz)) {
+			json_object_array_add(*missing, json_object_new_string(m->files[i].sha256));
+			n_missing++;
+		} else if (sz != m->files[i].bytes) {
+			return enpu_fail(e, ENPU_E_ARTIFACT, m->files[i].path, NULL,
+					 "file '%s' is listed with %llu bytes, its blob has %llu",
+					 m->files[i].path, (unsigned long long)m->files[i].bytes,
+					 (unsigned long long)sz);
+		}
+	}
+	if (n_missing)
+		return enpu_fail(e, ENPU_E_BLOB_MISSING, id, "upload the missing blobs with PUT "
+				 API_BLOBS "{sha256}, then retry",
+				 "%d file(s) of artifact '%.12s' are not on the server (first: %s)",
+				 n_missing, id,
+				 json_object_get_string(json_object_array_get_idx(*missing, 0)));
+	json_object_put(*missing);
+	*missing = NULL;
+	return 0;
+}
+
+/* m's files (linked from their blobs) and the manifest text into tmp. */
+static int materialize(srv_cas *c, const enpu_manifest *m, const char *text, size_t len,
+		       const char *tmp, enpu_err *e)
+{
+	char from[4300], to[5400];
+
+	for (int i = 0; i < m->n; i++) {
+		srv_cas_blob_path(c, m->files[i].sha256, from, sizeof from);
+		snprintf(to, sizeof to, "%s/%s", tmp, m->files[i].path);
+		if (mkparents(tmp, m->files[i].path, e) != 0 || srv_link_or_copy(from, to, e) != 0)
+			return -1;
+		if (strchr(m->files[i].path, '/')) {
+			*strrchr(to, '/') = '\0';
+			srv_fsync_dir(to);   /* durable before the rename publishes it */
+		}
+	}
+	snprintf(to, sizeof to, "%s/" MANIFEST, tmp);
+	return srv_cas_write_atomic(c, to, text, len, e);
+}
+
 int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len,
 			const enpu_limits *lim, json_object **missing, int *created,
 			enpu_err *e)
 {
 	enpu_manifest m;
-	char tmp[4300], from[4300], to[5400], dig[65];
+	char tmp[4300] = "", dig[65];
 	enpu_artifact *a = NULL;
-	int i, ret = -1, n_missing = 0;
+	int ret = -1;
 
 	*missing = NULL;
 	*created = 0;
 	if (enpu_manifest_parse(text, len, MANIFEST, &m, e) != 0)
 		return -1;
-	tmp[0] = '\0';
 	if (strcmp(m.id, id) != 0) {
 		enpu_fail(e, ENPU_E_ARTIFACT, MANIFEST, "PUT the manifest under the id that its files give",
 			  "manifest files give artifact id %s, not '%s'", m.id, id);
@@ -353,50 +405,16 @@ int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len
 		ret = 0;
 		goto out;
 	}
-	*missing = json_object_new_array();
-	for (i = 0; i < m.n; i++) {
-		uint64_t sz;
-		/* verified: a corrupted blob is dropped and asked for again */
-		if (!srv_cas_verify(c, m.files[i].sha256, &sz)) {
-			json_object_array_add(*missing, json_object_new_string(m.files[i].sha256));
-			n_missing++;
-		} else if (sz != m.files[i].bytes) {
-			enpu_fail(e, ENPU_E_ARTIFACT, m.files[i].path, NULL,
-				  "file '%s' is listed with %llu bytes, its blob has %llu",
-				  m.files[i].path, (unsigned long long)m.files[i].bytes,
-				  (unsigned long long)sz);
-			goto out;
-		}
-	}
-	if (n_missing) {
-		const char *first = json_object_get_string(json_object_array_get_idx(*missing, 0));
-		enpu_fail(e, ENPU_E_BLOB_MISSING, id, "upload the missing blobs with PUT "
-			  API_BLOBS "{sha256}, then retry",
-			  "%d file(s) of artifact '%.12s' are not on the server (first: %s)",
-			  n_missing, id, first);
+	if (missing_blobs(c, &m, id, missing, e) != 0)
 		goto out;
-	}
-	json_object_put(*missing);
-	*missing = NULL;
 	if (srv_cas_tmpdir(c, tmp, sizeof tmp, e) != 0) {
 		tmp[0] = '\0';
 		goto out;
 	}
-	for (i = 0; i < m.n; i++) {
-		srv_cas_blob_path(c, m.files[i].sha256, from, sizeof from);
-		snprintf(to, sizeof to, "%s/%s", tmp, m.files[i].path);
-		if (mkparents(tmp, m.files[i].path, e) != 0 || srv_link_or_copy(from, to, e) != 0)
-			goto out;
-		if (strchr(m.files[i].path, '/')) {
-			*strrchr(to, '/') = '\0';
-			srv_fsync_dir(to);   /* durable before the rename publishes it */
-		}
-	}
-	snprintf(to, sizeof to, "%s/" MANIFEST, tmp);
-	if (srv_cas_write_atomic(c, to, text, len, e) != 0)
-		goto out;
-	/* Verify before it becomes visible: a bad import never lands. */
-	if (enpu_artifact_load(tmp, lim, &a, e) != 0)
+	/* Load before it becomes visible (every file, and the summary against
+	 * what they give): a bad import never lands, and afterwards the
+	 * directory and its manifest are trusted. */
+	if (materialize(c, &m, text, len, tmp, e) != 0 || enpu_artifact_load(tmp, lim, &a, e) != 0)
 		goto out;
 	enpu_artifact_free(a);
 	if (srv_cas_put_mem(c, text, len, dig, e) != 0 || install_dir(c, tmp, id, e) != 0)
