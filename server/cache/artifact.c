@@ -74,8 +74,9 @@ int srv_artifact_present(srv_cas *c, const char *id)
 	return ok;
 }
 
-/* The loaded-handle LRU forgets dir (below). */
+/* The loaded-handle LRU (below) forgets dir; keeps a handle. */
 static void lru_forget(const char *dir);
+static int lru_put(const char *dir, enpu_artifact *a, int refs);
 
 int srv_artifact_drop(srv_cas *c, const char *id)
 {
@@ -388,7 +389,7 @@ int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len
 			enpu_err *e)
 {
 	enpu_manifest m;
-	char tmp[4300] = "", dig[65];
+	char tmp[4300] = "", dir[4300], dig[65];
 	enpu_artifact *a = NULL;
 	int ret = -1;
 
@@ -414,15 +415,22 @@ int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len
 	/* Load before it becomes visible (every file, and the summary against
 	 * what they give): a bad import never lands, and afterwards the
 	 * directory and its manifest are trusted. */
-	if (materialize(c, &m, text, len, tmp, e) != 0 || enpu_artifact_load(tmp, lim, &a, e) != 0)
+	if (materialize(c, &m, text, len, tmp, e) != 0)
 		goto out;
-	enpu_artifact_free(a);
+	srv_cas_count(c, SRV_EV_LOAD, 0);
+	if (enpu_artifact_load(tmp, lim, &a, e) != 0)
+		goto out;
 	if (srv_cas_put_mem(c, text, len, dig, e) != 0 || install_dir(c, tmp, id, e) != 0)
 		goto out;
 	tmp[0] = '\0';
+	/* the first job needs not load it again */
+	srv_artifact_dir(c, id, dir, sizeof dir);
+	if (lru_put(dir, a, 0))
+		a = NULL;
 	*created = 1;
 	ret = 0;
 out:
+	enpu_artifact_free(a);
 	if (tmp[0])
 		srv_rmtree(tmp);
 	enpu_manifest_free(&m);
@@ -471,13 +479,42 @@ static slot lru[LRU_SLOTS];
 static unsigned long lru_clock;
 static pthread_mutex_t lru_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* Keep handle a of dir with refs users: in a free slot or in place of the
+ * least recently used one nobody uses. 0 when every slot is in use (a is
+ * then not kept: the caller owns it). */
+static int lru_put(const char *dir, enpu_artifact *a, int refs)
+{
+	int i, victim = -1;
+
+	pthread_mutex_lock(&lru_mu);
+	for (i = 0; i < LRU_SLOTS; i++) {
+		if (!lru[i].a) {
+			victim = i;
+			break;
+		}
+		if (lru[i].refs == 0 && (victim < 0 || lru[i].used < lru[victim].used))
+			victim = i;
+	}
+	if (victim >= 0) {
+		if (lru[victim].a)
+			enpu_artifact_free(lru[victim].a);
+		snprintf(lru[victim].dir, sizeof lru[victim].dir, "%s", dir);
+		lru[victim].a = a;
+		lru[victim].refs = refs;
+		lru[victim].stale = 0;
+		lru[victim].used = ++lru_clock;
+	}
+	pthread_mutex_unlock(&lru_mu);
+	return victim >= 0;
+}
+
 int srv_artifact_get(srv_cas *c, const char *id, const enpu_limits *lim,
 		     enpu_artifact **out, enpu_err *e)
 {
 	char dir[4300];
 	struct stat st;
 	enpu_artifact *a = NULL;
-	int i, victim = -1;
+	int i;
 
 	*out = NULL;
 	/* The files on disk, every time (a stat each when unchanged): a handle
@@ -500,6 +537,7 @@ int srv_artifact_get(srv_cas *c, const char *id, const enpu_limits *lim,
 	pthread_mutex_unlock(&lru_mu);
 
 	/* Load outside the lock: it reads and hashes every file. */
+	srv_cas_count(c, SRV_EV_LOAD, 0);
 	if (enpu_artifact_load(dir, lim, &a, e) != 0) {
 		/* removed while we read it (an eviction's drop, as in
 		 * srv_artifact_verify): gone, not damaged */
@@ -509,30 +547,12 @@ int srv_artifact_get(srv_cas *c, const char *id, const enpu_limits *lim,
 		return -1;
 	}
 	if (strcmp(enpu_artifact_id(a), id) != 0) {
+		enpu_fail(e, ENPU_E_ARTIFACT, id, NULL, "artifact directory '%.12s' holds artifact "
+			  "'%.12s'", id, enpu_artifact_id(a));
 		enpu_artifact_free(a);
-		return enpu_fail(e, ENPU_E_ARTIFACT, id, NULL,
-				 "artifact directory '%.12s' holds artifact '%.12s'", id,
-				 enpu_artifact_id(a));
+		return -1;
 	}
-	pthread_mutex_lock(&lru_mu);
-	for (i = 0; i < LRU_SLOTS; i++) {
-		if (!lru[i].a) {
-			victim = i;
-			break;
-		}
-		if (lru[i].refs == 0 && (victim < 0 || lru[i].used < lru[victim].used))
-			victim = i;
-	}
-	if (victim >= 0) {
-		if (lru[victim].a)
-			enpu_artifact_free(lru[victim].a);
-		snprintf(lru[victim].dir, sizeof lru[victim].dir, "%s", dir);
-		lru[victim].a = a;
-		lru[victim].refs = 1;
-		lru[victim].stale = 0;
-		lru[victim].used = ++lru_clock;
-	}
-	pthread_mutex_unlock(&lru_mu);
+	lru_put(dir, a, 1);
 	/* No free slot (all in use): the caller gets a private handle. */
 	*out = a;
 	return 0;

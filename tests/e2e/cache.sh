@@ -32,9 +32,14 @@ expect_eq "after the second: ac_misses 1, ac_hits 1" "$(cstat a ac_misses) $(cst
 expect_eq "after the second: 2 CAS hits" "$(cstat a cas_hits)" "2"
 expect_eq "entries: 1 artifact, 1 action-cache entry" "$(cstat a artifacts) $(cstat a ac_entries)" "1 1"
 check "same artifact files" diff -r "$TMP/mlp" "$TMP/mlp2"
+expect_eq "a compile and a hit load no artifact (the manifest says enough)" "$(cstat a artifact_loads)" 0
 ID=$(jget "$TMP/mlp/manifest.json" id)
 IN=$(sha256sum "$M/input.npz" | cut -c1-64)
 check "run" "$CLI" run --artifact "$TMP/mlp" --input "$M/input.npz" --out "$TMP/r1.npz"
+expect_eq "the job's worker loaded it, once" "$(cstat a artifact_loads)" 1
+check "run again" "$CLI" run --artifact "$TMP/mlp" --input "$M/input.npz" --out "$TMP/r1.npz"
+expect_eq "a second job: the submission reads the manifest, the worker the loaded handle" \
+	"$(cstat a artifact_loads)" 1
 check "cache stats" "$CLI" cache stats
 out=$(cat "$TMP/last.out")
 expect_match "stats: action cache line with a percentage" "$out" '^action cache +1 entry, 1 hit, 1 miss \(50\.0% hit rate\)$'

@@ -363,6 +363,9 @@ Test(srv_cas, ingest_and_import_round_trip)
 	json_object_put(missing);
 	cr_assert_eq(created, 1);
 	cr_assert_eq(srv_artifact_present(b, info.artifact_id), 1);
+	srv_cache_stats cs;
+	srv_cas_stats(b, &cs);
+	cr_assert_eq(cs.artifact_loads, 1, "the import loaded it");
 	cr_assert_eq(srv_ac_count(b), 0, "an import never writes the action cache");
 	cr_assert_eq(srv_artifact_import(b, info.artifact_id, raw.data, raw.len, NULL, &missing,
 					 &created, &e), 0);
@@ -373,6 +376,8 @@ Test(srv_cas, ingest_and_import_round_trip)
 	cr_assert_eq(srv_artifact_get(b, info.artifact_id, NULL, &h, &e), 0, "%s", e.message);
 	cr_assert_str_eq(enpu_artifact_id(h), info.artifact_id);
 	srv_artifact_release(h);
+	srv_cas_stats(b, &cs);
+	cr_assert_eq(cs.artifact_loads, 1, "the first job's get takes the import's handle");
 
 	enpu_manifest_free(&m);
 	enpu_buf_free(&raw);
