@@ -83,6 +83,13 @@ typedef struct enpu_artifact enpu_artifact;  /* opaque, loaded and verified */
  * ENPU_E_ARTIFACT_DIGEST on any inconsistency. */
 int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 		       enpu_artifact **out, enpu_err *e);
+/* The same with flags: ENPU_LOAD_TRUSTED when the caller has just checked
+ * every listed file's digest itself (the daemon's content-addressed cache,
+ * srv_artifact_verify): the files' sizes are checked, not hashed again;
+ * everything else is as deep. */
+#define ENPU_LOAD_TRUSTED 1u
+int enpu_artifact_load_ex(const char *dir, const enpu_limits *lim, unsigned flags,
+			  enpu_artifact **out, enpu_err *e);
 void enpu_artifact_free(enpu_artifact *a);
 const char *enpu_artifact_id(const enpu_artifact *a);
 const char *enpu_artifact_backend(const enpu_artifact *a);

@@ -536,9 +536,10 @@ int srv_artifact_get(srv_cas *c, const char *id, const enpu_limits *lim,
 		}
 	pthread_mutex_unlock(&lru_mu);
 
-	/* Load outside the lock: it reads and hashes every file. */
+	/* Load outside the lock: it reads every file (hashed by the check
+	 * above: not again). */
 	srv_cas_count(c, SRV_EV_LOAD, 0);
-	if (enpu_artifact_load(dir, lim, &a, e) != 0) {
+	if (enpu_artifact_load_ex(dir, lim, ENPU_LOAD_TRUSTED, &a, e) != 0) {
 		/* removed while we read it (an eviction's drop, as in
 		 * srv_artifact_verify): gone, not damaged */
 		if (!srv_artifact_present(c, id))

@@ -411,6 +411,35 @@ Test(artifact, manifest_summary_must_match)
 	enpu_spec_free(s);
 }
 
+/* ENPU_LOAD_TRUSTED (the daemon's cache, which has just checked every
+ * digest itself) does not hash the files again: a graph.json with other
+ * bytes of the same size loads trusted, and only then. */
+Test(artifact, trusted_load_does_not_hash)
+{
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_artifact *a = NULL;
+	enpu_buf b = ENPU_BUF_INIT;
+	char p[128], *sp;
+
+	cr_assert_eq(compile_to("t", weights("w.npz", 0, 0, 0), &info, &e), 0, "%s", e.message);
+	slurp("t", "graph.json", &b);
+	cr_assert_not_null(sp = strstr(b.data, "\n  "));
+	sp[1] = '\t';   /* JSON whitespace still, the same size, another digest */
+	spit("t", "graph.json", b.data, b.len);
+	cr_assert_eq(load("t", &a, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT_DIGEST, "%s", e.message);
+	snprintf(p, sizeof(p), "%s/t", dir);
+	cr_assert_eq(enpu_artifact_load_ex(p, NULL, ENPU_LOAD_TRUSTED, &a, &e), 0, "%s", e.message);
+	cr_assert_str_eq(enpu_artifact_id(a), info.artifact_id);
+	enpu_artifact_free(a);
+	/* the sizes are still checked */
+	spit("t", "graph.json", b.data, b.len - 1);
+	cr_assert_eq(enpu_artifact_load_ex(p, NULL, ENPU_LOAD_TRUSTED, &a, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT_DIGEST, "%s", e.message);
+	enpu_buf_free(&b);
+}
+
 /* Rewrite a member with new bytes and fix the manifest (digest, size, id)
  * so that only the member's own consistency is left to catch. */
 static void rewrite_consistently(const char *sub, const char *rel, const char *text)
