@@ -19,9 +19,9 @@
 #include "digest.h"
 #include "progress.h"
 #include "rest.h"
+#include "wire.h"
 
 #define MANIFEST "manifest.json"
-#define MANIFEST_MAX (16u << 20)
 #define POLL_WAIT 60     /* seconds per long-poll */
 
 static const char usage[] =
@@ -79,105 +79,85 @@ out:
 	return ret;
 }
 
-/* Use the artifact in dir: read its manifest, and if the server does not
- * know the id, upload the files it lacks (each checked against the
- * manifest first) and import the manifest. */
+/* dir's files as its manifest lists them, each hashed and checked against
+ * its digest: paths and digests into pp and dp (m->n entries; paths[i]
+ * malloc'd, freed by the caller). */
+static int check_dir_files(const char *dir, const enpu_manifest *m, char **paths,
+			   char (*digs)[65], const char **pp, const char **dp, enpu_err *e)
+{
+	for (int i = 0; i < m->n; i++) {
+		const enpu_mfile *f = &m->files[i];
+		size_t len = strlen(dir) + strlen(f->path) + 2;
+
+		if (!(paths[i] = malloc(len)))
+			return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
+		snprintf(paths[i], len, "%s/%s", dir, f->path);
+		if (enpu_sha256_file(paths[i], digs[i], e) < 0)
+			return -1;
+		if (strcmp(digs[i], f->sha256) != 0)
+			return enpu_fail(e, ENPU_E_ARTIFACT_DIGEST, paths[i],
+					 "compile the artifact again",
+					 "'%s' does not match the manifest's digest", f->path);
+		pp[i] = paths[i];
+		dp[i] = digs[i];
+	}
+	return 0;
+}
+
+/* Upload the n blobs the server lacks and import the manifest. */
+static int import_dir(cli_conn *c, const char *id, const enpu_buf *man, int n, const char **pp,
+		      const char **dp, enpu_err *e)
+{
+	long status = 0;
+
+	if (cli_blobs_ensure(c, n, pp, dp, NULL, e) < 0)
+		return -1;
+	if (put_manifest(c, id, man, &status, e) == 0)
+		return 0;
+	/* 409: a blob went missing between our question and the import (an
+	 * eviction); ask again, upload, and retry once. */
+	if (status != 409 || cli_blobs_ensure(c, n, pp, dp, NULL, e) < 0)
+		return -1;
+	return put_manifest(c, id, man, &status, e);
+}
+
+/* Use the artifact in dir: read its manifest (enpu_manifest_parse), and if
+ * the server does not know the id, upload the files it lacks (each checked
+ * against the manifest first) and import the manifest. */
 static int use_artifact_dir(cli_conn *c, const char *dir, char id[65], enpu_err *e)
 {
 	enpu_buf man = ENPU_BUF_INIT;
-	struct json_object *m = NULL, *files, *res = NULL;
+	enpu_manifest m;
+	struct json_object *res = NULL;
 	char mpath[PATH_MAX], path[160], mdigest[65];
-	char **paths = NULL, (*digs)[65] = NULL;
-	const char **pp = NULL, **dp = NULL;
-	const char *mid;
-	size_t n = 0;
+	char *paths[ENPU_MANIFEST_FILES + 1] = {NULL}, digs[ENPU_MANIFEST_FILES + 1][65];
+	const char *pp[ENPU_MANIFEST_FILES + 1], *dp[ENPU_MANIFEST_FILES + 1];
 	long status = 0;
 	int ret = -1;
 
+	memset(&m, 0, sizeof m);
 	if ((size_t)snprintf(mpath, sizeof mpath, "%s/%s", dir, MANIFEST) >= sizeof mpath)
 		return enpu_fail(e, ENPU_E_IO, dir, NULL, "artifact directory path too long");
-	if (enpu_read_file(mpath, MANIFEST_MAX, &man, e) < 0)
+	if (enpu_read_file(mpath, ENPU_MANIFEST_MAX + 1, &man, e) < 0 ||
+	    enpu_manifest_parse(man.data, man.len, mpath, &m, e) < 0)
 		goto out;
-	m = man.data ? json_tokener_parse(man.data) : NULL;
-	mid = cli_json_str(m, F_ID);
-	if (!m || !mid || !enpu_is_sha256_hex(mid) ||
-	    !json_object_object_get_ex(m, F_FILES, &files) ||
-	    !json_object_is_type(files, json_type_array)) {
-		enpu_fail(e, ENPU_E_ARTIFACT, mpath, "compile the artifact again",
-			  "not an artifact manifest (no valid '%s' and '%s')", F_ID, F_FILES);
-		goto out;
-	}
-	snprintf(id, 65, "%s", mid);
+	snprintf(id, 65, "%s", m.id);
 
 	snprintf(path, sizeof path, "%s%s", API_ARTIFACTS, id);
 	if (cli_http_json(c, "GET", path, NULL, 0, &res, &status, NULL, e) == 0) {
 		ret = 0;
 		goto out;
 	}
-	if (status != 404)
+	if (status != 404 || check_dir_files(dir, &m, paths, digs, pp, dp, e) < 0)
 		goto out;
-
-	n = json_object_array_length(files);
-	paths = calloc(n + 1, sizeof *paths);
-	digs = calloc(n + 1, sizeof *digs);
-	pp = calloc(n + 1, sizeof *pp);
-	dp = calloc(n + 1, sizeof *dp);
-	if (!paths || !digs || !pp || !dp) {
-		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *f = json_object_array_get_idx(files, i);
-		const char *p = cli_json_str(f, F_PATH), *sha = cli_json_str(f, F_SHA256);
-		size_t len;
-
-		if (!p || !cli_path_is_safe(p) || !sha || !enpu_is_sha256_hex(sha)) {
-			enpu_fail(e, ENPU_E_ARTIFACT, mpath, "compile the artifact again",
-				  "file entry %zu has an unsafe path or a malformed digest", i);
-			goto out;
-		}
-		len = strlen(dir) + strlen(p) + 2;
-		paths[i] = malloc(len);
-		if (!paths[i]) {
-			enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
-			goto out;
-		}
-		snprintf(paths[i], len, "%s/%s", dir, p);
-		if (enpu_sha256_file(paths[i], digs[i], e) < 0)
-			goto out;
-		if (strcmp(digs[i], sha) != 0) {
-			enpu_fail(e, ENPU_E_ARTIFACT_DIGEST, paths[i], "compile the artifact again",
-				  "'%s' does not match the manifest's digest", p);
-			goto out;
-		}
-		pp[i] = paths[i];
-		dp[i] = digs[i];
-	}
 	enpu_sha256_hex(man.data, man.len, mdigest);
-	pp[n] = mpath;
-	dp[n] = mdigest;
-	if (cli_blobs_ensure(c, (int)n + 1, pp, dp, NULL, e) < 0)
-		goto out;
-	if (put_manifest(c, id, &man, &status, e) == 0) {
-		ret = 0;
-		goto out;
-	}
-	/* 409: a blob went missing between our question and the import (an
-	 * eviction); ask again, upload, and retry once. */
-	if (status != 409)
-		goto out;
-	if (cli_blobs_ensure(c, (int)n + 1, pp, dp, NULL, e) < 0)
-		goto out;
-	ret = put_manifest(c, id, &man, &status, e);
+	pp[m.n] = mpath;
+	dp[m.n] = mdigest;
+	ret = import_dir(c, id, &man, m.n + 1, pp, dp, e);
 out:
-	if (paths)
-		for (size_t i = 0; i < n; i++)
-			free(paths[i]);
-	free(paths);
-	free(digs);
-	free(pp);
-	free(dp);
-	json_object_put(m);
+	for (int i = 0; i < m.n; i++)
+		free(paths[i]);
+	enpu_manifest_free(&m);
 	json_object_put(res);
 	enpu_buf_free(&man);
 	return ret;
@@ -220,168 +200,166 @@ static int describe_outputs(struct json_object *job, char *out, size_t cap, enpu
 	return 0;
 }
 
-int cmd_run(cli_ctx *ctx, int argc, char **argv)
+/* The options of one run. */
+typedef struct run_opts {
+	const char *art, *input, *out, *report, *prio;
+	double timeout;
+	int detach, json;
+} run_opts;
+
+/* Options that parse but do not go together: 0, or -1 with *e. */
+static int check_opts(const run_opts *o, enpu_err *e)
 {
-	enpu_err e = ENPU_ERR_INIT;
-	const char *art = NULL, *input = NULL, *out = NULL, *report = NULL, *pos[1];
-	const char *prio = NULL;
-	double timeout = 600;
-	int detach = 0, json = 0;
-	const cli_opt opts[] = {
-		{"--artifact", CLI_OPT_STR, &art},
-		{"--input", CLI_OPT_STR, &input},
-		{"--out", CLI_OPT_STR, &out},
-		{"--report", CLI_OPT_STR, &report},
-		{"--timeout", CLI_OPT_DOUBLE, &timeout},
-		{"--priority", CLI_OPT_STR, &prio},
-		{"--detach", CLI_OPT_FLAG, &detach},
-		{"--json", CLI_OPT_FLAG, &json},
-		{NULL, 0, NULL},
-	};
-	struct json_object *req = NULL, *job = NULL, *jerr, *npu;
-	char id[65], din[65], path[256], line[600], jid[100], npuline[400];
-	const char *state, *rd, *rep;
-	double deadline;
+	if (!o->art || !o->input || (!o->out && !o->detach))
+		return cli_usage(e, "run", "missing required option '%s'",
+				 !o->art ? "--artifact" : !o->input ? "--input" : "--out");
+	if (o->detach && (o->out || o->report || o->json))
+		return cli_usage(e, "run", "--detach does not wait: drop '%s' (use "
+				 "`eulernpu jobs wait ID`, then the job's result)",
+				 o->out ? "--out" : o->report ? "--report" : "--json");
+	if (o->timeout <= 0)
+		return cli_usage(e, "run", "option '--timeout' must be more than 0 s");
+	if (o->prio && strcmp(o->prio, PRIO_LOW) && strcmp(o->prio, PRIO_NORMAL) &&
+	    strcmp(o->prio, PRIO_HIGH))
+		return cli_usage(e, "run", "option '--priority' must be low, normal or high, not "
+				 "'%s'", o->prio);
+	return 0;
+}
+
+/* The artifact's id on the server (a directory imported when the server
+ * lacks it) and the input uploaded (its digest into din). */
+static int prepare(cli_ctx *ctx, const run_opts *o, char id[65], char din[65], enpu_err *e)
+{
+	const char *pp[1] = {o->input}, *dp[1] = {din};
 	struct stat st;
-	int n_pos, r, wait;
 
-	r = cli_parse_opts("run", argc, argv, opts, pos, 0, &n_pos, &e);
-	if (r == 1) {
-		fputs(usage, stdout);
-		return 0;
-	}
-	if (r < 0)
-		return cli_report(&e);
-	if (!art || !input || (!out && !detach))
-		return cli_report((cli_usage(&e, "run", "missing required option '%s'",
-					     !art ? "--artifact" : !input ? "--input" : "--out"), &e));
-	if (detach && (out || report || json))
-		return cli_report((cli_usage(&e, "run", "--detach does not wait: drop '%s' (use "
-					     "`eulernpu jobs wait ID`, then the job's result)",
-					     out ? "--out" : report ? "--report" : "--json"), &e));
-	if (timeout <= 0)
-		return cli_report((cli_usage(&e, "run", "option '--timeout' must be more than 0 s"), &e));
-	if (prio && strcmp(prio, PRIO_LOW) && strcmp(prio, PRIO_NORMAL) && strcmp(prio, PRIO_HIGH))
-		return cli_report((cli_usage(&e, "run", "option '--priority' must be low, normal or "
-					     "high, not '%s'", prio), &e));
-	deadline = now_s() + timeout;
-	cli_progress_setup(json);
-
-	if (stat(art, &st) < 0 && !enpu_is_sha256_hex(art)) {
-		enpu_fail(&e, ENPU_E_IO, art, "give the directory that `eulernpu compile --out` wrote",
-			  "no such artifact directory, and not an artifact id: %s", strerror(errno));
-		goto fail;
-	}
-	if (enpu_sha256_file(input, din, &e) < 0)
-		goto fail;
-	if (cli_connect(ctx, &e) < 0)
-		goto fail;
-	if (stat(art, &st) == 0 && S_ISDIR(st.st_mode)) {
-		if (use_artifact_dir(ctx->conn, art, id, &e) < 0)
-			goto fail;
-	} else if (enpu_is_sha256_hex(art)) {
-		snprintf(id, sizeof id, "%s", art);
+	if (stat(o->art, &st) < 0 && !enpu_is_sha256_hex(o->art))
+		return enpu_fail(e, ENPU_E_IO, o->art, "give the directory that `eulernpu compile "
+				 "--out` wrote", "no such artifact directory, and not an artifact "
+				 "id: %s", strerror(errno));
+	if (enpu_sha256_file(o->input, din, e) < 0 || cli_connect(ctx, e) < 0)
+		return -1;
+	if (stat(o->art, &st) == 0 && S_ISDIR(st.st_mode)) {
+		if (use_artifact_dir(ctx->conn, o->art, id, e) < 0)
+			return -1;
+	} else if (enpu_is_sha256_hex(o->art)) {
+		snprintf(id, 65, "%s", o->art);
 	} else {
-		enpu_fail(&e, ENPU_E_IO, art, "give the directory that `eulernpu compile --out` wrote",
-			  "not an artifact directory");
-		goto fail;
+		return enpu_fail(e, ENPU_E_IO, o->art, "give the directory that `eulernpu compile "
+				 "--out` wrote", "not an artifact directory");
 	}
-	{
-		const char *pp[1] = {input}, *dp[1] = {din};
+	return cli_blobs_ensure(ctx->conn, 1, pp, dp, NULL, e);
+}
 
-		if (cli_blobs_ensure(ctx->conn, 1, pp, dp, NULL, &e) < 0)
-			goto fail;
-	}
+/* POST /v1/jobs: the job as answered into *job, its id into jid. */
+static int submit(cli_ctx *ctx, const run_opts *o, const char *id, const char *din,
+		  struct json_object **job, char jid[100], enpu_err *e)
+{
+	struct json_object *req = json_object_new_object();
+	char path[256];
+	int wait, rc = -1;
 
-	req = json_object_new_object();
 	json_object_object_add(req, F_ARTIFACT, json_object_new_string(id));
 	json_object_object_add(req, F_INPUT, json_object_new_string(din));
-	json_object_object_add(req, F_INPUT_NAME, json_object_new_string(strrchr(input, '/') ?
-				strrchr(input, '/') + 1 : input));   /* a base name: no local paths */
-	if (prio)
-		json_object_object_add(req, F_PRIORITY, json_object_new_string(prio));
+	json_object_object_add(req, F_INPUT_NAME, json_object_new_string(strrchr(o->input, '/') ?
+				strrchr(o->input, '/') + 1 : o->input));   /* a base name: no local paths */
+	if (o->prio)
+		json_object_object_add(req, F_PRIORITY, json_object_new_string(o->prio));
 	/* the server ends the job by then too; it caps this by --job-timeout */
 	json_object_object_add(req, F_TIMEOUT, json_object_new_int(
-		timeout > 7 * 86400 ? 7 * 86400 : (int)ceil(timeout)));
-	if (!detach)
+		o->timeout > 7 * 86400 ? 7 * 86400 : (int)ceil(o->timeout)));
+	if (!o->detach)
 		cli_progress_wait_begin(NULL);
 	/* at a terminal, learn the queue position at once rather than wait */
-	wait = detach || cli_progress_waiting() ? 0 : timeout < POLL_WAIT ? (int)ceil(timeout)
-									  : POLL_WAIT;
+	wait = o->detach || cli_progress_waiting() ? 0 : o->timeout < POLL_WAIT ?
+		(int)ceil(o->timeout) : POLL_WAIT;
 	snprintf(path, sizeof path, "%s?%s=%d", API_JOBS, Q_WAIT, wait);
-	if (cli_http_json(ctx->conn, "POST", path, req, wait + 30, &job, NULL, NULL, &e) < 0)
-		goto fail;
-	if (!job_id_ok(cli_json_str(job, F_ID))) {
-		enpu_fail(&e, ENPU_E_SERVER, API_JOBS, NULL, "the answer has no valid job '%s'", F_ID);
-		goto fail;
+	if (cli_http_json(ctx->conn, "POST", path, req, wait + 30, job, NULL, NULL, e) < 0)
+		goto out;
+	if (!job_id_ok(cli_json_str(*job, F_ID))) {
+		enpu_fail(e, ENPU_E_SERVER, API_JOBS, NULL, "the answer has no valid job '%s'", F_ID);
+		goto out;
 	}
-	snprintf(jid, sizeof jid, "%s", cli_json_str(job, F_ID));
-	if (detach) {
-		printf("%s\n", jid);
-		json_object_put(req);
-		json_object_put(job);
-		return 0;
-	}
+	snprintf(jid, 100, "%s", cli_json_str(*job, F_ID));
+	rc = 0;
+out:
+	json_object_put(req);
+	return rc;
+}
+
+/* Long-poll job jid until it leaves the queue and the run (cancelling it
+ * at the deadline); *job is its last state, *state that state's name. */
+static int wait_job(cli_ctx *ctx, const run_opts *o, const char *jid, double deadline,
+		    struct json_object **job, const char **state, enpu_err *e)
+{
+	char path[256];
 
 	for (;;) {
 		double left;
+		int wait;
 
-		cli_progress_wait_job(job);
-		state = cli_json_str(job, F_STATE);
-		if (!state) {
-			enpu_fail(&e, ENPU_E_SERVER, API_JOBS, NULL, "job '%s' has no '%s'", jid, F_STATE);
-			goto fail;
-		}
-		if (strcmp(state, JOB_QUEUED) != 0 && strcmp(state, JOB_RUNNING) != 0)
-			break;
+		cli_progress_wait_job(*job);
+		if (!(*state = cli_json_str(*job, F_STATE)))
+			return enpu_fail(e, ENPU_E_SERVER, API_JOBS, NULL, "job '%s' has no '%s'", jid,
+					 F_STATE);
+		if (strcmp(*state, JOB_QUEUED) != 0 && strcmp(*state, JOB_RUNNING) != 0)
+			return 0;
 		left = deadline - now_s();
 		if (left <= 0) {
 			snprintf(path, sizeof path, "%s/%s", API_JOBS, jid);
-			cli_http_json(ctx->conn, "DELETE", path, NULL, 10, NULL, NULL, NULL, &e);
-			enpu_fail(&e, ENPU_E_JOB_FAILED, jid, "raise --timeout, or use a less busy server",
-				  "the job did not finish within %g s and was cancelled", timeout);
-			goto fail;
+			cli_http_json(ctx->conn, "DELETE", path, NULL, 10, NULL, NULL, NULL, e);
+			return enpu_fail(e, ENPU_E_JOB_FAILED, jid, "raise --timeout, or use a less "
+					 "busy server", "the job did not finish within %g s and was "
+					 "cancelled", o->timeout);
 		}
 		wait = left < POLL_WAIT ? (int)ceil(left) : POLL_WAIT;
 		snprintf(path, sizeof path, "%s/%s?%s=%d", API_JOBS, jid, Q_WAIT, wait);
-		json_object_put(job);
-		if (cli_http_json(ctx->conn, "GET", path, NULL, wait + 30, &job, NULL, NULL, &e) < 0)
-			goto fail;
+		json_object_put(*job);
+		*job = NULL;
+		if (cli_http_json(ctx->conn, "GET", path, NULL, wait + 30, job, NULL, NULL, e) < 0)
+			return -1;
 	}
-	cli_progress_end();
-	if (json && strcmp(state, JOB_SUCCEEDED) != 0)
+}
+
+/* A job that ended: its error when it did not succeed, else the result
+ * (and report) downloaded and the summary (or the job as JSON) printed. */
+static int finish(cli_ctx *ctx, const run_opts *o, struct json_object *job, const char *jid,
+		  const char *state, enpu_err *e)
+{
+	struct json_object *jerr, *npu;
+	char path[256], line[600], npuline[400];
+	const char *rd, *rep;
+
+	if (o->json && strcmp(state, JOB_SUCCEEDED) != 0)
 		print_job(job);
 	if (strcmp(state, JOB_FAILED) == 0 || strcmp(state, JOB_CANCELLED) == 0 ||
 	    strcmp(state, JOB_TIMED_OUT) == 0) {
-		if (json_object_object_get_ex(job, F_ERROR, &jerr) &&
-		    json_object_is_type(jerr, json_type_object))
-			cli_err_from_json(jerr, &e);
-		else
-			enpu_fail(&e, ENPU_E_JOB_FAILED, jid, NULL, "the job failed without saying why");
-		goto fail;
+		if (!json_object_object_get_ex(job, F_ERROR, &jerr) ||
+		    !json_object_is_type(jerr, json_type_object))
+			return enpu_fail(e, ENPU_E_JOB_FAILED, jid, NULL,
+					 "the job failed without saying why");
+		cli_err_from_json(jerr, e);
+		return -1;
 	}
-	if (strcmp(state, JOB_SUCCEEDED) != 0) {
-		enpu_fail(&e, ENPU_E_JOB_FAILED, jid, NULL, "the job ended in state '%s'", state);
-		goto fail;
-	}
-	if (describe_outputs(job, line, sizeof line, &e) < 0)
-		goto fail;
+	if (strcmp(state, JOB_SUCCEEDED) != 0)
+		return enpu_fail(e, ENPU_E_JOB_FAILED, jid, NULL, "the job ended in state '%s'", state);
+	if (describe_outputs(job, line, sizeof line, e) < 0)
+		return -1;
 	rd = cli_json_str(job, F_RESULT);
 	snprintf(path, sizeof path, "%s/%s%s", API_JOBS, jid, API_JOB_RESULT);
-	if (cli_http_download(ctx->conn, path, out, rd && enpu_is_sha256_hex(rd) ? rd : NULL, 0, &e) < 0)
-		goto fail;
-	if (report) {
+	if (cli_http_download(ctx->conn, path, o->out, rd && enpu_is_sha256_hex(rd) ? rd : NULL, 0,
+			      e) < 0)
+		return -1;
+	if (o->report) {
 		rep = cli_json_str(job, F_REPORT);
-		if (!rep || !enpu_is_sha256_hex(rep)) {
-			enpu_fail(&e, ENPU_E_SERVER, jid, "upgrade the server, or run without --report",
-				  "job '%s' has no '%s' digest", jid, F_REPORT);
-			goto fail;
-		}
+		if (!rep || !enpu_is_sha256_hex(rep))
+			return enpu_fail(e, ENPU_E_SERVER, jid, "upgrade the server, or run without "
+					 "--report", "job '%s' has no '%s' digest", jid, F_REPORT);
 		snprintf(path, sizeof path, "%s/%s%s", API_JOBS, jid, API_JOB_REPORT);
-		if (cli_http_download(ctx->conn, path, report, rep, 0, &e) < 0)
-			goto fail;
+		if (cli_http_download(ctx->conn, path, o->report, rep, 0, e) < 0)
+			return -1;
 	}
-	if (json) {
+	if (o->json) {
 		print_job(job);
 	} else {
 		printf("Run      OK: %s\n", line);
@@ -389,12 +367,55 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		    cli_npu_summary(npu, npuline, sizeof npuline) == 0)
 			printf("%s\n", npuline);
 	}
-	json_object_put(req);
+	return 0;
+}
+
+int cmd_run(cli_ctx *ctx, int argc, char **argv)
+{
+	enpu_err e = ENPU_ERR_INIT;
+	run_opts o = {.timeout = 600};
+	const char *pos[1], *state = NULL;
+	const cli_opt opts[] = {
+		{"--artifact", CLI_OPT_STR, &o.art},
+		{"--input", CLI_OPT_STR, &o.input},
+		{"--out", CLI_OPT_STR, &o.out},
+		{"--report", CLI_OPT_STR, &o.report},
+		{"--timeout", CLI_OPT_DOUBLE, &o.timeout},
+		{"--priority", CLI_OPT_STR, &o.prio},
+		{"--detach", CLI_OPT_FLAG, &o.detach},
+		{"--json", CLI_OPT_FLAG, &o.json},
+		{NULL, 0, NULL},
+	};
+	struct json_object *job = NULL;
+	char id[65], din[65], jid[100];
+	double deadline;
+	int n_pos, r;
+
+	r = cli_parse_opts("run", argc, argv, opts, pos, 0, &n_pos, &e);
+	if (r == 1) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (r < 0 || check_opts(&o, &e) < 0)
+		return cli_report(&e);
+	deadline = now_s() + o.timeout;
+	cli_progress_setup(o.json);
+	if (prepare(ctx, &o, id, din, &e) < 0 || submit(ctx, &o, id, din, &job, jid, &e) < 0)
+		goto fail;
+	if (o.detach) {
+		printf("%s\n", jid);
+		json_object_put(job);
+		return 0;
+	}
+	if (wait_job(ctx, &o, jid, deadline, &job, &state, &e) < 0)
+		goto fail;
+	cli_progress_end();
+	if (finish(ctx, &o, job, jid, state, &e) < 0)
+		goto fail;
 	json_object_put(job);
 	return 0;
 fail:
 	cli_progress_end();
-	json_object_put(req);
 	json_object_put(job);
 	return cli_report(&e);
 }

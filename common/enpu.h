@@ -35,8 +35,9 @@ typedef struct enpu_compile_info {
  * write the artifact into outdir (created; must be empty or absent):
  * graph.json (with each op's lowering), plan.json (schedule, memory plan,
  * and for npu_sim the tiling), weights/<backend>.npz, manifest.json (with
- * the canonical target options). Byte-identical output for identical
- * inputs. spec_digest is recorded in the manifest (hex; NULL = null). */
+ * the canonical target options and the summary, wire.h). Byte-identical
+ * output for identical inputs. spec_digest is recorded in the manifest
+ * (hex; NULL = null). */
 int enpu_compile(const enpu_spec *spec, const enpu_target *target,
 		 const char *weights_path, const char *weights_label,
 		 const char *spec_digest, const char *outdir,
@@ -74,11 +75,21 @@ int enpu_compiled_write(const enpu_compiled *c, const char *outdir, enpu_err *e)
 
 typedef struct enpu_artifact enpu_artifact;  /* opaque, loaded and verified */
 
-/* Load dir/manifest.json, verify every listed file's sha256 and that no path
- * escapes dir, parse graph.json (re-running shape rules), plan.json and the
- * weights. ENPU_E_ARTIFACT / ENPU_E_ARTIFACT_DIGEST on any inconsistency. */
+/* Load dir/manifest.json (enpu_manifest_parse, wire.h), verify every listed
+ * file's size and sha256 and that no path escapes dir, parse graph.json
+ * (once; re-running shape rules), plan.json and the weights, derive the
+ * backend's plan again and check graph.json's lowerings, plan.json's
+ * section and the manifest's summary against it. ENPU_E_ARTIFACT /
+ * ENPU_E_ARTIFACT_DIGEST on any inconsistency. */
 int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 		       enpu_artifact **out, enpu_err *e);
+/* The same with flags: ENPU_LOAD_TRUSTED when the caller has just checked
+ * every listed file's digest itself (the daemon's content-addressed cache,
+ * srv_artifact_verify): the files' sizes are checked, not hashed again;
+ * everything else is as deep. */
+#define ENPU_LOAD_TRUSTED 1u
+int enpu_artifact_load_ex(const char *dir, const enpu_limits *lim, unsigned flags,
+			  enpu_artifact **out, enpu_err *e);
 void enpu_artifact_free(enpu_artifact *a);
 const char *enpu_artifact_id(const enpu_artifact *a);
 const char *enpu_artifact_backend(const enpu_artifact *a);

@@ -167,6 +167,7 @@
 #define F_EVICTIONS          "evictions"
 #define F_EVICTED_BYTES      "evicted_bytes"
 #define F_INTEGRITY_FAILURES "integrity_failures"
+#define F_ARTIFACT_LOADS     "artifact_loads"
 #define F_MAX_BYTES          "max_bytes"       /* --cache-max, 0 = unbounded */
 #define F_ENTRIES            "entries"
 #define F_TOTAL              "total"

@@ -1,10 +1,17 @@
 /* wire.c: the wire formats shared by server, client and the artifact
- * loader: error objects in, string fields, path safety. No I/O here, and
- * nothing from server/ or client/. */
+ * loader: error objects in, string fields, path safety, manifest.json. No
+ * I/O here, and nothing from server/ or client/. */
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
 #include "wire.h"
+#include "enpu.h"
+#include "json.h"
+#include "digest.h"
+#include "backend.h"
+#include "api.h"
 
 const char *enpu_wire_str(struct json_object *o, const char *key)
 {
@@ -64,4 +71,213 @@ int enpu_wire_path_is_safe(const char *p, size_t max)
 		seg = end + 1;
 	}
 	return 1;
+}
+
+/* ---- manifest.json ------------------------------------------------------ */
+
+#define FIX_RECOMPILE "recompile the artifact"
+
+/* A string field of o that must equal want (want NULL: any string). */
+static const char *mf_str(json_object *o, const char *key, const char *want, const char *label,
+			  const char *ctx, enpu_err *e)
+{
+	json_object *v = enpu_json_field(o, key, json_type_string, label, ctx, e);
+
+	if (!v)
+		return NULL;
+	if (want && strcmp(json_object_get_string(v), want) != 0) {
+		enpu_fail(e, ENPU_E_ARTIFACT, label, FIX_RECOMPILE, "%sfield '%s' is not \"%s\"",
+			  ctx, key, want);
+		return NULL;
+	}
+	return json_object_get_string(v);
+}
+
+/* format, version, id, backend and its target, compiler, spec, layout */
+static int mf_header(enpu_manifest *m, const char *label, enpu_err *e)
+{
+	json_object *v, *spec;
+	const enpu_backend_def *d;
+	const char *s;
+	int64_t iv;
+
+	if (!mf_str(m->root, "format", "eulernpu-artifact", label, "", e) ||
+	    !(v = enpu_json_field(m->root, "version", json_type_int, label, "", e)) ||
+	    enpu_json_int(v, 1, 1, label, "field 'version'", &iv, e) < 0 ||
+	    !(s = mf_str(m->root, "id", NULL, label, "", e)))
+		return -1;
+	if (!enpu_is_sha256_hex(s))
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, FIX_RECOMPILE,
+				 "field 'id' is not a sha256 digest");
+	memcpy(m->id, s, 65);
+	if (!(s = mf_str(m->root, "backend", NULL, label, "", e)))
+		return -1;
+	if (!(d = enpu_backend_by_name(s)))
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, FIX_RECOMPILE,
+				 "field 'backend': unknown backend '%s'", s);
+	snprintf(m->backend, sizeof m->backend, "%s", s);
+	if (d->opts_size &&
+	    !(m->target = enpu_json_field(m->root, "target", json_type_object, label, "", e)))
+		return -1;
+	if (!mf_str(m->root, "compiler", NULL, label, "", e) ||
+	    !(spec = enpu_json_field(m->root, "spec", json_type_object, label, "", e)) ||
+	    !mf_str(spec, "name", NULL, label, "spec: ", e) ||
+	    !mf_str(m->root, "layout", "spec", label, "", e) ||
+	    !(s = mf_str(m->root, "weights", NULL, label, "", e)))
+		return -1;
+	snprintf(m->weights, sizeof m->weights, "%s", s);
+	return 0;
+}
+
+/* files: [{path, sha256, bytes}], safe, sorted; the id is theirs */
+static int mf_files(enpu_manifest *m, const char *label, enpu_err *e)
+{
+	json_object *files = enpu_json_field(m->root, "files", json_type_array, label, "", e);
+	const char *paths[ENPU_MANIFEST_FILES], *digs[ENPU_MANIFEST_FILES];
+	char id[65], ctx[32];
+	size_t n;
+
+	if (!files)
+		return -1;
+	if ((n = json_object_array_length(files)) > ENPU_MANIFEST_FILES)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+				 "field 'files' lists more than %d files", ENPU_MANIFEST_FILES);
+	if (!(m->files = calloc(n ? n : 1, sizeof *m->files)))
+		return enpu_fail(e, ENPU_E_NOMEM, label, NULL, "cannot read the manifest");
+	for (size_t i = 0; i < n; i++) {
+		json_object *f = json_object_array_get_idx(files, i), *b;
+		enpu_mfile *mf = &m->files[i];
+		const char *p, *d;
+		int64_t iv;
+
+		snprintf(ctx, sizeof ctx, "file %zu: ", i);
+		if (!(p = mf_str(f, "path", NULL, label, ctx, e)) ||
+		    !(d = mf_str(f, "sha256", NULL, label, ctx, e)) ||
+		    !(b = enpu_json_field(f, "bytes", json_type_int, label, ctx, e)) ||
+		    enpu_json_int(b, 0, INT64_MAX, label, "field 'bytes'", &iv, e) < 0)
+			return -1;
+		if (!enpu_wire_path_is_safe(p, ENPU_MANIFEST_PATH) || strcmp(p, "manifest.json") == 0)
+			return enpu_fail(e, ENPU_E_ARTIFACT, label, "the artifact's files stay inside it",
+					 "file path '%s' is not a plain relative path inside the "
+					 "artifact", p);
+		if (!enpu_is_sha256_hex(d))
+			return enpu_fail(e, ENPU_E_ARTIFACT, label, FIX_RECOMPILE,
+					 "file '%s': field 'sha256' is not a sha256 digest", p);
+		if (i > 0 && strcmp(m->files[i - 1].path, p) >= 0)
+			return enpu_fail(e, ENPU_E_ARTIFACT, label, FIX_RECOMPILE,
+					 "field 'files' is not sorted by path, or lists '%s' twice", p);
+		snprintf(mf->path, sizeof mf->path, "%s", p);
+		memcpy(mf->sha256, d, 65);
+		mf->bytes = (uint64_t)iv;
+		paths[i] = mf->path;
+		digs[i] = mf->sha256;
+		m->n++;
+	}
+	if (!enpu_manifest_find(m, "graph.json") || !enpu_manifest_find(m, "plan.json") ||
+	    !enpu_manifest_find(m, m->weights))
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, FIX_RECOMPILE,
+				 "the manifest must list graph.json, plan.json and '%s'", m->weights);
+	enpu_artifact_id_of(paths, digs, m->n, id);
+	if (strcmp(id, m->id) != 0)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, FIX_RECOMPILE,
+				 "artifact id %.12s... does not match its files (%.12s...)", m->id, id);
+	return 0;
+}
+
+static int mf_count(json_object *o, const char *key, int64_t hi, const char *label,
+		    int64_t *out, enpu_err *e)
+{
+	char what[64];
+	json_object *v = enpu_json_field(o, key, json_type_int, label, "summary: ", e);
+
+	snprintf(what, sizeof what, "summary: field '%s'", key);
+	return v ? enpu_json_int(v, 0, hi, label, what, out, e) : -1;
+}
+
+static int mf_summary(enpu_manifest *m, const char *label, enpu_err *e)
+{
+	json_object *s = enpu_json_field(m->root, "summary", json_type_object, label, "", e);
+	enpu_msummary *sm = &m->summary;
+	int64_t v[6];
+
+	if (!s || mf_count(s, F_OPERATORS, INT_MAX, label, &v[0], e) < 0 ||
+	    mf_count(s, F_COMPONENTS, INT_MAX, label, &v[1], e) < 0 ||
+	    mf_count(s, F_ARENA_BYTES, INT64_MAX, label, &v[2], e) < 0)
+		return -1;
+	sm->operators = (int)v[0];
+	sm->components = (int)v[1];
+	sm->arena_bytes = (uint64_t)v[2];
+	if (!json_object_object_get_ex(s, F_PL_OPS, NULL))
+		return 0;
+	if (mf_count(s, F_PL_OPS, INT_MAX, label, &v[3], e) < 0 ||
+	    mf_count(s, F_PS_OPS, INT_MAX, label, &v[4], e) < 0 ||
+	    mf_count(s, F_PL_SEGMENTS, INT_MAX, label, &v[5], e) < 0)
+		return -1;
+	sm->partition = 1;
+	sm->pl_ops = (int)v[3];
+	sm->ps_ops = (int)v[4];
+	sm->pl_segments = (int)v[5];
+	return 0;
+}
+
+int enpu_manifest_parse(const char *text, size_t len, const char *label, enpu_manifest *m,
+			enpu_err *e)
+{
+	memset(m, 0, sizeof *m);
+	if (!label)
+		label = "manifest.json";
+	if (len > ENPU_MANIFEST_MAX)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, FIX_RECOMPILE,
+				 "manifest.json is larger than %u bytes", ENPU_MANIFEST_MAX);
+	if (!(m->root = enpu_json_parse(text ? text : "", len, label, e)))
+		return -1;
+	if (!json_object_is_type(m->root, json_type_object)) {
+		enpu_fail(e, ENPU_E_ARTIFACT, label, FIX_RECOMPILE, "manifest.json is not a JSON object");
+		goto fail;
+	}
+	if (mf_header(m, label, e) < 0 || mf_files(m, label, e) < 0 || mf_summary(m, label, e) < 0)
+		goto fail;
+	return 0;
+fail:
+	enpu_manifest_free(m);
+	return -1;
+}
+
+void enpu_manifest_free(enpu_manifest *m)
+{
+	if (!m)
+		return;
+	json_object_put(m->root);
+	free(m->files);
+	memset(m, 0, sizeof *m);
+}
+
+static int cmp_mfile(const void *a, const void *b)
+{
+	return strcmp(((const enpu_mfile *)a)->path, ((const enpu_mfile *)b)->path);
+}
+
+const enpu_mfile *enpu_manifest_find(const enpu_manifest *m, const char *path)
+{
+	enpu_mfile key;
+
+	if (!path || strlen(path) >= sizeof key.path || !m->n)
+		return NULL;
+	snprintf(key.path, sizeof key.path, "%s", path);
+	return bsearch(&key, m->files, (size_t)m->n, sizeof *m->files, cmp_mfile);
+}
+
+int enpu_msummary_to_json(const enpu_msummary *s, json_object *o)
+{
+	int bad = 0;
+
+	enpu_json_put(o, F_OPERATORS, json_object_new_int(s->operators), &bad);
+	enpu_json_put(o, F_COMPONENTS, json_object_new_int(s->components), &bad);
+	enpu_json_put(o, F_ARENA_BYTES, json_object_new_int64((int64_t)s->arena_bytes), &bad);
+	if (s->partition) {
+		enpu_json_put(o, F_PL_OPS, json_object_new_int(s->pl_ops), &bad);
+		enpu_json_put(o, F_PS_OPS, json_object_new_int(s->ps_ops), &bad);
+		enpu_json_put(o, F_PL_SEGMENTS, json_object_new_int(s->pl_segments), &bad);
+	}
+	return bad ? -1 : 0;
 }

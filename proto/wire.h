@@ -1,10 +1,12 @@
 /* wire.h: what both sides of the API read the same way: the error object
- * {"code","message","where","fix"} as an enpu_err, string fields, and the
- * one rule for a relative path that names a file of an artifact. */
+ * {"code","message","where","fix"} as an enpu_err, string fields, the
+ * one rule for a relative path that names a file of an artifact, and the
+ * one reader of an artifact's manifest.json. */
 #ifndef ENPU_WIRE_H
 #define ENPU_WIRE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "err.h"
 
 struct json_object;
@@ -23,5 +25,62 @@ int enpu_wire_err_from_json(struct json_object *err, enpu_err *e, const char **c
  * absolute, no empty, "." or ".." component (so no trailing slash), no
  * backslash and no control character; else 0 (also for NULL). Pure. */
 int enpu_wire_path_is_safe(const char *p, size_t max);
+
+/* ---- manifest.json: the one reader ------------------------------------
+ * The writer is enpu_manifest_to_json (common/compile/artifact.c); the
+ * format is docs/spec-format.md's "The artifact". Read by the artifact
+ * loader, the daemon's cache (its own manifests and imported ones) and the
+ * client (a directory it uploads). */
+
+#define ENPU_MANIFEST_MAX   (1u << 20)   /* bytes of manifest.json */
+#define ENPU_MANIFEST_FILES 64           /* files it may list */
+#define ENPU_MANIFEST_PATH  255          /* bytes of a listed file's path */
+
+typedef struct enpu_mfile {
+	char path[ENPU_MANIFEST_PATH + 1];
+	char sha256[65];
+	uint64_t bytes;
+} enpu_mfile;
+
+/* manifest.json's "summary": the facts compile derives once, so that a
+ * compile answer (cache hit or not) and a job submission need not load the
+ * artifact. Loading an artifact derives them again and refuses a manifest
+ * that says otherwise (so an imported manifest is checked once, at import).
+ * partition: the backend splits the graph (fpga_board): its op counts. */
+typedef struct enpu_msummary {
+	int operators, components;
+	uint64_t arena_bytes;
+	int partition;
+	int pl_ops, ps_ops, pl_segments;
+} enpu_msummary;
+
+typedef struct enpu_manifest {
+	char id[65];                 /* checked against the files' digests */
+	char backend[32];            /* a backend of the registry */
+	char weights[ENPU_MANIFEST_PATH + 1];   /* a listed file */
+	enpu_mfile *files;           /* n, sorted by path, no duplicate */
+	int n;
+	enpu_msummary summary;
+	struct json_object *root;    /* the document (owned) */
+	struct json_object *target;  /* root's "target" (borrowed): an object for
+				      * a backend with options, else NULL */
+} enpu_manifest;
+
+/* Parse and validate manifest.json text (label names it in errors):
+ * format, version, id (the sha256 enpu_artifact_id_of gives for the listed
+ * files), a known backend and its target object, compiler, spec name,
+ * layout, the weights file, files [{path, sha256, bytes}] (safe relative
+ * paths, not manifest.json, strictly sorted, graph.json, plan.json and the
+ * weights among them, at most ENPU_MANIFEST_FILES), and the summary. 0, or
+ * -1 with ENPU_E_ARTIFACT (*m then holds nothing). */
+int enpu_manifest_parse(const char *text, size_t len, const char *label, enpu_manifest *m,
+			enpu_err *e);
+void enpu_manifest_free(enpu_manifest *m);
+/* The listed file at path, or NULL. */
+const enpu_mfile *enpu_manifest_find(const enpu_manifest *m, const char *path);
+/* s's fields into object o (the summary's own keys, also those of a
+ * compile answer: operators, components, arena_bytes[, pl_ops, ps_ops,
+ * pl_segments]). 0, or -1 when out of memory. */
+int enpu_msummary_to_json(const enpu_msummary *s, struct json_object *o);
 
 #endif

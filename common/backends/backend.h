@@ -105,8 +105,9 @@ unsigned enpu_backends_on_board(void);
 unsigned enpu_backends_lowering(const enpu_opdef *d);
 
 /* How many ops the backend puts on a PL and on a PS for graph g under
- * target t (validate and compile report them); all 0 for backends
- * without such a split. */
+ * target t, derived from its plan: for validate, which has no artifact
+ * (compile records them once in manifest.json's summary,
+ * enpu_msummary_of); all 0 for backends without such a split. */
 struct enpu_target;
 int enpu_backend_counts(const enpu_graph *g, const struct enpu_target *t, int *pl_ops,
 			int *ps_ops, int *segments, enpu_err *e);

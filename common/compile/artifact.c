@@ -1,10 +1,12 @@
-/* artifact.c: manifest.json, and loading a compiled artifact. Loading
- * trusts nothing in the directory: every file's path, size and sha256 is
- * checked against the manifest, the id against the files, then graph.json,
- * plan.json and the weights against each other. The backend's target
- * options (manifest "target") must parse; its plan (an npu model, a PL
- * partition) is derived again from them, and graph.json's lowerings and
- * plan.json's backend section must be what it gives (backend.h). */
+/* artifact.c: manifest.json's writer (its reader is enpu_manifest_parse,
+ * proto/wire.c), and loading a compiled artifact. Loading trusts nothing in
+ * the directory: every file's path, size and sha256 (not the sha256 when
+ * the caller vouches for it, ENPU_LOAD_TRUSTED) is checked against the
+ * manifest, the id against the files, then graph.json, plan.json and the
+ * weights against each other. The backend's target options (manifest
+ * "target") must parse; its plan (an npu model, a PL partition) is derived
+ * again from them, and graph.json's lowerings, plan.json's backend section
+ * and the manifest's summary must be what it gives (backend.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,8 +20,6 @@
 #include "plan.h"
 #include "backend.h"
 
-#define MANIFEST_MAX (1u << 20)
-#define MAX_FILES 64
 
 struct enpu_artifact {
 	char id[65];
@@ -56,10 +56,10 @@ void enpu_artifact_id_of(const char *const *paths, const char *const *digests,
 int enpu_manifest_to_json(const char *id, const char *backend, const char *spec_name,
 			  const char *spec_sha256, const char *weights_sha256,
 			  const char *weights, const char *layout,
-			  struct json_object *target, const enpu_manifest_file *files,
-			  int n, enpu_buf *out, enpu_err *e)
+			  struct json_object *target, const enpu_msummary *summary,
+			  const enpu_manifest_file *files, int n, enpu_buf *out, enpu_err *e)
 {
-	json_object *root = json_object_new_object(), *spec, *arr;
+	json_object *root = json_object_new_object(), *spec, *arr, *sum;
 	int rc;
 
 	if (!root)
@@ -80,6 +80,11 @@ int enpu_manifest_to_json(const char *id, const char *backend, const char *spec_
 	json_object_object_add(root, "weights", json_object_new_string(weights));
 	json_object_object_add(root, "layout", json_object_new_string(layout));
 	json_object_object_add(root, "target", target ? json_object_get(target) : NULL);
+	if (!(sum = json_object_new_object()))
+		goto nomem;
+	json_object_object_add(root, "summary", sum);
+	if (enpu_msummary_to_json(summary, sum) < 0)
+		goto nomem;
 	if (!(arr = json_object_new_array()))
 		goto nomem;
 	json_object_object_add(root, "files", arr);
@@ -98,6 +103,20 @@ int enpu_manifest_to_json(const char *id, const char *backend, const char *spec_
 nomem:
 	json_object_put(root);
 	return enpu_fail(e, ENPU_E_NOMEM, "manifest.json", NULL, "cannot build manifest.json");
+}
+
+void enpu_msummary_of(const enpu_graph *g, uint64_t arena_bytes, const enpu_backend_def *def,
+		      const void *st, enpu_msummary *s)
+{
+	memset(s, 0, sizeof *s);
+	s->operators = g->n_ops;
+	s->components = g->n_components;
+	s->arena_bytes = arena_bytes;
+	/* only a backend that splits the graph says where ops go */
+	if (def->counts && def->plan) {
+		s->partition = 1;
+		def->counts(g, st, &s->pl_ops, &s->ps_ops, &s->pl_segments);
+	}
 }
 
 /* Refuse symlinks on the way (a link could point out of the artifact) and
@@ -209,207 +228,179 @@ static int bind_weights(enpu_artifact *a, const char *label, enpu_err *e)
 	return 0;
 }
 
-/* Two targets agree when their canonical JSON is the same text. */
+/* dir/manifest.json, not through a symbolic link (it could read a file
+ * outside dir), parsed and validated (enpu_manifest_parse). */
+static int read_manifest(const char *dir, enpu_manifest *m, enpu_err *e)
+{
+	enpu_buf b = ENPU_BUF_INIT;
+	int rc = -1;
+
+	if (check_no_links(dir, "manifest.json", e) < 0 ||
+	    read_member(dir, "manifest.json", ENPU_MANIFEST_MAX, &b, e) < 0) {
+		if (e && (e->code == ENPU_E_IO || e->code == ENPU_E_ARTIFACT_DIGEST))
+			e->code = ENPU_E_ARTIFACT;
+	} else {
+		rc = enpu_manifest_parse(b.data, b.len, "manifest.json", m, e);
+	}
+	enpu_buf_free(&b);
+	return rc;
+}
+
+/* Every listed file, not through a link, with the size and digest the
+ * manifest records (which gives the id: enpu_manifest_parse checked); the
+ * digest only when hash. */
+static int read_files(const char *dir, const enpu_manifest *m, int hash, loaded_file *lf,
+		      int *nf, enpu_err *e)
+{
+	for (int i = 0; i < m->n; i++) {
+		const enpu_mfile *f = &m->files[i];
+		loaded_file *l = &lf[*nf];
+
+		if (check_no_links(dir, f->path, e) < 0)
+			return -1;
+		memset(l, 0, sizeof(*l));
+		if (!(l->path = strdup(f->path)))
+			return enpu_fail(e, ENPU_E_NOMEM, "manifest.json", NULL,
+					 "cannot load the artifact");
+		(*nf)++;
+		if (f->bytes > SIZE_MAX - 1 ||
+		    read_member(dir, f->path, (size_t)f->bytes + 1, &l->data, e) < 0 ||
+		    l->data.len != f->bytes)
+			return enpu_fail(e, ENPU_E_ARTIFACT_DIGEST, f->path, "recompile the artifact",
+					 "artifact file '%s' does not have the size the manifest "
+					 "records (%llu bytes)", f->path, (unsigned long long)f->bytes);
+		if (!hash) {
+			memcpy(l->sha256, f->sha256, sizeof l->sha256);
+			continue;
+		}
+		enpu_sha256_hex(l->data.data, l->data.len, l->sha256);
+		if (strcmp(l->sha256, f->sha256) != 0)
+			return enpu_fail(e, ENPU_E_ARTIFACT_DIGEST, f->path, "recompile the artifact",
+					 "artifact file '%s' has sha256 %.12s..., the manifest records "
+					 "%.12s...", f->path, l->sha256, f->sha256);
+	}
+	return 0;
+}
+
+/* graph.json (parsed once), plan.json and the backend's plan derived
+ * again: graph.json's lowerings and plan.json's section must be what it
+ * gives. */
+static int load_graph_plan(enpu_artifact *a, const char *wpath, const loaded_file *gf,
+			   const loaded_file *pf, const enpu_limits *lim, enpu_err *e)
+{
+	json_object *groot, *section = NULL;
+	char *gweights = NULL;
+	int rc = -1;
+
+	if (!(groot = enpu_json_parse(gf->data.data, gf->data.len, "graph.json", e)))
+		return -1;
+	if (enpu_graph_from_root(groot, "graph.json", lim, &a->g, &gweights, e) < 0)
+		goto out;
+	if (strcmp(gweights, wpath) != 0 || strcmp(a->g->backend, a->backend) != 0) {
+		enpu_fail(e, ENPU_E_ARTIFACT, "graph.json", NULL,
+			  "graph.json and manifest.json disagree on the backend or the weights file");
+		goto out;
+	}
+	if (enpu_plan_from_json_section(a->g, pf->data.data, pf->data.len, "plan.json", &a->plan,
+					a->def->section, &section, e) < 0)
+		goto out;
+	if (a->def->plan && a->def->plan(a->g, a->opts, a->plan.arena_bytes, &a->st, e) < 0)
+		goto out;
+	if (enpu_graph_check_lowerings(a->g, a->st, groot, "graph.json", e) < 0)
+		goto out;
+	if (a->def->check_plan) {
+		if (a->def->check_plan(a->g, a->opts, a->st, section, "plan.json", e) < 0)
+			goto out;
+	} else if (section) {
+		enpu_fail(e, ENPU_E_ARTIFACT, "plan.json", NULL, "a %s plan has no '%s' section",
+			  a->def->name, a->def->section);
+		goto out;
+	}
+	rc = 0;
+out:
+	free(gweights);
+	json_object_put(section);
+	json_object_put(groot);
+	return rc;
+}
+
+/* The manifest's summary is what the loaded artifact gives: the daemon
+ * answers compiles and takes jobs from the summary alone. */
+static int check_summary(const enpu_artifact *a, const enpu_msummary *got, enpu_err *e)
+{
+	enpu_msummary want;
+
+	enpu_msummary_of(a->g, a->plan.arena_bytes, a->def, a->st, &want);
+	if (got->operators != want.operators || got->components != want.components ||
+	    got->arena_bytes != want.arena_bytes || got->partition != want.partition ||
+	    got->pl_ops != want.pl_ops || got->ps_ops != want.ps_ops ||
+	    got->pl_segments != want.pl_segments)
+		return enpu_fail(e, ENPU_E_ARTIFACT, "manifest.json", "recompile the artifact",
+				 "field 'summary' does not match the artifact (%d operators, %d "
+				 "components, %llu arena bytes%s)", want.operators, want.components,
+				 (unsigned long long)want.arena_bytes,
+				 want.partition ? ", and its PL/PS partition" : "");
+	return 0;
+}
+
+/* The artifact of manifest m from files lf: target options, graph, plan,
+ * summary, weights. */
+static int build(enpu_artifact *a, const enpu_manifest *m, loaded_file *lf, int nf,
+		 const enpu_limits *lim, enpu_err *e)
+{
+	const loaded_file *gf = find_file(lf, nf, "graph.json"), *pf = find_file(lf, nf, "plan.json");
+	const loaded_file *wf = find_file(lf, nf, m->weights);
+
+	memcpy(a->id, m->id, sizeof a->id);
+	snprintf(a->backend, sizeof(a->backend), "%s", m->backend);
+	a->def = enpu_backend_by_name(m->backend);
+	if (a->def->opts_size) {
+		if (!(a->opts = calloc(1, a->def->opts_size)))
+			return enpu_fail(e, ENPU_E_NOMEM, "manifest.json", NULL, "cannot load the target");
+		if (a->def->opts_from_json(a->opts, m->target, "manifest.json", e) < 0)
+			return -1;
+	}
+	if (load_graph_plan(a, m->weights, gf, pf, lim, e) < 0 || check_summary(a, &m->summary, e) < 0)
+		return -1;
+	if (enpu_npz_read_mem(wf->data.data, wf->data.len, m->weights, lim, &a->weights, e) < 0) {
+		if (e)
+			e->code = ENPU_E_ARTIFACT;
+		return -1;
+	}
+	return bind_weights(a, m->weights, e);
+}
+
 int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 		       enpu_artifact **out, enpu_err *e)
 {
-	enpu_buf mbuf = ENPU_BUF_INIT;
-	json_object *m = NULL, *v, *files, *spec;
-	loaded_file lf[MAX_FILES];
-	int nf = 0;
+	return enpu_artifact_load_ex(dir, lim, 0, out, e);
+}
+
+int enpu_artifact_load_ex(const char *dir, const enpu_limits *lim, unsigned flags,
+			  enpu_artifact **out, enpu_err *e)
+{
+	enpu_manifest m;
+	loaded_file lf[ENPU_MANIFEST_FILES];
+	int nf = 0, rc = -1;
 	enpu_artifact *a = NULL;
-	const char *paths[MAX_FILES] = {NULL}, *digests[MAX_FILES] = {NULL};
-	char id[65], *gweights = NULL;
-	const char *wpath, *label = "manifest.json";
-	loaded_file *gf, *pf, *wf;
-	json_object *section = NULL;
-	int64_t iv;
 
 	*out = NULL;
 	if (!lim)
 		lim = enpu_limits_default();
-	/* manifest.json too: a symbolic link would read a file outside dir */
-	if (check_no_links(dir, "manifest.json", e) < 0 ||
-	    read_member(dir, "manifest.json", MANIFEST_MAX, &mbuf, e) < 0) {
-		if (e && (e->code == ENPU_E_IO || e->code == ENPU_E_ARTIFACT_DIGEST))
-			e->code = ENPU_E_ARTIFACT;
-		goto fail;
-	}
-	if (!(m = enpu_json_parse(mbuf.data, mbuf.len, label, e)))
-		goto fail;
-	if (!(v = enpu_json_field(m, "format", json_type_string, label, "", e)))
-		goto fail;
-	if (strcmp(json_object_get_string(v), "eulernpu-artifact") != 0) {
-		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "field 'format' is not \"eulernpu-artifact\"");
-		goto fail;
-	}
-	if (!(v = enpu_json_field(m, "version", json_type_int, label, "", e)) ||
-	    enpu_json_int(v, 1, 1, label, "field 'version'", &iv, e) < 0)
-		goto fail;
-	if (!(a = calloc(1, sizeof(*a)))) {
-		enpu_fail(e, ENPU_E_NOMEM, label, NULL, "cannot load the artifact");
-		goto fail;
-	}
-	if (!(v = enpu_json_field(m, "id", json_type_string, label, "", e)))
-		goto fail;
-	if (!enpu_is_sha256_hex(json_object_get_string(v))) {
-		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "field 'id' is not a sha256 digest");
-		goto fail;
-	}
-	memcpy(a->id, json_object_get_string(v), 65);
-	if (!(v = enpu_json_field(m, "backend", json_type_string, label, "", e)))
-		goto fail;
-	if (!(a->def = enpu_backend_by_name(json_object_get_string(v)))) {
-		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "field 'backend': unknown backend '%s'",
-			  json_object_get_string(v));
-		goto fail;
-	}
-	snprintf(a->backend, sizeof(a->backend), "%s", json_object_get_string(v));
-	if (a->def->opts_size) {
-		if (!(a->opts = calloc(1, a->def->opts_size))) {
-			enpu_fail(e, ENPU_E_NOMEM, label, NULL, "cannot load the target");
-			goto fail;
-		}
-		if (!(v = enpu_json_field(m, "target", json_type_object, label, "", e)) ||
-		    a->def->opts_from_json(a->opts, v, label, e) < 0)
-			goto fail;
-	}
-	if (!enpu_json_field(m, "compiler", json_type_string, label, "", e) ||
-	    !(spec = enpu_json_field(m, "spec", json_type_object, label, "", e)) ||
-	    !enpu_json_field(spec, "name", json_type_string, label, "spec: ", e))
-		goto fail;
-	if (!(v = enpu_json_field(m, "weights", json_type_string, label, "", e)))
-		goto fail;
-	wpath = json_object_get_string(v);
-	if (!(v = enpu_json_field(m, "layout", json_type_string, label, "", e)))
-		goto fail;
-	if (strcmp(json_object_get_string(v), "spec") != 0) {
-		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "field 'layout': unknown layout '%s'",
-			  json_object_get_string(v));
-		goto fail;
-	}
-	if (!(files = enpu_json_field(m, "files", json_type_array, label, "", e)))
-		goto fail;
-	if (json_object_array_length(files) > MAX_FILES) {
-		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "field 'files' lists more than %d files",
-			  MAX_FILES);
-		goto fail;
-	}
-
-	/* every listed file: safe path, sorted, the right size and digest */
-	for (size_t i = 0; i < json_object_array_length(files); i++) {
-		json_object *f = json_object_array_get_idx(files, i), *p, *d, *b;
-		char ctx[32];
-		loaded_file *l = &lf[nf];
-		snprintf(ctx, sizeof(ctx), "file %zu: ", i);
-		if (!(p = enpu_json_field(f, "path", json_type_string, label, ctx, e)) ||
-		    !(d = enpu_json_field(f, "sha256", json_type_string, label, ctx, e)) ||
-		    !(b = enpu_json_field(f, "bytes", json_type_int, label, ctx, e)) ||
-		    enpu_json_int(b, 0, INT64_MAX, label, "field 'bytes'", &iv, e) < 0)
-			goto fail;
-		const char *path = json_object_get_string(p);
-		if (!enpu_wire_path_is_safe(path, 255) || strcmp(path, "manifest.json") == 0) {
-			enpu_fail(e, ENPU_E_ARTIFACT, label, "the artifact's files stay inside it",
-				  "file path '%s' is not a plain relative path inside the artifact", path);
-			goto fail;
-		}
-		if (!enpu_is_sha256_hex(json_object_get_string(d))) {
-			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "file '%s': field 'sha256' is not a sha256 digest", path);
-			goto fail;
-		}
-		if (nf > 0 && strcmp(lf[nf - 1].path, path) >= 0) {
-			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
-				  "field 'files' is not sorted by path, or lists '%s' twice", path);
-			goto fail;
-		}
-		if (check_no_links(dir, path, e) < 0)
-			goto fail;
-		memset(l, 0, sizeof(*l));
-		if (!(l->path = strdup(path))) {
-			enpu_fail(e, ENPU_E_NOMEM, label, NULL, "cannot load the artifact");
-			goto fail;
-		}
-		nf++;
-		if ((uint64_t)iv > SIZE_MAX - 1 ||
-		    read_member(dir, path, (size_t)iv + 1, &l->data, e) < 0 || l->data.len != (uint64_t)iv) {
-			enpu_fail(e, ENPU_E_ARTIFACT_DIGEST, path, "recompile the artifact",
-				  "artifact file '%s' does not have the size the manifest records (%lld bytes)",
-				  path, (long long)iv);
-			goto fail;
-		}
-		enpu_sha256_hex(l->data.data, l->data.len, l->sha256);
-		if (strcmp(l->sha256, json_object_get_string(d)) != 0) {
-			enpu_fail(e, ENPU_E_ARTIFACT_DIGEST, path, "recompile the artifact",
-				  "artifact file '%s' has sha256 %.12s..., the manifest records %.12s...",
-				  path, l->sha256, json_object_get_string(d));
-			goto fail;
-		}
-	}
-	for (int i = 0; i < nf; i++) {
-		paths[i] = lf[i].path;
-		digests[i] = lf[i].sha256;
-	}
-	enpu_artifact_id_of(paths, digests, nf, id);
-	if (strcmp(id, a->id) != 0) {
-		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
-			  "artifact id %.12s... does not match its files (%.12s...)", a->id, id);
-		goto fail;
-	}
-
-	if (!(gf = find_file(lf, nf, "graph.json")) || !(pf = find_file(lf, nf, "plan.json")) ||
-	    !(wf = find_file(lf, nf, wpath))) {
-		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
-			  "the manifest must list graph.json, plan.json and '%s'", wpath);
-		goto fail;
-	}
-	if (enpu_graph_from_json(gf->data.data, gf->data.len, "graph.json", lim, &a->g,
-				 &gweights, e) < 0)
-		goto fail;
-	if (strcmp(gweights, wpath) != 0 || strcmp(a->g->backend, a->backend) != 0) {
-		enpu_fail(e, ENPU_E_ARTIFACT, "graph.json", NULL,
-			  "graph.json and manifest.json disagree on the backend or the weights file");
-		goto fail;
-	}
-	if (enpu_plan_from_json_section(a->g, pf->data.data, pf->data.len, "plan.json", &a->plan,
-					a->def->section, &section, e) < 0)
-		goto fail;
-	/* the backend's plan, derived again: graph.json's lowerings and
-	 * plan.json's section must be what it gives */
-	if (a->def->plan && a->def->plan(a->g, a->opts, a->plan.arena_bytes, &a->st, e) < 0)
-		goto fail;
-	if (enpu_graph_check_lowerings(a->g, a->st, gf->data.data, gf->data.len, "graph.json", e) < 0)
-		goto fail;
-	if (a->def->check_plan) {
-		if (a->def->check_plan(a->g, a->opts, a->st, section, "plan.json", e) < 0)
-			goto fail;
-	} else if (section) {
-		enpu_fail(e, ENPU_E_ARTIFACT, "plan.json", NULL, "a %s plan has no '%s' section",
-			  a->def->name, a->def->section);
-		goto fail;
-	}
-	if (enpu_npz_read_mem(wf->data.data, wf->data.len, wpath, lim, &a->weights, e) < 0) {
-		if (e)
-			e->code = ENPU_E_ARTIFACT;
-		goto fail;
-	}
-	if (bind_weights(a, wpath, e) < 0)
-		goto fail;
-
-	free(gweights);
+	if (read_manifest(dir, &m, e) < 0)
+		return -1;
+	if (!(a = calloc(1, sizeof(*a))))
+		enpu_fail(e, ENPU_E_NOMEM, "manifest.json", NULL, "cannot load the artifact");
+	else if (read_files(dir, &m, !(flags & ENPU_LOAD_TRUSTED), lf, &nf, e) == 0 &&
+		 build(a, &m, lf, nf, lim, e) == 0)
+		rc = 0;
 	free_files(lf, nf);
-	json_object_put(m);
-	json_object_put(section);
-	enpu_buf_free(&mbuf);
-	*out = a;
-	return 0;
-fail:
-	json_object_put(section);
-	free(gweights);
-	free_files(lf, nf);
-	json_object_put(m);
-	enpu_buf_free(&mbuf);
-	enpu_artifact_free(a);
-	return -1;
+	enpu_manifest_free(&m);
+	if (rc < 0)
+		enpu_artifact_free(a);
+	else
+		*out = a;
+	return rc;
 }
 
 void enpu_artifact_free(enpu_artifact *a)

@@ -130,64 +130,58 @@ static int set_file(enpu_artifact_file *f, const char *path, enpu_buf *b)
 	return 0;
 }
 
-int enpu_compile_mem(const enpu_spec *spec, const enpu_target *tgt, const enpu_tlist *w,
-		     const char *weights_label, const char *weights_sha256,
-		     const char *spec_digest, const enpu_limits *lim, enpu_compiled *out,
-		     enpu_err *e)
+/* The weights the graph reads, in spec order, in the backend's layout
+ * (every v1 backend keeps the spec's layout); borrowed from w, not copied
+ * (free bw->items only). */
+static int used_weights(const enpu_graph *g, const enpu_tlist *w, enpu_tlist *bw, enpu_err *e)
 {
-	enpu_graph *g = NULL;
-	enpu_tlist bw = ENPU_TLIST_INIT;
-	enpu_plan plan = ENPU_PLAN_INIT;
-	enpu_buf gj = ENPU_BUF_INIT, pj = ENPU_BUF_INIT, mj = ENPU_BUF_INIT, wb = ENPU_BUF_INIT;
-	enpu_manifest_file mf[3];
-	const enpu_backend_def *def = enpu_target_def(tgt);
-	const void *opts = enpu_target_options(tgt);
-	void *st = NULL;
-	json_object *target = NULL, *section = NULL;
-	char wrel[64], id[65];
-	const char *paths[3], *digests[3];
-	int *first = NULL, *last = NULL, rc = -1;
+	size_t n = (size_t)(g->n_tensors ? g->n_tensors : 1);
+	int *first = malloc(sizeof(int) * n), *last = malloc(sizeof(int) * n), rc = -1;
 
-	memset(out, 0, sizeof *out);
-	if (!lim)
-		lim = enpu_limits_default();
-	if (!weights_label)
-		weights_label = "weights.npz";
-	if (enpu_validate_for(spec, tgt, &g, e) < 0)
-		goto out;
-	if (check_weights(g, w, enpu_spec_label(spec), weights_label, e) < 0)
-		goto out;
-	if (enpu_plan_build(g, &plan, e) < 0)
-		goto out;
-	/* the backend's own plan and its plan.json section */
-	if (def->plan && def->plan(g, opts, plan.arena_bytes, &st, e) < 0)
-		goto out;
-	if (def->plan_json && !(section = def->plan_json(g, opts, st))) {
-		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot build the %s plan of '%s'", def->name,
-			  g->name);
-		goto out;
-	}
-
-	/* the weights the graph reads, in spec order, in the backend's layout
-	 * (every v1 backend keeps the spec's layout); borrowed, not copied */
-	first = malloc(sizeof(int) * (size_t)(g->n_tensors ? g->n_tensors : 1));
-	last = malloc(sizeof(int) * (size_t)(g->n_tensors ? g->n_tensors : 1));
-	bw.items = calloc((size_t)(g->n_tensors ? g->n_tensors : 1), sizeof(*bw.items));
-	if (!first || !last || !bw.items) {
+	bw->items = calloc(n, sizeof(*bw->items));
+	if (!first || !last || !bw->items) {
 		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot compile '%s'", g->name);
 		goto out;
 	}
-	bw.alloc = (size_t)g->n_tensors;
+	bw->alloc = (size_t)g->n_tensors;
 	enpu_plan_lifetimes(g, first, last);
 	for (int i = 0; i < g->n_tensors; i++)
 		if (g->tensors[i].kind == ENPU_TK_WEIGHT && last[i] >= 0)
-			bw.items[bw.n++] = *enpu_tlist_find(w, g->tensors[i].name);
+			bw->items[bw->n++] = *enpu_tlist_find(w, g->tensors[i].name);
+	rc = 0;
+out:
+	free(first);
+	free(last);
+	return rc;
+}
 
-	/* the files, in manifest (path) order: graph.json, plan.json, weights/... */
-	snprintf(wrel, sizeof(wrel), "weights/%s.npz", g->backend);
-	if (enpu_graph_to_json(g, wrel, "spec", st, &gj, e) < 0 ||
-	    enpu_plan_to_json_section(g, &plan, def->section, section, &pj, e) < 0 ||
-	    enpu_npz_write_mem(&bw, wrel, &wb, e) < 0)
+/* What one compile made, for the files. */
+typedef struct made {
+	const enpu_graph *g;
+	const enpu_plan *plan;
+	const enpu_backend_def *def;
+	const void *st;
+	json_object *section;     /* plan.json's backend section, or NULL */
+	const enpu_tlist *bw;     /* the weights file's tensors */
+} made;
+
+/* graph.json, plan.json, weights/<backend>.npz, then manifest.json (with
+ * the id of the three and the summary) into out->files, and out->info. */
+static int make_files(const made *k, const enpu_target *tgt, const char *weights_sha256,
+		      const char *spec_digest, enpu_compiled *out, enpu_err *e)
+{
+	enpu_buf gj = ENPU_BUF_INIT, pj = ENPU_BUF_INIT, mj = ENPU_BUF_INIT, wb = ENPU_BUF_INIT;
+	enpu_manifest_file mf[3];
+	enpu_msummary sum;
+	json_object *target = NULL;
+	const char *paths[3], *digests[3];
+	char wrel[64], id[65];
+	int rc = -1;
+
+	snprintf(wrel, sizeof(wrel), "weights/%s.npz", k->g->backend);
+	if (enpu_graph_to_json(k->g, wrel, "spec", k->st, &gj, e) < 0 ||
+	    enpu_plan_to_json_section(k->g, k->plan, k->def->section, k->section, &pj, e) < 0 ||
+	    enpu_npz_write_mem(k->bw, wrel, &wb, e) < 0)
 		goto out;
 	set_file(&out->files[0], "graph.json", &gj);
 	set_file(&out->files[1], "plan.json", &pj);
@@ -200,36 +194,74 @@ int enpu_compile_mem(const enpu_spec *spec, const enpu_target *tgt, const enpu_t
 		digests[i] = mf[i].sha256;
 	}
 	enpu_artifact_id_of(paths, digests, 3, id);
-
+	enpu_msummary_of(k->g, k->plan->arena_bytes, k->def, k->st, &sum);
 	target = enpu_json_canonical(enpu_target_json(tgt));
-	if (enpu_manifest_to_json(id, g->backend, g->name, spec_digest, weights_sha256, wrel, "spec",
-				  target, mf, 3, &mj, e) < 0)
+	if (enpu_manifest_to_json(id, k->g->backend, k->g->name, spec_digest, weights_sha256, wrel,
+				  "spec", target, &sum, mf, 3, &mj, e) < 0)
 		goto out;
 	set_file(&out->files[3], "manifest.json", &mj);
 
 	memcpy(out->info.artifact_id, id, sizeof(out->info.artifact_id));
-	out->info.n_ops = g->n_ops;
-	out->info.n_components = g->n_components;
-	snprintf(out->info.backend, sizeof(out->info.backend), "%s", g->backend);
-	out->info.arena_bytes = plan.arena_bytes;
-	if (def->counts)
-		def->counts(g, st, &out->info.pl_ops, &out->info.ps_ops, &out->info.pl_segments);
+	out->info.n_ops = sum.operators;
+	out->info.n_components = sum.components;
+	snprintf(out->info.backend, sizeof(out->info.backend), "%s", k->g->backend);
+	out->info.arena_bytes = sum.arena_bytes;
+	if (k->def->counts)
+		k->def->counts(k->g, k->st, &out->info.pl_ops, &out->info.ps_ops,
+			       &out->info.pl_segments);
 	rc = 0;
 out:
-	if (rc < 0)
-		enpu_compiled_free(out);
 	json_object_put(target);
-	json_object_put(section);
-	if (st && def->state_free)
-		def->state_free(st);
-	free(bw.items);   /* borrowed tensors: w owns them */
-	free(first);
-	free(last);
-	enpu_plan_free(&plan);
 	enpu_buf_free(&gj);
 	enpu_buf_free(&pj);
 	enpu_buf_free(&mj);
 	enpu_buf_free(&wb);
+	return rc;
+}
+
+int enpu_compile_mem(const enpu_spec *spec, const enpu_target *tgt, const enpu_tlist *w,
+		     const char *weights_label, const char *weights_sha256,
+		     const char *spec_digest, const enpu_limits *lim, enpu_compiled *out,
+		     enpu_err *e)
+{
+	enpu_graph *g = NULL;
+	enpu_tlist bw = ENPU_TLIST_INIT;
+	enpu_plan plan = ENPU_PLAN_INIT;
+	const enpu_backend_def *def = enpu_target_def(tgt);
+	const void *opts = enpu_target_options(tgt);
+	void *st = NULL;
+	json_object *section = NULL;
+	int rc = -1;
+
+	memset(out, 0, sizeof *out);
+	if (!lim)
+		lim = enpu_limits_default();
+	if (!weights_label)
+		weights_label = "weights.npz";
+	if (enpu_validate_for(spec, tgt, &g, e) < 0 ||
+	    check_weights(g, w, enpu_spec_label(spec), weights_label, e) < 0 ||
+	    enpu_plan_build(g, &plan, e) < 0)
+		goto out;
+	/* the backend's own plan and its plan.json section */
+	if (def->plan && def->plan(g, opts, plan.arena_bytes, &st, e) < 0)
+		goto out;
+	if (def->plan_json && !(section = def->plan_json(g, opts, st))) {
+		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot build the %s plan of '%s'", def->name,
+			  g->name);
+		goto out;
+	}
+	if (used_weights(g, w, &bw, e) < 0)
+		goto out;
+	rc = make_files(&(made){g, &plan, def, st, section, &bw}, tgt, weights_sha256, spec_digest,
+			out, e);
+out:
+	if (rc < 0)
+		enpu_compiled_free(out);
+	json_object_put(section);
+	if (st && def->state_free)
+		def->state_free(st);
+	free(bw.items);   /* borrowed tensors: w owns them */
+	enpu_plan_free(&plan);
 	enpu_graph_free(g);
 	return rc;
 }

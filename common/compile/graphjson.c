@@ -620,18 +620,14 @@ static int read_ops(rd *r, json_object *root)
 	return 0;
 }
 
-int enpu_graph_from_json(const char *text, size_t len, const char *label,
-			 const enpu_limits *lim, enpu_graph **out, char **weights,
-			 enpu_err *e)
+int enpu_graph_from_root(json_object *root, const char *label, const enpu_limits *lim,
+			 enpu_graph **out, char **weights, enpu_err *e)
 {
-	json_object *root;
 	rd r = {NULL, NULL, NULL, NULL, label, lim ? lim : enpu_limits_default(), e};
 	int rc = -1;
 
 	*out = NULL;
 	*weights = NULL;
-	if (!(root = enpu_json_parse(text, len, label, e)))
-		return -1;
 	r.tmap = json_object_new_object();
 	r.cmap = json_object_new_object();
 	r.omap = json_object_new_object();
@@ -641,7 +637,6 @@ int enpu_graph_from_json(const char *text, size_t len, const char *label,
 	else if (read_header(&r, root, weights) == 0 && read_components(&r, root) == 0 &&
 		 read_tensors(&r, root) == 0 && read_io(&r, root) == 0 && read_ops(&r, root) == 0)
 		rc = 0;
-	json_object_put(root);
 	json_object_put(r.tmap);
 	json_object_put(r.cmap);
 	json_object_put(r.omap);
@@ -655,24 +650,36 @@ int enpu_graph_from_json(const char *text, size_t len, const char *label,
 	return 0;
 }
 
-int enpu_graph_check_lowerings(const enpu_graph *g, const void *st, const char *text, size_t len,
+int enpu_graph_from_json(const char *text, size_t len, const char *label,
+			 const enpu_limits *lim, enpu_graph **out, char **weights,
+			 enpu_err *e)
+{
+	json_object *root;
+	int rc;
+
+	*out = NULL;
+	*weights = NULL;
+	if (!(root = enpu_json_parse(text, len, label, e)))
+		return -1;
+	rc = enpu_graph_from_root(root, label, lim, out, weights, e);
+	json_object_put(root);
+	return rc;
+}
+
+int enpu_graph_check_lowerings(const enpu_graph *g, const void *st, json_object *root,
 			       const char *label, enpu_err *e)
 {
 	const enpu_backend_def *def = enpu_backend_by_name(g->backend);
-	json_object *root, *ops;
-	int rc = -1;
+	json_object *ops;
 
 	if (!def)
 		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "unknown backend '%s'",
 				 g->backend ? g->backend : "?");
-	if (!(root = enpu_json_parse(text, len, label, e)))
-		return -1;
 	if (!json_object_object_get_ex(root, "ops", &ops) ||
 	    !json_object_is_type(ops, json_type_array) ||
-	    json_object_array_length(ops) != (size_t)g->n_ops) {
-		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "field 'ops' does not match the graph");
-		goto out;
-	}
+	    json_object_array_length(ops) != (size_t)g->n_ops)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+				 "field 'ops' does not match the graph");
 	for (int k = 0; k < g->n_ops; k++) {
 		json_object *o = json_object_array_get_idx(ops, (size_t)k), *kv = NULL, *lv = NULL;
 		char kname[128];
@@ -682,15 +689,10 @@ int enpu_graph_check_lowerings(const enpu_graph *g, const void *st, const char *
 		json_object_object_get_ex(o, "lowering", &lv);
 		ks = json_object_is_type(kv, json_type_string) ? json_object_get_string(kv) : "";
 		ls = json_object_is_type(lv, json_type_string) ? json_object_get_string(lv) : "";
-		if (strcmp(ks, kname) != 0 || strcmp(ls, low) != 0) {
-			enpu_fail(e, ENPU_E_ARTIFACT, label, "recompile the artifact",
-				  "op '%s': kernel '%.64s' and lowering '%.32s' are not %s's (%s, %s)",
-				  g->ops[k].name, ks, ls, def->name, kname, low);
-			goto out;
-		}
+		if (strcmp(ks, kname) != 0 || strcmp(ls, low) != 0)
+			return enpu_fail(e, ENPU_E_ARTIFACT, label, "recompile the artifact",
+					 "op '%s': kernel '%.64s' and lowering '%.32s' are not %s's "
+					 "(%s, %s)", g->ops[k].name, ks, ls, def->name, kname, low);
 	}
-	rc = 0;
-out:
-	json_object_put(root);
-	return rc;
+	return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include "ir.h"
 #include "json.h"
+#include "wire.h"
 
 /* graph.json from g; weights names the backend weights file and layout its
  * layout ("spec": every v1 backend, npu_sim included, keeps the spec's
@@ -15,9 +16,10 @@
 int enpu_graph_to_json(const enpu_graph *g, const char *weights, const char *layout,
 		       const void *st, enpu_buf *out, enpu_err *e);
 
-/* graph.json's (text) per-op kernel and lowering are what g's backend
- * gives with plan state st. ENPU_E_ARTIFACT naming label otherwise. */
-int enpu_graph_check_lowerings(const enpu_graph *g, const void *st, const char *text, size_t len,
+/* graph.json's (root: the parsed document g was read from) per-op kernel
+ * and lowering are what g's backend gives with plan state st.
+ * ENPU_E_ARTIFACT naming label otherwise. */
+int enpu_graph_check_lowerings(const enpu_graph *g, const void *st, struct json_object *root,
 			       const char *label, enpu_err *e);
 
 /* Parse graph.json into a new graph: every reference resolved, every op's
@@ -27,10 +29,15 @@ int enpu_graph_check_lowerings(const enpu_graph *g, const void *st, const char *
 int enpu_graph_from_json(const char *text, size_t len, const char *label,
 			 const enpu_limits *lim, enpu_graph **out, char **weights,
 			 enpu_err *e);
+/* The same from the parsed document (borrowed): the artifact loader
+ * parses graph.json once for this and enpu_graph_check_lowerings. */
+int enpu_graph_from_root(struct json_object *root, const char *label, const enpu_limits *lim,
+			 enpu_graph **out, char **weights, enpu_err *e);
 
-/* manifest.json (artifact.c): files are n entries sorted by path (strcmp).
- * spec_sha256 / weights_sha256 may be NULL (written as null); target is
- * the canonical target options or NULL. */
+/* manifest.json (artifact.c; its reader is enpu_manifest_parse, wire.h):
+ * files are n entries sorted by path (strcmp). spec_sha256 /
+ * weights_sha256 may be NULL (written as null); target is the canonical
+ * target options or NULL; summary the compile's facts. */
 typedef struct enpu_manifest_file {
 	const char *path;
 	char sha256[65];
@@ -40,7 +47,13 @@ typedef struct enpu_manifest_file {
 int enpu_manifest_to_json(const char *id, const char *backend, const char *spec_name,
 			  const char *spec_sha256, const char *weights_sha256,
 			  const char *weights, const char *layout,
-			  struct json_object *target, const enpu_manifest_file *files,
-			  int n, enpu_buf *out, enpu_err *e);
+			  struct json_object *target, const enpu_msummary *summary,
+			  const enpu_manifest_file *files, int n, enpu_buf *out, enpu_err *e);
+
+/* The summary facts of graph g with memory arena arena_bytes, planned by
+ * backend def into state st: compile writes them, loading compares. */
+struct enpu_backend_def;
+void enpu_msummary_of(const enpu_graph *g, uint64_t arena_bytes,
+		      const struct enpu_backend_def *def, const void *st, enpu_msummary *s);
 
 #endif

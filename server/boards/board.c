@@ -395,7 +395,7 @@ static const char *job_state(json_object *job)
 srv_rkind srv_blink_run(srv_blink *l, srv_cas *cas, const srv_rjob *rj, srv_rresult *res,
 			enpu_err *e)
 {
-	srv_manifest m;
+	enpu_manifest m;
 	enpu_buf raw = ENPU_BUF_INIT;
 	char (*digs)[65] = NULL, path[300], bid[33] = "";
 	json_object *req = NULL, *job = NULL, *v;
@@ -563,7 +563,7 @@ out:
 	json_object_put(req);
 	json_object_put(job);
 	free(digs);
-	srv_manifest_free(&m);
+	enpu_manifest_free(&m);
 	enpu_buf_free(&raw);
 	return kind;
 }

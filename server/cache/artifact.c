@@ -1,7 +1,8 @@
-/* artifact.c: artifacts/<id>/ in the cache: manifest parsing, ingest of a
- * compile's output, import of a manifest built elsewhere (materialized from
- * CAS blobs and verified before it becomes visible), and an LRU of loaded
- * handles so that repeated jobs do not re-read and re-verify the weights. */
+/* artifact.c: artifacts/<id>/ in the cache: their manifests (read with
+ * enpu_manifest_parse, wire.h), ingest of a compile's output, import of a
+ * manifest built elsewhere (materialized from CAS blobs and verified before
+ * it becomes visible), and an LRU of loaded handles so that repeated jobs
+ * do not re-read and re-verify the weights. */
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
@@ -25,144 +26,7 @@ void srv_artifact_dir(const srv_cas *c, const char *id, char *out, size_t cap)
 	snprintf(out, cap, "%s/artifacts/%s", srv_cas_root(c), id);
 }
 
-static int cmp_mfile(const void *a, const void *b)
-{
-	return strcmp(((const srv_mfile *)a)->path, ((const srv_mfile *)b)->path);
-}
-
-static int add_file(srv_manifest *m, const char *path, json_object *v, enpu_err *e)
-{
-	const char *sha = NULL;
-	json_object *b = NULL;
-
-	if (json_object_is_type(v, json_type_string)) {
-		sha = json_object_get_string(v);
-	} else if (json_object_is_type(v, json_type_object)) {
-		json_object *s;
-		if (json_object_object_get_ex(v, "sha256", &s) && json_object_is_type(s, json_type_string))
-			sha = json_object_get_string(s);
-		json_object_object_get_ex(v, "bytes", &b);
-	}
-	if (!path || !enpu_wire_path_is_safe(path, 1024) || !strcmp(path, MANIFEST))
-		return enpu_fail(e, ENPU_E_ARTIFACT, MANIFEST, NULL,
-				 "file path '%s' is not a plain relative path", path ? path : "");
-	if (!sha || !enpu_is_sha256_hex(sha))
-		return enpu_fail(e, ENPU_E_ARTIFACT, MANIFEST, NULL,
-				 "file '%s' has no valid sha256", path);
-	srv_mfile *f = &m->files[m->n];
-	f->path = strdup(path);
-	if (!f->path)
-		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
-	memcpy(f->sha256, sha, 65);
-	if (b && json_object_is_type(b, json_type_int) && json_object_get_int64(b) >= 0) {
-		f->bytes = (uint64_t)json_object_get_int64(b);
-		f->has_bytes = 1;
-	}
-	m->n++;
-	return 0;
-}
-
-int srv_manifest_parse(const char *text, size_t len, srv_manifest *m, enpu_err *e)
-{
-	json_tokener *tok = json_tokener_new_ex(32);
-	json_object *root = NULL, *files;
-	int ret = -1;
-	size_t i, n;
-
-	memset(m, 0, sizeof *m);
-	if (!tok || len > INT32_MAX)
-		return enpu_fail(e, ENPU_E_ARTIFACT, MANIFEST, NULL, "manifest too large");
-	root = json_tokener_parse_ex(tok, text, (int)len);
-	if (!root || json_tokener_get_error(tok) != json_tokener_success ||
-	    !json_object_is_type(root, json_type_object)) {
-		enpu_fail(e, ENPU_E_ARTIFACT, MANIFEST, NULL, "manifest is not a JSON object");
-		goto out;
-	}
-	if (!json_object_object_get_ex(root, "files", &files)) {
-		enpu_fail(e, ENPU_E_ARTIFACT, MANIFEST, NULL, "manifest has no 'files'");
-		goto out;
-	}
-	if (json_object_is_type(files, json_type_array))
-		n = json_object_array_length(files);
-	else if (json_object_is_type(files, json_type_object))
-		n = (size_t)json_object_object_length(files);
-	else {
-		enpu_fail(e, ENPU_E_ARTIFACT, MANIFEST, NULL, "manifest 'files' is not a list");
-		goto out;
-	}
-	if (n > 100000) {
-		enpu_fail(e, ENPU_E_ARTIFACT, MANIFEST, NULL, "manifest lists too many files");
-		goto out;
-	}
-	m->files = calloc(n ? n : 1, sizeof *m->files);
-	if (!m->files) {
-		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
-		goto out;
-	}
-	if (json_object_is_type(files, json_type_array)) {
-		for (i = 0; i < n; i++) {
-			json_object *f = json_object_array_get_idx(files, i), *p;
-			const char *path = NULL;
-			if (json_object_object_get_ex(f, "path", &p))
-				path = json_object_get_string(p);
-			if (add_file(m, path, f, e) != 0)
-				goto out;
-		}
-	} else {
-		json_object_object_foreach(files, k, v) {
-			if (add_file(m, k, v, e) != 0)
-				goto out;
-		}
-	}
-	qsort(m->files, (size_t)m->n, sizeof *m->files, cmp_mfile);
-	for (i = 1; i < (size_t)m->n; i++)
-		if (!strcmp(m->files[i].path, m->files[i - 1].path)) {
-			enpu_fail(e, ENPU_E_ARTIFACT, MANIFEST, NULL, "file '%s' listed twice",
-				  m->files[i].path);
-			goto out;
-		}
-	{
-		const char **paths = calloc((size_t)m->n + 1, sizeof *paths);
-		const char **digs = calloc((size_t)m->n + 1, sizeof *digs);
-		if (!paths || !digs) {
-			free(paths);
-			free(digs);
-			enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
-			goto out;
-		}
-		for (i = 0; i < (size_t)m->n; i++) {
-			paths[i] = m->files[i].path;
-			digs[i] = m->files[i].sha256;
-		}
-		enpu_artifact_id_of(paths, digs, m->n, m->id);
-		free(paths);
-		free(digs);
-	}
-	ret = 0;
-out:
-	if (ret != 0)
-		srv_manifest_free(m);
-	json_object_put(root);
-	json_tokener_free(tok);
-	return ret;
-}
-
-void srv_manifest_free(srv_manifest *m)
-{
-	int i;
-	for (i = 0; i < m->n; i++)
-		free(m->files[i].path);
-	free(m->files);
-	memset(m, 0, sizeof *m);
-}
-
-const srv_mfile *srv_manifest_find(const srv_manifest *m, const char *path)
-{
-	srv_mfile key = {(char *)path, "", 0, 0};
-	return bsearch(&key, m->files, (size_t)m->n, sizeof *m->files, cmp_mfile);
-}
-
-int srv_artifact_manifest(srv_cas *c, const char *id, srv_manifest *m, enpu_buf *raw,
+int srv_artifact_manifest(srv_cas *c, const char *id, enpu_manifest *m, enpu_buf *raw,
 			  enpu_err *e)
 {
 	char p[4300];
@@ -174,12 +38,12 @@ int srv_artifact_manifest(srv_cas *c, const char *id, srv_manifest *m, enpu_buf 
 		return enpu_fail(e, ENPU_E_NOT_FOUND, id, NULL, "no artifact '%s'", id);
 	srv_artifact_dir(c, id, p, sizeof p);
 	strcat(p, "/" MANIFEST);
-	if (enpu_read_file(p, 16u << 20, &b, &ignore) != 0) {
+	if (enpu_read_file(p, ENPU_MANIFEST_MAX, &b, &ignore) != 0) {
 		enpu_buf_free(&b);
 		return enpu_fail(e, ENPU_E_NOT_FOUND, id, "compile it, or import it with PUT "
 				 API_ARTIFACTS "{id}", "no artifact '%s' on this server", id);
 	}
-	ret = srv_manifest_parse(b.data, b.len, m, e);
+	ret = enpu_manifest_parse(b.data, b.len, MANIFEST, m, e);
 	if (ret == 0 && raw) {
 		enpu_buf_free(raw);
 		*raw = b;
@@ -191,7 +55,7 @@ int srv_artifact_manifest(srv_cas *c, const char *id, srv_manifest *m, enpu_buf 
 
 int srv_artifact_present(srv_cas *c, const char *id)
 {
-	srv_manifest m;
+	enpu_manifest m;
 	enpu_err e = ENPU_ERR_INIT;
 	char dir[4300], p[5400];
 	struct stat st;
@@ -203,16 +67,16 @@ int srv_artifact_present(srv_cas *c, const char *id)
 	srv_artifact_dir(c, id, dir, sizeof dir);
 	for (i = 0; ok && i < m.n; i++) {
 		snprintf(p, sizeof p, "%s/%s", dir, m.files[i].path);
-		if (stat(p, &st) != 0 || !S_ISREG(st.st_mode) ||
-		    (m.files[i].has_bytes && (uint64_t)st.st_size != m.files[i].bytes))
+		if (stat(p, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size != m.files[i].bytes)
 			ok = 0;
 	}
-	srv_manifest_free(&m);
+	enpu_manifest_free(&m);
 	return ok;
 }
 
-/* The loaded-handle LRU forgets dir (below). */
+/* The loaded-handle LRU (below) forgets dir; keeps a handle. */
 static void lru_forget(const char *dir);
+static int lru_put(const char *dir, enpu_artifact *a, int refs);
 
 int srv_artifact_drop(srv_cas *c, const char *id)
 {
@@ -244,7 +108,7 @@ int srv_artifact_drop(srv_cas *c, const char *id)
 
 int srv_artifact_verify(srv_cas *c, const char *id, enpu_err *e)
 {
-	srv_manifest m;
+	enpu_manifest m;
 	enpu_err ign = ENPU_ERR_INIT;
 	char dir[4300], p[5400], first[1100] = "";
 	struct stat st;
@@ -285,7 +149,7 @@ int srv_artifact_verify(srv_cas *c, const char *id, enpu_err *e)
 		 * client uploads it again */
 		srv_cas_verify(c, m.files[i].sha256, NULL);
 	}
-	srv_manifest_free(&m);
+	enpu_manifest_free(&m);
 	if (!n_bad && !gone)
 		return 1;
 	if (!n_bad) {
@@ -311,7 +175,7 @@ bad:
 
 int srv_artifact_usage(srv_cas *c, const char *id, uint64_t *bytes, struct timespec *last)
 {
-	srv_manifest m;
+	enpu_manifest m;
 	enpu_err e = ENPU_ERR_INIT;
 	char dir[4300], p[5400];
 	struct stat st;
@@ -331,13 +195,13 @@ int srv_artifact_usage(srv_cas *c, const char *id, uint64_t *bytes, struct times
 		    (st.st_mtim.tv_sec == last->tv_sec && st.st_mtim.tv_nsec > last->tv_nsec))
 			*last = st.st_mtim;
 	}
-	srv_manifest_free(&m);
+	enpu_manifest_free(&m);
 	return 0;
 }
 
 void srv_artifact_touch(srv_cas *c, const char *id)
 {
-	srv_manifest m;
+	enpu_manifest m;
 	enpu_buf raw = ENPU_BUF_INIT;
 	enpu_err e = ENPU_ERR_INIT;
 	char dig[65];
@@ -351,7 +215,7 @@ void srv_artifact_touch(srv_cas *c, const char *id)
 		srv_cas_touch(c, m.files[i].sha256);
 	enpu_sha256_hex(raw.data, raw.len, dig);
 	srv_cas_touch(c, dig);
-	srv_manifest_free(&m);
+	enpu_manifest_free(&m);
 	enpu_buf_free(&raw);
 }
 
@@ -397,13 +261,13 @@ int srv_artifact_ingest(srv_cas *c, const char *dir, const char *id, enpu_err *e
 {
 	char p[5400], dig[65];
 	enpu_buf raw = ENPU_BUF_INIT;
-	srv_manifest m;
+	enpu_manifest m;
 	int i, ret = -1;
 
 	snprintf(p, sizeof p, "%s/" MANIFEST, dir);
-	if (enpu_read_file(p, 16u << 20, &raw, e) != 0)
+	if (enpu_read_file(p, ENPU_MANIFEST_MAX, &raw, e) != 0)
 		goto out0;
-	if (srv_manifest_parse(raw.data, raw.len, &m, e) != 0)
+	if (enpu_manifest_parse(raw.data, raw.len, MANIFEST, &m, e) != 0)
 		goto out0;
 	if (strcmp(m.id, id) != 0) {
 		enpu_fail(e, ENPU_E_INTERNAL, MANIFEST, NULL,
@@ -429,7 +293,7 @@ int srv_artifact_ingest(srv_cas *c, const char *dir, const char *id, enpu_err *e
 	srv_artifact_verify(c, id, NULL);
 	ret = install_dir(c, dir, id, e);
 out:
-	srv_manifest_free(&m);
+	enpu_manifest_free(&m);
 out0:
 	enpu_buf_free(&raw);
 	return ret;
@@ -467,20 +331,72 @@ static int mkparents(const char *root, const char *rel, enpu_err *e)
 	return enpu_mkdirs(p, 0755, e);
 }
 
+/* The blobs of m the CAS lacks (verified: a corrupted blob is dropped and
+ * asked for again) into *missing, -1 and ENPU_E_BLOB_MISSING when any;
+ * -1 and ENPU_E_ARTIFACT when a blob does not have its listed size. */
+static int missing_blobs(srv_cas *c, const enpu_manifest *m, const char *id,
+			 json_object **missing, enpu_err *e)
+{
+	int n_missing = 0;
+
+	*missing = json_object_new_array();
+	for (int i = 0; i < m->n; i++) {
+		uint64_t sz;
+
+		if (!srv_cas_verify(c, m->files[i].sha256, &sz)) {
+			json_object_array_add(*missing, json_object_new_string(m->files[i].sha256));
+			n_missing++;
+		} else if (sz != m->files[i].bytes) {
+			return enpu_fail(e, ENPU_E_ARTIFACT, m->files[i].path, NULL,
+					 "file '%s' is listed with %llu bytes, its blob has %llu",
+					 m->files[i].path, (unsigned long long)m->files[i].bytes,
+					 (unsigned long long)sz);
+		}
+	}
+	if (n_missing)
+		return enpu_fail(e, ENPU_E_BLOB_MISSING, id, "upload the missing blobs with PUT "
+				 API_BLOBS "{sha256}, then retry",
+				 "%d file(s) of artifact '%.12s' are not on the server (first: %s)",
+				 n_missing, id,
+				 json_object_get_string(json_object_array_get_idx(*missing, 0)));
+	json_object_put(*missing);
+	*missing = NULL;
+	return 0;
+}
+
+/* m's files (linked from their blobs) and the manifest text into tmp. */
+static int materialize(srv_cas *c, const enpu_manifest *m, const char *text, size_t len,
+		       const char *tmp, enpu_err *e)
+{
+	char from[4300], to[5400];
+
+	for (int i = 0; i < m->n; i++) {
+		srv_cas_blob_path(c, m->files[i].sha256, from, sizeof from);
+		snprintf(to, sizeof to, "%s/%s", tmp, m->files[i].path);
+		if (mkparents(tmp, m->files[i].path, e) != 0 || srv_link_or_copy(from, to, e) != 0)
+			return -1;
+		if (strchr(m->files[i].path, '/')) {
+			*strrchr(to, '/') = '\0';
+			srv_fsync_dir(to);   /* durable before the rename publishes it */
+		}
+	}
+	snprintf(to, sizeof to, "%s/" MANIFEST, tmp);
+	return srv_cas_write_atomic(c, to, text, len, e);
+}
+
 int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len,
 			const enpu_limits *lim, json_object **missing, int *created,
 			enpu_err *e)
 {
-	srv_manifest m;
-	char tmp[4300], from[4300], to[5400], dig[65];
+	enpu_manifest m;
+	char tmp[4300] = "", dir[4300], dig[65];
 	enpu_artifact *a = NULL;
-	int i, ret = -1, n_missing = 0;
+	int ret = -1;
 
 	*missing = NULL;
 	*created = 0;
-	if (srv_manifest_parse(text, len, &m, e) != 0)
+	if (enpu_manifest_parse(text, len, MANIFEST, &m, e) != 0)
 		return -1;
-	tmp[0] = '\0';
 	if (strcmp(m.id, id) != 0) {
 		enpu_fail(e, ENPU_E_ARTIFACT, MANIFEST, "PUT the manifest under the id that its files give",
 			  "manifest files give artifact id %s, not '%s'", m.id, id);
@@ -490,80 +406,47 @@ int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len
 		ret = 0;
 		goto out;
 	}
-	*missing = json_object_new_array();
-	for (i = 0; i < m.n; i++) {
-		uint64_t sz;
-		/* verified: a corrupted blob is dropped and asked for again */
-		if (!srv_cas_verify(c, m.files[i].sha256, &sz)) {
-			json_object_array_add(*missing, json_object_new_string(m.files[i].sha256));
-			n_missing++;
-		} else if (m.files[i].has_bytes && sz != m.files[i].bytes) {
-			enpu_fail(e, ENPU_E_ARTIFACT, m.files[i].path, NULL,
-				  "file '%s' is listed with %llu bytes, its blob has %llu",
-				  m.files[i].path, (unsigned long long)m.files[i].bytes,
-				  (unsigned long long)sz);
-			goto out;
-		}
-	}
-	if (n_missing) {
-		const char *first = json_object_get_string(json_object_array_get_idx(*missing, 0));
-		enpu_fail(e, ENPU_E_BLOB_MISSING, id, "upload the missing blobs with PUT "
-			  API_BLOBS "{sha256}, then retry",
-			  "%d file(s) of artifact '%.12s' are not on the server (first: %s)",
-			  n_missing, id, first);
+	if (missing_blobs(c, &m, id, missing, e) != 0)
 		goto out;
-	}
-	json_object_put(*missing);
-	*missing = NULL;
 	if (srv_cas_tmpdir(c, tmp, sizeof tmp, e) != 0) {
 		tmp[0] = '\0';
 		goto out;
 	}
-	for (i = 0; i < m.n; i++) {
-		srv_cas_blob_path(c, m.files[i].sha256, from, sizeof from);
-		snprintf(to, sizeof to, "%s/%s", tmp, m.files[i].path);
-		if (mkparents(tmp, m.files[i].path, e) != 0 || srv_link_or_copy(from, to, e) != 0)
-			goto out;
-		if (strchr(m.files[i].path, '/')) {
-			*strrchr(to, '/') = '\0';
-			srv_fsync_dir(to);   /* durable before the rename publishes it */
-		}
-	}
-	snprintf(to, sizeof to, "%s/" MANIFEST, tmp);
-	if (srv_cas_write_atomic(c, to, text, len, e) != 0)
+	/* Load before it becomes visible (every file, and the summary against
+	 * what they give): a bad import never lands, and afterwards the
+	 * directory and its manifest are trusted. */
+	if (materialize(c, &m, text, len, tmp, e) != 0)
 		goto out;
-	/* Verify before it becomes visible: a bad import never lands. */
+	srv_cas_count(c, SRV_EV_LOAD, 0);
 	if (enpu_artifact_load(tmp, lim, &a, e) != 0)
 		goto out;
-	enpu_artifact_free(a);
 	if (srv_cas_put_mem(c, text, len, dig, e) != 0 || install_dir(c, tmp, id, e) != 0)
 		goto out;
 	tmp[0] = '\0';
+	/* the first job needs not load it again */
+	srv_artifact_dir(c, id, dir, sizeof dir);
+	if (lru_put(dir, a, 0))
+		a = NULL;
 	*created = 1;
 	ret = 0;
 out:
+	enpu_artifact_free(a);
 	if (tmp[0])
 		srv_rmtree(tmp);
-	srv_manifest_free(&m);
+	enpu_manifest_free(&m);
 	return ret;
 }
 
-json_object *srv_artifact_files_json(srv_cas *c, const char *id, const srv_manifest *m,
-				     const enpu_buf *raw)
+json_object *srv_artifact_files_json(const enpu_manifest *m, const enpu_buf *raw)
 {
 	json_object *arr = json_object_new_array();
-	char dig[65], dir[4300], p[5400];
-	struct stat st;
+	char dig[65];
 	int i;
 
-	srv_artifact_dir(c, id, dir, sizeof dir);
 	for (i = 0; i < m->n; i++) {
 		json_object *f = json_object_new_object();
 		uint64_t bytes = m->files[i].bytes;
-		if (!m->files[i].has_bytes) {
-			snprintf(p, sizeof p, "%s/%s", dir, m->files[i].path);
-			bytes = stat(p, &st) == 0 ? (uint64_t)st.st_size : 0;
-		}
+
 		json_object_object_add(f, F_PATH, json_object_new_string(m->files[i].path));
 		json_object_object_add(f, F_SHA256, json_object_new_string(m->files[i].sha256));
 		json_object_object_add(f, F_BYTES, json_object_new_int64((int64_t)bytes));
@@ -596,13 +479,42 @@ static slot lru[LRU_SLOTS];
 static unsigned long lru_clock;
 static pthread_mutex_t lru_mu = PTHREAD_MUTEX_INITIALIZER;
 
+/* Keep handle a of dir with refs users: in a free slot or in place of the
+ * least recently used one nobody uses. 0 when every slot is in use (a is
+ * then not kept: the caller owns it). */
+static int lru_put(const char *dir, enpu_artifact *a, int refs)
+{
+	int i, victim = -1;
+
+	pthread_mutex_lock(&lru_mu);
+	for (i = 0; i < LRU_SLOTS; i++) {
+		if (!lru[i].a) {
+			victim = i;
+			break;
+		}
+		if (lru[i].refs == 0 && (victim < 0 || lru[i].used < lru[victim].used))
+			victim = i;
+	}
+	if (victim >= 0) {
+		if (lru[victim].a)
+			enpu_artifact_free(lru[victim].a);
+		snprintf(lru[victim].dir, sizeof lru[victim].dir, "%s", dir);
+		lru[victim].a = a;
+		lru[victim].refs = refs;
+		lru[victim].stale = 0;
+		lru[victim].used = ++lru_clock;
+	}
+	pthread_mutex_unlock(&lru_mu);
+	return victim >= 0;
+}
+
 int srv_artifact_get(srv_cas *c, const char *id, const enpu_limits *lim,
 		     enpu_artifact **out, enpu_err *e)
 {
 	char dir[4300];
 	struct stat st;
 	enpu_artifact *a = NULL;
-	int i, victim = -1;
+	int i;
 
 	*out = NULL;
 	/* The files on disk, every time (a stat each when unchanged): a handle
@@ -624,8 +536,10 @@ int srv_artifact_get(srv_cas *c, const char *id, const enpu_limits *lim,
 		}
 	pthread_mutex_unlock(&lru_mu);
 
-	/* Load outside the lock: it reads and hashes every file. */
-	if (enpu_artifact_load(dir, lim, &a, e) != 0) {
+	/* Load outside the lock: it reads every file (hashed by the check
+	 * above: not again). */
+	srv_cas_count(c, SRV_EV_LOAD, 0);
+	if (enpu_artifact_load_ex(dir, lim, ENPU_LOAD_TRUSTED, &a, e) != 0) {
 		/* removed while we read it (an eviction's drop, as in
 		 * srv_artifact_verify): gone, not damaged */
 		if (!srv_artifact_present(c, id))
@@ -634,30 +548,12 @@ int srv_artifact_get(srv_cas *c, const char *id, const enpu_limits *lim,
 		return -1;
 	}
 	if (strcmp(enpu_artifact_id(a), id) != 0) {
+		enpu_fail(e, ENPU_E_ARTIFACT, id, NULL, "artifact directory '%.12s' holds artifact "
+			  "'%.12s'", id, enpu_artifact_id(a));
 		enpu_artifact_free(a);
-		return enpu_fail(e, ENPU_E_ARTIFACT, id, NULL,
-				 "artifact directory '%.12s' holds artifact '%.12s'", id,
-				 enpu_artifact_id(a));
+		return -1;
 	}
-	pthread_mutex_lock(&lru_mu);
-	for (i = 0; i < LRU_SLOTS; i++) {
-		if (!lru[i].a) {
-			victim = i;
-			break;
-		}
-		if (lru[i].refs == 0 && (victim < 0 || lru[i].used < lru[victim].used))
-			victim = i;
-	}
-	if (victim >= 0) {
-		if (lru[victim].a)
-			enpu_artifact_free(lru[victim].a);
-		snprintf(lru[victim].dir, sizeof lru[victim].dir, "%s", dir);
-		lru[victim].a = a;
-		lru[victim].refs = 1;
-		lru[victim].stale = 0;
-		lru[victim].used = ++lru_clock;
-	}
-	pthread_mutex_unlock(&lru_mu);
+	lru_put(dir, a, 1);
 	/* No free slot (all in use): the caller gets a private handle. */
 	*out = a;
 	return 0;

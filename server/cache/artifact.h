@@ -11,36 +11,17 @@
 #include "enpu.h"
 #include "buf.h"
 #include "cas.h"
+#include "wire.h"
 
 struct json_object;
-
-typedef struct srv_mfile {
-	char *path;
-	char sha256[65];
-	uint64_t bytes;
-	int has_bytes;
-} srv_mfile;
-
-/* A parsed manifest: files sorted by path, id recomputed from them. */
-typedef struct srv_manifest {
-	srv_mfile *files;
-	int n;
-	char id[65];
-} srv_manifest;
-
-/* Parse manifest.json text: "files" is [{path, sha256, bytes}] (or an object
- * path -> sha256 / {sha256, bytes}). Paths must be relative, without "." or
- * ".." segments, and not "manifest.json". 0, or -1 with ENPU_E_ARTIFACT. */
-int srv_manifest_parse(const char *text, size_t len, srv_manifest *m, enpu_err *e);
-void srv_manifest_free(srv_manifest *m);
-/* The listed file for path, or NULL. */
-const srv_mfile *srv_manifest_find(const srv_manifest *m, const char *path);
 
 /* artifacts/<id> (whether or not it exists). */
 void srv_artifact_dir(const srv_cas *c, const char *id, char *out, size_t cap);
 /* Read artifacts/<id>/manifest.json (raw bytes into *raw if non-NULL) and
- * parse it. -1 with ENPU_E_NOT_FOUND when absent. */
-int srv_artifact_manifest(srv_cas *c, const char *id, srv_manifest *m, enpu_buf *raw,
+ * parse it (enpu_manifest_parse: ENPU_E_ARTIFACT). -1 with ENPU_E_NOT_FOUND
+ * when absent. The cache's manifests are its own or verified at import:
+ * their summary is trusted. */
+int srv_artifact_manifest(srv_cas *c, const char *id, enpu_manifest *m, enpu_buf *raw,
 			  enpu_err *e);
 /* Cheap consistency check: directory present, manifest parses, its files
  * are present with the listed sizes, and its recomputed id is id. 1 = ok. */
@@ -76,7 +57,9 @@ struct enpu_compiled;
 int srv_artifact_ingest_compiled(srv_cas *c, const char *dir, const struct enpu_compiled *cc,
 				 enpu_err *e);
 
-/* Import a manifest for artifact id. Blobs the CAS lacks are returned in
+/* Import a manifest for artifact id, untrusted: the artifact is loaded
+ * (enpu_artifact_load: every file, and the summary against what they
+ * give) before it becomes visible. Blobs the CAS lacks are returned in
  * *missing (a json array, caller puts) with -1 and ENPU_E_BLOB_MISSING.
  * *created = 0 when the artifact was already present. */
 int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len,
@@ -84,8 +67,7 @@ int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len
 			enpu_err *e);
 
 /* [{path, sha256, bytes}...] of the manifest, then manifest.json itself. */
-struct json_object *srv_artifact_files_json(srv_cas *c, const char *id,
-					    const srv_manifest *m, const enpu_buf *raw);
+struct json_object *srv_artifact_files_json(const enpu_manifest *m, const enpu_buf *raw);
 
 /* Loaded artifacts: get checks the files on disk (srv_artifact_verify: a
  * failing artifact is dropped and answers ENPU_E_NOT_FOUND) and loads (and

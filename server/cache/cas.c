@@ -21,7 +21,7 @@
 
 static const char *const cnt_names[CNT_N] = {
 	"ac_hits", "ac_misses", "cas_hits", "cas_misses", "evictions", "evicted_bytes",
-	"integrity_failures",
+	"integrity_failures", "artifact_loads",
 };
 
 const char *srv_cas_root(const srv_cas *c) { return c->root; }
@@ -86,6 +86,7 @@ void srv_cas_count(srv_cas *c, srv_cas_event ev, uint64_t bytes)
 		atomic_fetch_add(&c->cnt[CNT_EVICTED_BYTES], bytes);
 		break;
 	case SRV_EV_INTEGRITY: atomic_fetch_add(&c->cnt[CNT_INTEGRITY], 1); break;
+	case SRV_EV_LOAD: atomic_fetch_add(&c->cnt[CNT_LOADS], 1); break;
 	}
 }
 
@@ -149,6 +150,7 @@ void srv_cas_stats(struct srv_cas *c, srv_cache_stats *out)
 	out->evictions = atomic_load(&c->cnt[CNT_EVICTIONS]);
 	out->evicted_bytes = atomic_load(&c->cnt[CNT_EVICTED_BYTES]);
 	out->integrity_failures = atomic_load(&c->cnt[CNT_INTEGRITY]);
+	out->artifact_loads = atomic_load(&c->cnt[CNT_LOADS]);
 }
 
 srv_cas *srv_cas_open(const char *dir, enpu_err *e)

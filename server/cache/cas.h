@@ -114,6 +114,8 @@ typedef struct srv_cache_stats {
 	uint64_t evictions;          /* blobs evicted under --cache-max (and by gc) */
 	uint64_t evicted_bytes;
 	uint64_t integrity_failures; /* blobs / artifacts dropped because a digest was wrong */
+	uint64_t artifact_loads;     /* artifacts loaded and verified in full (enpu_artifact_load):
+				      * an import, a job's when no loaded handle is at hand */
 } srv_cache_stats;
 
 void srv_cas_stats(struct srv_cas *c, srv_cache_stats *out);
@@ -121,7 +123,7 @@ void srv_cas_stats(struct srv_cas *c, srv_cache_stats *out);
 /* Count events (thread-safe). */
 typedef enum srv_cas_event {
 	SRV_EV_AC_HIT, SRV_EV_AC_MISS, SRV_EV_CAS_HIT, SRV_EV_CAS_MISS,
-	SRV_EV_EVICT, SRV_EV_INTEGRITY
+	SRV_EV_EVICT, SRV_EV_INTEGRITY, SRV_EV_LOAD
 } srv_cas_event;
 void srv_cas_count(srv_cas *c, srv_cas_event ev, uint64_t bytes);
 /* Save the counters to <cache>/stats.json now (also done at close). */

@@ -14,7 +14,7 @@
 
 /* The persisted counters, in stats.json under these names. */
 enum { CNT_AC_HITS, CNT_AC_MISSES, CNT_CAS_HITS, CNT_CAS_MISSES, CNT_EVICTIONS,
-       CNT_EVICTED_BYTES, CNT_INTEGRITY, CNT_N };
+       CNT_EVICTED_BYTES, CNT_INTEGRITY, CNT_LOADS, CNT_N };
 
 /* What was last hashed right, by inode: a direct-mapped table (a collision
  * only costs a re-hash). */

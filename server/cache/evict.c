@@ -75,7 +75,7 @@ static int collect_pins(srv_ctx *ctx, pins *p)
 	if (n < 0)
 		return -1;
 	for (i = 0; i < n; i++) {
-		srv_manifest m;
+		enpu_manifest m;
 		enpu_buf raw = ENPU_BUF_INIT;
 		enpu_err e = ENPU_ERR_INIT;
 
@@ -87,12 +87,12 @@ static int collect_pins(srv_ctx *ctx, pins *p)
 		}
 		for (k = 0; k < m.n; k++)
 			if (add_pin(p, m.files[k].sha256) != 0) {
-				srv_manifest_free(&m);
+				enpu_manifest_free(&m);
 				enpu_buf_free(&raw);
 				goto fail;
 			}
 		enpu_sha256_hex(raw.data, raw.len, dig);
-		srv_manifest_free(&m);
+		enpu_manifest_free(&m);
 		enpu_buf_free(&raw);
 		if (add_pin(p, dig) != 0)
 			goto fail;
@@ -133,7 +133,7 @@ static int drop_artifacts(srv_ctx *ctx, const pins *p)
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
-		srv_manifest m;
+		enpu_manifest m;
 		enpu_err e = ENPU_ERR_INIT;
 		int lost = 0;
 
@@ -146,7 +146,7 @@ static int drop_artifacts(srv_ctx *ctx, const pins *p)
 		}
 		for (i = 0; i < m.n && !lost; i++)
 			lost = !srv_cas_has(ctx->cas, m.files[i].sha256, NULL);
-		srv_manifest_free(&m);
+		enpu_manifest_free(&m);
 		if (lost)
 			n += srv_artifact_drop(ctx->cas, de->d_name);
 	}

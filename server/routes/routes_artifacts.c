@@ -17,7 +17,7 @@ void srv_get_artifact(srv_ctx *ctx, srv_req *r)
 {
 	const char *id = srv_req_param(r, 0);
 	char dir[4300], p[4400];
-	srv_manifest m;
+	enpu_manifest m;
 	enpu_err e = ENPU_ERR_INIT;
 
 	if (!srv_artifact_verify(ctx->cas, id, &e) ||
@@ -25,7 +25,7 @@ void srv_get_artifact(srv_ctx *ctx, srv_req *r)
 		srv_reply_error(r, &e, NULL);
 		return;
 	}
-	srv_manifest_free(&m);
+	enpu_manifest_free(&m);
 	srv_artifact_touch(ctx->cas, id);
 	srv_artifact_dir(ctx->cas, id, dir, sizeof dir);
 	snprintf(p, sizeof p, "%s/manifest.json", dir);
@@ -36,7 +36,7 @@ void srv_get_artifact_file(srv_ctx *ctx, srv_req *r)
 {
 	const char *id = srv_req_param(r, 0), *path = srv_req_param(r, 1);
 	char dir[4300], p[5400];
-	srv_manifest m;
+	enpu_manifest m;
 	enpu_err e = ENPU_ERR_INIT;
 	int listed;
 
@@ -47,8 +47,8 @@ void srv_get_artifact_file(srv_ctx *ctx, srv_req *r)
 	}
 	/* Only listed paths (checked plain and relative when parsed), so no
 	 * request can reach outside the artifact's directory. */
-	listed = !strcmp(path, "manifest.json") || srv_manifest_find(&m, path);
-	srv_manifest_free(&m);
+	listed = !strcmp(path, "manifest.json") || enpu_manifest_find(&m, path);
+	enpu_manifest_free(&m);
 	if (!listed) {
 		srv_reply_fail(r, ENPU_E_NOT_FOUND, path, "artifact '%.12s' has no file '%.200s'", id, path);
 		return;

@@ -50,6 +50,7 @@ void srv_get_cache_stats(srv_ctx *ctx, srv_req *r)
 	json_object_object_add(o, F_EVICTIONS, u64(st.evictions));
 	json_object_object_add(o, F_EVICTED_BYTES, u64(st.evicted_bytes));
 	json_object_object_add(o, F_INTEGRITY_FAILURES, u64(st.integrity_failures));
+	json_object_object_add(o, F_ARTIFACT_LOADS, u64(st.artifact_loads));
 	srv_reply_json(r, 200, o);
 }
 

@@ -3,7 +3,8 @@
  * targets.<backend>). Compile first asks the action cache (key: compiler
  * id, backend, the canonical resolved target, spec and weights digests); a
  * miss compiles into tmp/, stores every file in the CAS, installs
- * artifacts/<id>/ and writes the entry. */
+ * artifacts/<id>/ and writes the entry. Either way the answer comes from
+ * the artifact's manifest (its summary): nothing is loaded. */
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
@@ -52,25 +53,19 @@ static int target_field(srv_ctx *ctx, srv_req *r, char *path, size_t cap, const 
 }
 
 /* fpga_board: how many ops the partition puts on the PL and the PS, so
- * validate and compile can say so. A graph is validated for the count when
- * the caller has none at hand. */
-static void add_partition(json_object *o, const enpu_spec *spec, const enpu_graph *g,
-			  const enpu_target *t)
+ * that validate can say so (compile answers from the manifest's summary). */
+static void add_partition(json_object *o, const enpu_graph *g, const enpu_target *t)
 {
-	enpu_graph *own = NULL;
 	enpu_err e = ENPU_ERR_INIT;
 	int pl = 0, ps = 0, seg = 0;
 
 	if (!enpu_target_def(t)->counts || !enpu_target_def(t)->plan)
 		return;   /* only a backend that splits the graph says where ops go */
-	if (!g && enpu_validate_for(spec, t, &own, &e) != 0)
-		return;
-	if (enpu_backend_counts(g ? g : own, t, &pl, &ps, &seg, &e) == 0) {
+	if (enpu_backend_counts(g, t, &pl, &ps, &seg, &e) == 0) {
 		json_object_object_add(o, F_PL_OPS, json_object_new_int(pl));
 		json_object_object_add(o, F_PS_OPS, json_object_new_int(ps));
 		json_object_object_add(o, F_PL_SEGMENTS, json_object_new_int(seg));
 	}
-	enpu_graph_free(own);
 }
 
 void srv_post_validate(srv_ctx *ctx, srv_req *r)
@@ -112,7 +107,7 @@ void srv_post_validate(srv_ctx *ctx, srv_req *r)
 	json_object_object_add(o, F_OPERATORS, json_object_new_int(g->n_ops));
 	json_object_object_add(o, F_COMPONENTS, json_object_new_int(g->n_components));
 	json_object_object_add(o, F_BACKEND, json_object_new_string(enpu_target_backend(tgt)));
-	add_partition(o, spec, g, tgt);
+	add_partition(o, g, tgt);
 	srv_reply_json(r, 200, o);
 out:
 	enpu_target_free(tgt);
@@ -138,27 +133,6 @@ static int ac_key(const enpu_target *t, const char *spec_d, const char *weights_
 		enpu_sha256_hex(b.data, b.len, key);
 	enpu_buf_free(&b);
 	return r;
-}
-
-/* Summary of a cached artifact: 0 when it is present, loads and verifies. */
-static int cached_summary(srv_ctx *ctx, const char *id, json_object *o)
-{
-	enpu_artifact *a = NULL;
-	enpu_err e = ENPU_ERR_INIT;
-	const enpu_graph *g;
-	const enpu_plan *p;
-
-	if (!srv_artifact_present(ctx->cas, id) ||
-	    srv_artifact_get(ctx->cas, id, ctx->lim, &a, &e) != 0)
-		return -1;
-	g = enpu_artifact_graph(a);
-	p = enpu_artifact_plan(a);
-	json_object_object_add(o, F_BACKEND, json_object_new_string(enpu_artifact_backend(a)));
-	json_object_object_add(o, F_OPERATORS, json_object_new_int(g ? g->n_ops : 0));
-	json_object_object_add(o, F_COMPONENTS, json_object_new_int(g ? g->n_components : 0));
-	json_object_object_add(o, F_ARENA_BYTES, json_object_new_int64(p ? (int64_t)p->arena_bytes : 0));
-	srv_artifact_release(a);
-	return 0;
 }
 
 /* After a compile failed to read a file: when one of its blobs went away
@@ -196,16 +170,13 @@ static int reply_if_evicted(srv_ctx *ctx, srv_req *r)
 /* A cache miss: compile in memory (the weights blob's address is its
  * digest: not hashed again), write the files into a temp directory, store
  * them by the digests the compile computed and install the artifact; record
- * key -> id in the action cache; id and the compile's summary (in o) on
- * success. 0, or -1 + *e. */
+ * key -> id in the action cache. 0, or -1 + *e. */
 static int compile_new(srv_ctx *ctx, const enpu_spec *spec, const enpu_target *tgt,
 		       const char *weights_p, const char *weights_name, const char *weights_d,
-		       const char *spec_d, const char *key, char id[65], json_object *o,
-		       enpu_err *e)
+		       const char *spec_d, const char *key, char id[65], enpu_err *e)
 {
 	enpu_tlist w = ENPU_TLIST_INIT;
 	enpu_compiled cc;
-	enpu_compile_info info;
 	char tmp[4300];
 	int rc = -1;
 
@@ -222,120 +193,123 @@ static int compile_new(srv_ctx *ctx, const enpu_spec *spec, const enpu_target *t
 		srv_rmtree(tmp);
 		goto out;
 	}
-	info = cc.info;
-	rc = 0;
+	memcpy(id, cc.info.artifact_id, 65);
+	srv_log("info", "compiled artifact=%.12s backend=%s spec=%.12s", id, cc.info.backend, spec_d);
+	rc = srv_ac_put(ctx->cas, key, id, e);
 out:
 	enpu_compiled_free(&cc);
 	enpu_tlist_free(&w);
-	if (rc != 0)
-		return -1;
-	memcpy(id, info.artifact_id, 65);
-	if (srv_ac_put(ctx->cas, key, id, e) != 0)
-		return -1;
-	json_object_object_add(o, F_BACKEND, json_object_new_string(info.backend));
-	json_object_object_add(o, F_OPERATORS, json_object_new_int(info.n_ops));
-	json_object_object_add(o, F_COMPONENTS, json_object_new_int(info.n_components));
-	json_object_object_add(o, F_ARENA_BYTES, json_object_new_int64((int64_t)info.arena_bytes));
-	srv_log("info", "compiled artifact=%.12s backend=%s spec=%.12s", id, info.backend, spec_d);
-	return 0;
+	return rc;
 }
 
-/* 200 with the artifact id, whether it was cached, the summary in o and
- * the artifact's files; frees m. */
-static void reply_compiled(srv_ctx *ctx, srv_req *r, const char *id, int cached,
-			   json_object *o, srv_manifest *m, const enpu_buf *raw)
+/* 200 with the artifact id, whether it was cached, the backend and the
+ * summary, and the artifact's files: from its manifest alone (the cache's
+ * manifests are its own or were checked at import). */
+static void reply_compiled(srv_req *r, const char *id, int cached, const enpu_manifest *m,
+			   const enpu_buf *raw)
 {
 	json_object *res = json_object_new_object();
 
 	json_object_object_add(res, F_ARTIFACT_ID, json_object_new_string(id));
 	json_object_object_add(res, F_CACHED, json_object_new_boolean(cached));
-	json_object_object_foreach(o, k, v)
-		json_object_object_add(res, k, json_object_get(v));
-	json_object_object_add(res, F_FILES, srv_artifact_files_json(ctx->cas, id, m, raw));
-	srv_manifest_free(m);
+	json_object_object_add(res, F_BACKEND, json_object_new_string(m->backend));
+	enpu_msummary_to_json(&m->summary, res);
+	json_object_object_add(res, F_FILES, srv_artifact_files_json(m, raw));
 	srv_reply_json(r, 200, res);
 }
 
-/* POST /v1/compile. Longer than most handlers (about 85 lines) on purpose:
- * the lookup-or-compile and its retry when an eviction races it (goto
- * again) share one set of locals and one cleanup (fail/out); cutting it
- * further would pass them all around. */
+/* A compile request's fields. */
+typedef struct compile_req {
+	const char *spec_d, *weights_d, *backend, *spec_name, *weights_name, *tlabel;
+	char spec_p[4300], weights_p[4300], target_p[4300];
+	int have_t;
+} compile_req;
+
+/* -1 after a reply. */
+static int compile_fields(srv_ctx *ctx, srv_req *r, compile_req *q)
+{
+	if (srv_blob_field(ctx, r, F_SPEC, q->spec_p, sizeof q->spec_p) ||
+	    srv_blob_field(ctx, r, F_WEIGHTS, q->weights_p, sizeof q->weights_p) ||
+	    srv_field_str(r, F_BACKEND, 0, &q->backend) || backend_ok(r, q->backend) ||
+	    srv_field_str(r, F_SPEC_NAME, 0, &q->spec_name) ||
+	    srv_field_str(r, F_WEIGHTS_NAME, 0, &q->weights_name) ||
+	    target_field(ctx, r, q->target_p, sizeof q->target_p, &q->tlabel, &q->have_t))
+		return -1;
+	srv_field_str(r, F_SPEC, 1, &q->spec_d);
+	srv_field_str(r, F_WEIGHTS, 1, &q->weights_d);
+	if (!q->spec_name || !*q->spec_name)
+		q->spec_name = DEFAULT_SPEC_NAME;
+	if (!q->weights_name || !*q->weights_name)
+		q->weights_name = DEFAULT_WEIGHTS_NAME;
+	return 0;
+}
+
+/* The artifact of key: the action cache's when it names one that is
+ * present and intact (srv_artifact_verify drops a bad one with its entry,
+ * and it is compiled again), else a fresh compile; its manifest into *m
+ * and *raw. When a concurrent store's eviction (--cache-max) removes it
+ * before its manifest is read, look up or compile again rather than
+ * answer 404 for the artifact this request made. 0, or -1 + *e. */
+static int lookup_or_compile(srv_ctx *ctx, const compile_req *q, const enpu_spec *spec,
+			     const enpu_target *tgt, const char *key, char id[65], int *cached,
+			     enpu_manifest *m, enpu_buf *raw, enpu_err *e)
+{
+	for (int tries = 1;; tries++) {
+		*cached = srv_ac_get(ctx->cas, key, id) && srv_artifact_verify(ctx->cas, id, NULL);
+		if (*cached) {
+			srv_cas_count(ctx->cas, SRV_EV_AC_HIT, 0);
+			srv_ac_touch(ctx->cas, key);
+			srv_artifact_touch(ctx->cas, id);
+		} else {
+			srv_cas_count(ctx->cas, SRV_EV_AC_MISS, 0);
+			if (compile_new(ctx, spec, tgt, q->weights_p, q->weights_name, q->weights_d,
+					q->spec_d, key, id, e) != 0)
+				return -1;
+		}
+		if (srv_artifact_manifest(ctx->cas, id, m, raw, e) == 0)
+			return 0;
+		if (e->code != ENPU_E_NOT_FOUND)
+			return -1;
+		if (tries == 3)
+			return enpu_fail(e, ENPU_E_STORAGE, id, "raise --cache-max above what "
+					 "concurrent clients hold in flight, or retry",
+					 "artifact '%.12s' was evicted as soon as it was compiled, %d "
+					 "times: the cache bound is too small for the work in flight",
+					 id, tries);
+		*e = (enpu_err)ENPU_ERR_INIT;
+	}
+}
+
+/* POST /v1/compile. A hit answers from the artifact's manifest: nothing
+ * is loaded. */
 void srv_post_compile(srv_ctx *ctx, srv_req *r)
 {
-	const char *spec_d, *weights_d, *backend, *spec_name, *weights_name, *tlabel;
-	char spec_p[4300], weights_p[4300], target_p[4300], key[65], id[65];
-	int have_t;
+	compile_req q;
+	char key[65], id[65];
 	enpu_spec *spec = NULL;
 	enpu_target *tgt = NULL;
 	enpu_err e = ENPU_ERR_INIT;
 	enpu_buf raw = ENPU_BUF_INIT;
-	srv_manifest m;
-	json_object *o = NULL;
-	int cached = 0, tries = 0;
+	enpu_manifest m;
+	int cached = 0;
 
-	if (srv_blob_field(ctx, r, F_SPEC, spec_p, sizeof spec_p) ||
-	    srv_blob_field(ctx, r, F_WEIGHTS, weights_p, sizeof weights_p) ||
-	    srv_field_str(r, F_BACKEND, 0, &backend) || backend_ok(r, backend) ||
-	    srv_field_str(r, F_SPEC_NAME, 0, &spec_name) ||
-	    srv_field_str(r, F_WEIGHTS_NAME, 0, &weights_name) ||
-	    target_field(ctx, r, target_p, sizeof target_p, &tlabel, &have_t))
+	memset(&q, 0, sizeof q);
+	if (compile_fields(ctx, r, &q))
 		return;
-	srv_field_str(r, F_SPEC, 1, &spec_d);
-	srv_field_str(r, F_WEIGHTS, 1, &weights_d);
-	if (!spec_name || !*spec_name)
-		spec_name = DEFAULT_SPEC_NAME;
-	if (!weights_name || !*weights_name)
-		weights_name = DEFAULT_WEIGHTS_NAME;
-	if (enpu_spec_load(spec_p, spec_name, ctx->lim, &spec, &e) != 0)
-		goto fail;
 	/* Resolve first: an invalid target is an error before any cache, and
 	 * the key needs its canonical form. */
-	if (enpu_target_resolve(spec, backend, have_t ? target_p : NULL, tlabel, ctx->lim, &tgt,
-				&e) != 0)
+	if (enpu_spec_load(q.spec_p, q.spec_name, ctx->lim, &spec, &e) != 0 ||
+	    enpu_target_resolve(spec, q.backend, q.have_t ? q.target_p : NULL, q.tlabel, ctx->lim,
+				&tgt, &e) != 0)
 		goto fail;
-	if (ac_key(tgt, spec_d, weights_d, key) != 0) {
+	if (ac_key(tgt, q.spec_d, q.weights_d, key) != 0) {
 		enpu_fail(&e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
 		goto fail;
 	}
-
-again:
-	cached = 0;
-	o = json_object_new_object();
-	/* A hit needs the artifact present and intact (cached_summary verifies
-	 * its files; a bad one is dropped with its entry and compiled again). */
-	if (srv_ac_get(ctx->cas, key, id) && cached_summary(ctx, id, o) == 0) {
-		cached = 1;
-		srv_cas_count(ctx->cas, SRV_EV_AC_HIT, 0);
-		srv_ac_touch(ctx->cas, key);
-		srv_artifact_touch(ctx->cas, id);
-	} else {
-		srv_cas_count(ctx->cas, SRV_EV_AC_MISS, 0);
-		json_object_put(o);
-		o = json_object_new_object();
-		if (compile_new(ctx, spec, tgt, weights_p, weights_name, weights_d, spec_d, key, id, o,
-				&e) != 0)
-			goto fail;
-	}
-	add_partition(o, spec, NULL, tgt);
-	if (srv_artifact_manifest(ctx->cas, id, &m, &raw, &e) != 0) {
-		/* A concurrent store's eviction (--cache-max) removed it since it
-		 * was found or compiled: look up or compile again, rather than
-		 * answer 404 for the artifact this request made. */
-		if (e.code != ENPU_E_NOT_FOUND)
-			goto fail;
-		json_object_put(o);
-		o = NULL;
-		if (++tries < 3) {
-			e = (enpu_err)ENPU_ERR_INIT;
-			goto again;
-		}
-		enpu_fail(&e, ENPU_E_STORAGE, id, "raise --cache-max above what concurrent clients "
-			  "hold in flight, or retry",
-			  "artifact '%.12s' was evicted as soon as it was compiled, %d times: the "
-			  "cache bound is too small for the work in flight", id, tries);
+	if (lookup_or_compile(ctx, &q, spec, tgt, key, id, &cached, &m, &raw, &e) != 0)
 		goto fail;
-	}
-	reply_compiled(ctx, r, id, cached, o, &m, &raw);
+	reply_compiled(r, id, cached, &m, &raw);
+	enpu_manifest_free(&m);
 	if (!cached)
 		srv_cache_enforce(ctx);
 	goto out;
@@ -344,7 +318,6 @@ fail:
 	if (e.code != ENPU_E_IO || !reply_if_evicted(ctx, r))
 		srv_reply_error(r, &e, NULL);
 out:
-	json_object_put(o);
 	enpu_buf_free(&raw);
 	enpu_target_free(tgt);
 	enpu_spec_free(spec);

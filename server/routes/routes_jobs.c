@@ -107,7 +107,7 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 {
 	const char *art, *input, *input_name, *prio_s;
 	char path[4300], id[33];
-	enpu_artifact *a = NULL;
+	enpu_manifest m;
 	enpu_err e = ENPU_ERR_INIT;
 	char backend[32];
 	int wait_s, remote = 0, prio = SRV_PRIO_NORMAL;
@@ -133,13 +133,16 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 			       "field 'artifact' is not an artifact id (64 lowercase hex): '%.80s'", art);
 		return;
 	}
-	/* Load (and verify) now: a bad artifact fails the request, not the job. */
-	if (srv_artifact_get(ctx->cas, art, ctx->lim, &a, &e) != 0) {
+	/* Check its files now (a stat each when unchanged): a bad artifact
+	 * fails the request, not the job. The backend is the manifest's (the
+	 * cache's manifests are trusted); the worker loads the artifact. */
+	if (!srv_artifact_verify(ctx->cas, art, &e) ||
+	    srv_artifact_manifest(ctx->cas, art, &m, NULL, &e) != 0) {
 		srv_reply_error(r, &e, NULL);
 		return;
 	}
-	snprintf(backend, sizeof backend, "%s", enpu_artifact_backend(a));
-	srv_artifact_release(a);
+	snprintf(backend, sizeof backend, "%s", m.backend);
+	enpu_manifest_free(&m);
 	if (ctx->cfg.role != SRV_ROLE_BOARD && srv_backend_on_board(backend)) {
 		/* never run here; refused now rather than queued forever */
 		if (!srv_boards_serves(ctx->boards, backend)) {

@@ -32,9 +32,14 @@ expect_eq "after the second: ac_misses 1, ac_hits 1" "$(cstat a ac_misses) $(cst
 expect_eq "after the second: 2 CAS hits" "$(cstat a cas_hits)" "2"
 expect_eq "entries: 1 artifact, 1 action-cache entry" "$(cstat a artifacts) $(cstat a ac_entries)" "1 1"
 check "same artifact files" diff -r "$TMP/mlp" "$TMP/mlp2"
+expect_eq "a compile and a hit load no artifact (the manifest says enough)" "$(cstat a artifact_loads)" 0
 ID=$(jget "$TMP/mlp/manifest.json" id)
 IN=$(sha256sum "$M/input.npz" | cut -c1-64)
 check "run" "$CLI" run --artifact "$TMP/mlp" --input "$M/input.npz" --out "$TMP/r1.npz"
+expect_eq "the job's worker loaded it, once" "$(cstat a artifact_loads)" 1
+check "run again" "$CLI" run --artifact "$TMP/mlp" --input "$M/input.npz" --out "$TMP/r1.npz"
+expect_eq "a second job: the submission reads the manifest, the worker the loaded handle" \
+	"$(cstat a artifact_loads)" 1
 check "cache stats" "$CLI" cache stats
 out=$(cat "$TMP/last.out")
 expect_match "stats: action cache line with a percentage" "$out" '^action cache +1 entry, 1 hit, 1 miss \(50\.0% hit rate\)$'
@@ -43,6 +48,18 @@ expect_match "stats: integrity failures 0" "$out" '^integrity failures +0$'
 check "cache stats --json" "$CLI" cache stats --json
 expect_eq "stats --json: ac_hit_rate" "$(jget "$TMP/last.out" ac_hit_rate)" "0.5"
 B0=$(cstat a blobs)
+# A hit answers from the artifact's manifest (its summary) and loads
+# nothing: a summary edited in the cache (the files intact) is what it says.
+MAN=$TMP/a.cache/artifacts/$ID/manifest.json
+cp "$MAN" "$TMP/man.orig"
+"$PY" -c 'import json, sys
+m = json.load(open(sys.argv[1])); m["summary"]["operators"] = 99
+json.dump(m, open(sys.argv[2], "w"))' "$MAN" "$TMP/man.new"
+mv "$TMP/man.new" "$MAN"
+SD=$(sha256sum "$M/spec.yaml" | cut -c1-64); WD=$(sha256sum "$M/weights.npz" | cut -c1-64)
+expect_eq "a hit answers from the manifest's summary" "$(dcurl a -H 'Content-Type: application/json' \
+	-d "{\"spec\":\"$SD\",\"weights\":\"$WD\"}" "$U/v1/compile" | jget - operators)" 99
+cp "$TMP/man.orig" "$TMP/man.new" && mv "$TMP/man.new" "$MAN"
 
 # ---- ls, rm ----------------------------------------------------------------------------------
 check "cache ls" "$CLI" cache ls

@@ -369,6 +369,77 @@ Test(artifact, malformed_manifest)
 	cr_assert_eq(e.code, ENPU_E_ARTIFACT);
 }
 
+/* The manifest's summary must be what the artifact gives: the daemon
+ * answers compiles and takes jobs from it alone, so loading (and thus an
+ * import) refuses one that lies, the files intact. */
+Test(artifact, manifest_summary_must_match)
+{
+	static const char *edits[][2] = {
+		{"\"operators\": 5", "\"operators\": 6"},
+		{"\"components\": 2", "\"components\": 1"},
+		{"\"arena_bytes\": ", "\"arena_bytes\": 1"},
+		{"\"arena_bytes\"", "\"pl_ops\": 0, \"ps_ops\": 5, \"pl_segments\": 0, \"arena_bytes\""},
+	};
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_artifact *a = NULL;
+	enpu_spec *s = spec();
+	const char *w = weights("w.npz", 0, 0, 0);
+	char sub[16], out[128];
+
+	for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+		snprintf(sub, sizeof(sub), "s%zu", i);
+		cr_assert_eq(compile_to(sub, w, &info, &e), 0, "%s", e.message);
+		cr_assert_eq(load(sub, &a, &e), 0, "%s", e.message);
+		enpu_artifact_free(a);
+		edit_manifest(sub, edits[i][0], edits[i][1]);
+		cr_assert_eq(load(sub, &a, &e), -1, "edit %zu accepted", i);
+		cr_assert_eq(e.code, ENPU_E_ARTIFACT, "edit %zu: %s", i, e.message);
+		cr_assert(strstr(e.message, "'summary'"), "edit %zu: %s", i, e.message);
+	}
+	/* fpga_board: the partition's counts too */
+	snprintf(out, sizeof(out), "%s/f", dir);
+	cr_assert_eq(compile_spec(s, "fpga_board", w, "ab12", out, &info, &e), 0, "%s", e.message);
+	cr_assert_eq(load("f", &a, &e), 0, "%s", e.message);
+	enpu_artifact_free(a);
+	char from[64], to[64];
+	snprintf(from, sizeof(from), "\"pl_ops\": %d", info.pl_ops);
+	snprintf(to, sizeof(to), "\"pl_ops\": %d", info.pl_ops + 1);
+	edit_manifest("f", from, to);
+	cr_assert_eq(load("f", &a, &e), -1);
+	cr_assert(strstr(e.message, "partition"), "%s", e.message);
+	enpu_spec_free(s);
+}
+
+/* ENPU_LOAD_TRUSTED (the daemon's cache, which has just checked every
+ * digest itself) does not hash the files again: a graph.json with other
+ * bytes of the same size loads trusted, and only then. */
+Test(artifact, trusted_load_does_not_hash)
+{
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_artifact *a = NULL;
+	enpu_buf b = ENPU_BUF_INIT;
+	char p[128], *sp;
+
+	cr_assert_eq(compile_to("t", weights("w.npz", 0, 0, 0), &info, &e), 0, "%s", e.message);
+	slurp("t", "graph.json", &b);
+	cr_assert_not_null(sp = strstr(b.data, "\n  "));
+	sp[1] = '\t';   /* JSON whitespace still, the same size, another digest */
+	spit("t", "graph.json", b.data, b.len);
+	cr_assert_eq(load("t", &a, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT_DIGEST, "%s", e.message);
+	snprintf(p, sizeof(p), "%s/t", dir);
+	cr_assert_eq(enpu_artifact_load_ex(p, NULL, ENPU_LOAD_TRUSTED, &a, &e), 0, "%s", e.message);
+	cr_assert_str_eq(enpu_artifact_id(a), info.artifact_id);
+	enpu_artifact_free(a);
+	/* the sizes are still checked */
+	spit("t", "graph.json", b.data, b.len - 1);
+	cr_assert_eq(enpu_artifact_load_ex(p, NULL, ENPU_LOAD_TRUSTED, &a, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT_DIGEST, "%s", e.message);
+	enpu_buf_free(&b);
+}
+
 /* Rewrite a member with new bytes and fix the manifest (digest, size, id)
  * so that only the member's own consistency is left to catch. */
 static void rewrite_consistently(const char *sub, const char *rel, const char *text)

@@ -305,42 +305,6 @@ Test(srv_cas, restart_sees_everything_and_cleans_tmp)
 	srv_cas_close(c);
 }
 
-Test(srv_cas, manifest_parse)
-{
-	srv_manifest m;
-	enpu_err e = ENPU_ERR_INIT;
-	const char *ok =
-		"{\"files\":[{\"path\":\"plan.json\",\"sha256\":\"" HELLO_SHA "\",\"bytes\":5},"
-		"{\"path\":\"graph.json\",\"sha256\":\"" HELLO_SHA "\",\"bytes\":5}]}";
-	const char *paths[] = {"graph.json", "plan.json"};
-	const char *digs[] = {HELLO_SHA, HELLO_SHA};
-	char want[65];
-
-	cr_assert_eq(srv_manifest_parse(ok, strlen(ok), &m, &e), 0, "%s", e.message);
-	cr_assert_eq(m.n, 2);
-	cr_assert_str_eq(m.files[0].path, "graph.json", "sorted by path");
-	enpu_artifact_id_of(paths, digs, 2, want);
-	cr_assert_str_eq(m.id, want);
-	cr_assert_not_null(srv_manifest_find(&m, "plan.json"));
-	cr_assert_null(srv_manifest_find(&m, "weights.npz"));
-	srv_manifest_free(&m);
-
-	const char *bad[] = {
-		"{\"files\":[{\"path\":\"../x\",\"sha256\":\"" HELLO_SHA "\"}]}",
-		"{\"files\":[{\"path\":\"/etc/passwd\",\"sha256\":\"" HELLO_SHA "\"}]}",
-		"{\"files\":[{\"path\":\"a/./b\",\"sha256\":\"" HELLO_SHA "\"}]}",
-		"{\"files\":[{\"path\":\"a\",\"sha256\":\"xyz\"}]}",
-		"{\"files\":[{\"path\":\"a\",\"sha256\":\"" HELLO_SHA "\"},{\"path\":\"a\",\"sha256\":\"" HELLO_SHA "\"}]}",
-		"{\"files\":[{\"path\":\"manifest.json\",\"sha256\":\"" HELLO_SHA "\"}]}",
-		"{\"nofiles\":1}",
-		"[1,2",
-	};
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-		cr_assert_eq(srv_manifest_parse(bad[i], strlen(bad[i]), &m, &e), -1, "accepted: %s", bad[i]);
-		cr_assert_eq(e.code, ENPU_E_ARTIFACT);
-	}
-}
-
 /* Compile examples/tiny_mlp into cache A, import it into cache B from
  * blobs only: B gets the same artifact and no action-cache entry. */
 Test(srv_cas, ingest_and_import_round_trip)
@@ -357,7 +321,7 @@ Test(srv_cas, ingest_and_import_round_trip)
 	enpu_compile_info info;
 	char tmp[4300], dir[4300], mp[4400], bp[4300], dig[65];
 	enpu_buf raw = ENPU_BUF_INIT;
-	srv_manifest m;
+	enpu_manifest m;
 	json_object *missing = NULL;
 	int created = 0;
 
@@ -374,7 +338,7 @@ Test(srv_cas, ingest_and_import_round_trip)
 	srv_artifact_dir(a, info.artifact_id, dir, sizeof dir);
 	snprintf(mp, sizeof mp, "%s/manifest.json", dir);
 	read_all(mp, &raw);
-	cr_assert_eq(srv_manifest_parse(raw.data, raw.len, &m, &e), 0);
+	cr_assert_eq(enpu_manifest_parse(raw.data, raw.len, NULL, &m, &e), 0, "%s", e.message);
 	cr_assert_str_eq(m.id, info.artifact_id);
 
 	/* B lacks the blobs: 409 material */
@@ -399,6 +363,9 @@ Test(srv_cas, ingest_and_import_round_trip)
 	json_object_put(missing);
 	cr_assert_eq(created, 1);
 	cr_assert_eq(srv_artifact_present(b, info.artifact_id), 1);
+	srv_cache_stats cs;
+	srv_cas_stats(b, &cs);
+	cr_assert_eq(cs.artifact_loads, 1, "the import loaded it");
 	cr_assert_eq(srv_ac_count(b), 0, "an import never writes the action cache");
 	cr_assert_eq(srv_artifact_import(b, info.artifact_id, raw.data, raw.len, NULL, &missing,
 					 &created, &e), 0);
@@ -409,8 +376,10 @@ Test(srv_cas, ingest_and_import_round_trip)
 	cr_assert_eq(srv_artifact_get(b, info.artifact_id, NULL, &h, &e), 0, "%s", e.message);
 	cr_assert_str_eq(enpu_artifact_id(h), info.artifact_id);
 	srv_artifact_release(h);
+	srv_cas_stats(b, &cs);
+	cr_assert_eq(cs.artifact_loads, 1, "the first job's get takes the import's handle");
 
-	srv_manifest_free(&m);
+	enpu_manifest_free(&m);
 	enpu_buf_free(&raw);
 	enpu_spec_free(spec);
 	srv_cas_close(a);
@@ -442,6 +411,50 @@ static void compile_tiny(srv_cas *c, char id[65])
 	memcpy(id, info.artifact_id, 65);
 	enpu_target_free(tgt);
 	enpu_spec_free(spec);
+}
+
+/* An imported manifest is untrusted: its summary (which compile answers
+ * and job submissions use without loading) must be what its files give,
+ * or the import is refused and nothing lands. */
+Test(srv_cas, import_refuses_a_lying_summary)
+{
+	srv_cas *a = open_cache("a"), *b = open_cache("b");
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_buf raw = ENPU_BUF_INIT, lie = ENPU_BUF_INIT;
+	enpu_manifest m;
+	json_object *missing = NULL;
+	char id[65], dir[4300], mp[4400], bp[4300], dig[65];
+	const char *hit;
+	int created = 0;
+
+	compile_tiny(a, id);
+	srv_artifact_dir(a, id, dir, sizeof dir);
+	snprintf(mp, sizeof mp, "%s/manifest.json", dir);
+	read_all(mp, &raw);
+	cr_assert_eq(enpu_manifest_parse(raw.data, raw.len, NULL, &m, &e), 0, "%s", e.message);
+	for (int i = 0; i < m.n; i++) {
+		srv_cas_blob_path(a, m.files[i].sha256, bp, sizeof bp);
+		cr_assert_eq(srv_cas_put_file(b, bp, dig, &e), 0);
+	}
+	cr_assert_not_null(hit = strstr(raw.data, "\"operators\": "));
+	enpu_buf_add(&lie, raw.data, (size_t)(hit - raw.data));
+	enpu_buf_addf(&lie, "\"operators\": %d", m.summary.operators + 1);
+	enpu_buf_adds(&lie, strchr(hit, ','));
+	cr_assert_eq(srv_artifact_import(b, id, lie.data, lie.len, NULL, &missing, &created, &e),
+		     -1, "a lying summary was imported");
+	json_object_put(missing);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT, "%s", e.message);
+	cr_assert(strstr(e.message, "'summary'"), "%s", e.message);
+	cr_assert_eq(srv_artifact_present(b, id), 0, "nothing lands");
+	cr_assert_eq(srv_artifact_import(b, id, raw.data, raw.len, NULL, &missing, &created, &e), 0,
+		     "%s", e.message);
+	json_object_put(missing);
+	cr_assert_eq(created, 1);
+	enpu_manifest_free(&m);
+	enpu_buf_free(&raw);
+	enpu_buf_free(&lie);
+	srv_cas_close(a);
+	srv_cas_close(b);
 }
 
 /* Flip one byte in the middle of a file, in place (same inode and size). */
@@ -565,7 +578,7 @@ Test(srv_cas, a_corrupted_artifact_is_dropped_with_its_entries)
 	srv_cas *c = open_cache("art");
 	enpu_err e = ENPU_ERR_INIT;
 	enpu_artifact *h = NULL;
-	srv_manifest m;
+	enpu_manifest m;
 	srv_cache_stats st;
 	char id[65], dir[4300], p[5400];
 	struct stat sb;
@@ -594,7 +607,7 @@ Test(srv_cas, a_corrupted_artifact_is_dropped_with_its_entries)
 	cr_assert_eq(srv_cas_has(c, m.files[big].sha256, NULL), 0, "the bad blob too");
 	srv_cas_stats(c, &st);
 	cr_expect_geq(st.integrity_failures, 1);
-	srv_manifest_free(&m);
+	enpu_manifest_free(&m);
 
 	/* the next compile installs it again */
 	compile_tiny(c, id);
