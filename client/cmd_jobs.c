@@ -10,6 +10,7 @@
 #include <time.h>
 #include <json-c/json.h>
 #include "api.h"
+#include "wire.h"
 #include "cli.h"
 #include "progress.h"
 #include "rest.h"
@@ -235,7 +236,7 @@ int cmd_jobs(cli_ctx *ctx, int argc, char **argv)
 		{"--json", CLI_OPT_FLAG, &json},
 		{NULL, 0, NULL},
 	};
-	struct json_object *jb = NULL, *jerr;
+	struct json_object *jb = NULL;
 	char path[256];
 
 	r = cli_parse_opts("jobs", argc, argv, opts, pos, 2, &n_pos, &e);
@@ -298,6 +299,8 @@ int cmd_jobs(cli_ctx *ctx, int argc, char **argv)
 	{
 		double deadline = now_s() + timeout;
 		const char *st;
+		static enpu_wire_job wj;
+		char why[160];
 
 		cli_progress_setup(json);
 		cli_progress_wait_begin(id);
@@ -313,11 +316,11 @@ int cmd_jobs(cli_ctx *ctx, int argc, char **argv)
 			jb = NULL;
 			if (cli_http_json(ctx->conn, "GET", path, NULL, w + 30, &jb, NULL, NULL, &e) < 0)
 				goto fail;
-			st = cli_json_str(jb, F_STATE);
-			if (!st) {
-				enpu_fail(&e, ENPU_E_SERVER, API_JOBS, NULL, "job '%s' has no '%s'", id, F_STATE);
+			if (enpu_wire_job_read(jb, &wj, why, sizeof why) != 0) {
+				enpu_fail(&e, ENPU_E_SERVER, API_JOBS, NULL, "job '%s': %s", id, why);
 				goto fail;
 			}
+			st = wj.state;
 			if (final_state(st) || (w == 0 && !quick))
 				break;
 			cli_progress_wait_job(jb);
@@ -332,9 +335,8 @@ int cmd_jobs(cli_ctx *ctx, int argc, char **argv)
 			goto fail;
 		}
 		if (strcmp(st, JOB_SUCCEEDED) != 0) {
-			if (json_object_object_get_ex(jb, F_ERROR, &jerr) &&
-			    json_object_is_type(jerr, json_type_object))
-				cli_err_from_json(jerr, &e);
+			if (wj.error)
+				cli_err_from_json(wj.error, &e);
 			else
 				enpu_fail(&e, ENPU_E_JOB_FAILED, id, NULL, "the job ended %s", st);
 			cli_report(&e);

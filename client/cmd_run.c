@@ -19,6 +19,7 @@
 #include "digest.h"
 #include "progress.h"
 #include "rest.h"
+#include "wire.h"
 
 #define MANIFEST "manifest.json"
 #define MANIFEST_MAX (16u << 20)
@@ -196,27 +197,16 @@ static int job_id_ok(const char *s)
 }
 
 /* "1 output tensor (1, 4)" from the job's outputs. */
-static int describe_outputs(struct json_object *job, char *out, size_t cap, enpu_err *e)
+static int describe_outputs(const enpu_wire_job *wj, char *out, size_t cap, enpu_err *e)
 {
-	struct json_object *outs, *first, *shape;
-	long long dims[64];
-	size_t n, nd;
 	char tuple[512];
+	int n = wj->n_outputs;
 
-	if (!json_object_object_get_ex(job, F_OUTPUTS, &outs) ||
-	    !json_object_is_type(outs, json_type_array) || (n = json_object_array_length(outs)) == 0)
+	if (n == 0)
 		return enpu_fail(e, ENPU_E_SERVER, API_JOBS, NULL, "the finished job lists no '%s'",
 				 F_OUTPUTS);
-	first = json_object_array_get_idx(outs, 0);
-	if (!json_object_object_get_ex(first, F_SHAPE, &shape) ||
-	    !json_object_is_type(shape, json_type_array) ||
-	    (nd = json_object_array_length(shape)) > sizeof dims / sizeof dims[0])
-		return enpu_fail(e, ENPU_E_SERVER, API_JOBS, NULL, "the job's first output has no '%s'",
-				 F_SHAPE);
-	for (size_t i = 0; i < nd; i++)
-		dims[i] = (long long)json_object_get_int64(json_object_array_get_idx(shape, i));
-	cli_tuple_str(dims, (int)nd, tuple, sizeof tuple);
-	snprintf(out, cap, "%zu output tensor%s %s", n, n == 1 ? "" : "s", tuple);
+	cli_tuple_str(wj->outputs[0].dim, wj->outputs[0].ndim, tuple, sizeof tuple);
+	snprintf(out, cap, "%d output tensor%s %s", n, n == 1 ? "" : "s", tuple);
 	return 0;
 }
 
@@ -238,9 +228,11 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		{"--json", CLI_OPT_FLAG, &json},
 		{NULL, 0, NULL},
 	};
-	struct json_object *req = NULL, *job = NULL, *jerr, *npu;
+	struct json_object *req = NULL, *job = NULL, *npu;
 	char id[65], din[65], path[256], line[600], jid[100], npuline[400];
 	const char *state, *rd, *rep;
+	static enpu_wire_job wj;
+	char why[160];
 	double deadline;
 	struct stat st;
 	int n_pos, r, wait;
@@ -326,11 +318,11 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		double left;
 
 		cli_progress_wait_job(job);
-		state = cli_json_str(job, F_STATE);
-		if (!state) {
-			enpu_fail(&e, ENPU_E_SERVER, API_JOBS, NULL, "job '%s' has no '%s'", jid, F_STATE);
+		if (enpu_wire_job_read(job, &wj, why, sizeof why) != 0) {
+			enpu_fail(&e, ENPU_E_SERVER, API_JOBS, NULL, "job '%s': %s", jid, why);
 			goto fail;
 		}
+		state = wj.state;
 		if (strcmp(state, JOB_QUEUED) != 0 && strcmp(state, JOB_RUNNING) != 0)
 			break;
 		left = deadline - now_s();
@@ -352,9 +344,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		print_job(job);
 	if (strcmp(state, JOB_FAILED) == 0 || strcmp(state, JOB_CANCELLED) == 0 ||
 	    strcmp(state, JOB_TIMED_OUT) == 0) {
-		if (json_object_object_get_ex(job, F_ERROR, &jerr) &&
-		    json_object_is_type(jerr, json_type_object))
-			cli_err_from_json(jerr, &e);
+		if (wj.error)
+			cli_err_from_json(wj.error, &e);
 		else
 			enpu_fail(&e, ENPU_E_JOB_FAILED, jid, NULL, "the job failed without saying why");
 		goto fail;
@@ -363,15 +354,15 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		enpu_fail(&e, ENPU_E_JOB_FAILED, jid, NULL, "the job ended in state '%s'", state);
 		goto fail;
 	}
-	if (describe_outputs(job, line, sizeof line, &e) < 0)
+	if (describe_outputs(&wj, line, sizeof line, &e) < 0)
 		goto fail;
-	rd = cli_json_str(job, F_RESULT);
+	rd = wj.result;
 	snprintf(path, sizeof path, "%s/%s%s", API_JOBS, jid, API_JOB_RESULT);
 	if (cli_http_download(ctx->conn, path, out, rd && enpu_is_sha256_hex(rd) ? rd : NULL, 0, &e) < 0)
 		goto fail;
 	if (report) {
-		rep = cli_json_str(job, F_REPORT);
-		if (!rep || !enpu_is_sha256_hex(rep)) {
+		rep = wj.report;
+		if (!enpu_is_sha256_hex(rep)) {
 			enpu_fail(&e, ENPU_E_SERVER, jid, "upgrade the server, or run without --report",
 				  "job '%s' has no '%s' digest", jid, F_REPORT);
 			goto fail;

@@ -112,6 +112,7 @@
 #define F_BOARDS             "boards"
 #define F_BOARD              "board"       /* job: the board that ran it (null before) */
 #define F_ATTEMPTS           "attempts"    /* job: tries on boards */
+#define F_WAITING            "waiting"     /* queued board job: why it waits ("waiting for a board: ...") */
 #define F_FAILURE            "failure"     /* failed job: "model", "board", "timeout", "cancelled" */
 #define F_URL                "url"
 #define F_BUSY               "busy"

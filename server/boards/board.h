@@ -41,4 +41,9 @@ srv_rkind srv_blink_run(srv_blink *l, srv_cas *cas, const srv_rjob *rj, srv_rres
  * (an unknown code becomes ENPU_E_BOARD_FAULT naming it). Pure. */
 void srv_board_err_from_json(struct json_object *err, const char *board, enpu_err *e);
 
+/* The board's own error be about a job (what: "its job 'X' failed") as
+ * the lab's *e: SRV_RUN_MODEL with be intact when the model failed there,
+ * else SRV_RUN_FAULT with an E0812 naming the board. Pure. */
+srv_rkind srv_board_wrap(const enpu_err *be, const char *board, const char *what, enpu_err *e);
+
 #endif

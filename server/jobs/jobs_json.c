@@ -8,6 +8,7 @@
 #include <string.h>
 #include "jobs_int.h"
 #include "http.h"
+#include "wire.h"
 
 
 static double avg_of(const srv_jobs *j, int bk)
@@ -134,11 +135,9 @@ json_object *jobs_job_json(const srv_jobs *j, const job *jb, double run_work[2])
 		}
 	}
 	if (FINAL(jb->state) && jb->state != S_SUCCEEDED) {
-		json_object *w = srv_error_json(&jb->err);
-		json_object_object_add(o, F_ERROR, json_object_get(json_object_object_get(w, F_ERROR)));
+		json_object_object_add(o, F_ERROR, enpu_wire_err_to_json(&jb->err));
 		json_object_object_add(o, F_FAILURE, json_object_new_string(
 			jb->failure ? jb->failure : "model"));
-		json_object_put(w);
 	}
 	return o;
 }

@@ -1,13 +1,16 @@
 /* test_srv_boards.c: the pure parts of the board pool (server/boards/boards.c,
  * board.c): the health-check backoff schedule, --board NAME=URL parsing,
  * which backends go to boards, and a board's error object turned into an
- * enpu_err (passed through intact, or a fault when the code is unknown). */
+ * enpu_err (passed through intact, or a fault when the code is unknown);
+ * the job JSON reader and the error writer of proto/wire.c. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
 #include "srv.h"
 #include "boards.h"
 #include "board.h"
+#include "wire.h"
 
 Test(backoff, doubles_from_one_second_up_to_the_cap)
 {
@@ -116,5 +119,88 @@ Test(board_err, an_unknown_code_is_a_board_fault_naming_it)
 	o = json_object_new_object();
 	srv_board_err_from_json(o, "b2", &e);
 	cr_expect_eq(e.code, ENPU_E_BOARD_FAULT, "no code at all");
+	json_object_put(o);
+}
+
+/* ---- the job JSON reader both the board link and the client use (wire.c) ---- */
+
+static int read_job(const char *text, enpu_wire_job *j, char *why)
+{
+	json_object *o = json_tokener_parse(text);
+	int rc;
+
+	cr_assert_not_null(o, "test JSON: %s", text);
+	rc = enpu_wire_job_read(o, j, why, 160);
+	json_object_put(o);
+	return rc;
+}
+
+Test(wire_job, reads_the_fields_and_ignores_unknown_ones)
+{
+	static enpu_wire_job j;
+	char why[160] = "";
+	const char *d = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+	char text[1024];
+
+	snprintf(text, sizeof text, "{\"id\":\"abc123\",\"state\":\"succeeded\",\"result\":\"%s\","
+		 "\"report\":\"%s\",\"seconds\":0.5,\"position\":null,\"eta\":null,\"pwned\":[1,2],"
+		 "\"outputs\":[{\"name\":\"y\",\"shape\":[1,4],\"extra\":true}]}", d, d);
+	cr_assert_eq(read_job(text, &j, why), 0, "%s", why);
+	cr_expect_str_eq(j.id, "abc123");
+	cr_expect_str_eq(j.state, "succeeded");
+	cr_expect_str_eq(j.result, d);
+	cr_expect_eq(j.seconds, 0.5);
+	cr_expect_eq(j.position, -1);
+	cr_expect_eq(j.n_outputs, 1);
+	cr_expect_str_eq(j.outputs[0].name, "y");
+	cr_expect_eq(j.outputs[0].ndim, 2);
+	cr_expect_eq(j.outputs[0].dim[1], 4);
+	cr_expect_null(j.error);
+}
+
+Test(wire_job, refuses_wrong_types_and_absurd_values)
+{
+	static const char *const bad[] = {
+		"[]",
+		"{\"state\":\"queued\"}",                                   /* no id */
+		"{\"id\":\"a\",\"state\":\"pwned\"}",
+		"{\"id\":\"a/b\",\"state\":\"queued\"}",
+		"{\"id\":\"a\",\"state\":7}",
+		"{\"id\":\"a\",\"state\":\"queued\",\"seconds\":\"1\"}",
+		"{\"id\":\"a\",\"state\":\"queued\",\"seconds\":-1}",
+		"{\"id\":\"a\",\"state\":\"succeeded\",\"result\":\"../../etc/passwd\"}",
+		"{\"id\":\"a\",\"state\":\"failed\",\"error\":\"E0814\"}",
+		"{\"id\":\"a\",\"state\":\"succeeded\",\"outputs\":{}}",
+		"{\"id\":\"a\",\"state\":\"succeeded\",\"outputs\":[{\"name\":\"pwned\","
+		"\"shape\":[9999999999,1]}]}",
+		"{\"id\":\"a\",\"state\":\"succeeded\",\"outputs\":[{\"name\":\"y\","
+		"\"shape\":[1,2,3,4,5,6,7,8,9]}]}",
+		"{\"id\":\"a\",\"state\":\"succeeded\",\"outputs\":[{\"name\":\"y\",\"shape\":[-1]}]}",
+		"{\"id\":\"a\",\"state\":\"succeeded\",\"outputs\":[{\"shape\":[1]}]}",
+	};
+	static enpu_wire_job j;
+	char why[160];
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		why[0] = '\0';
+		cr_expect_eq(read_job(bad[i], &j, why), -1, "accepted: %s", bad[i]);
+		cr_expect(why[0], "no reason for: %s", bad[i]);
+	}
+}
+
+Test(wire_job, the_error_writer_and_reader_agree)
+{
+	enpu_err e = ENPU_ERR_INIT, back;
+	json_object *o;
+
+	enpu_fail(&e, ENPU_E_INPUT_SHAPE, "in.npz member 'x'", "reshape it", "bad \xff byte");
+	o = enpu_wire_err_to_json(&e);
+	cr_assert_eq(enpu_wire_err_from_json(o, &back, NULL, NULL), 0);
+	cr_expect_eq(back.code, ENPU_E_INPUT_SHAPE);
+	cr_expect_str_eq(back.message, "bad \xef\xbf\xbd byte", "invalid UTF-8 becomes U+FFFD");
+	cr_expect_str_eq(back.where, "in.npz member 'x'");
+	cr_expect_str_eq(back.fix, "reshape it");
+	cr_expect_str_eq(json_object_get_string(json_object_object_get(o, "see")),
+			 "eulernpu explain E0501");
 	json_object_put(o);
 }
