@@ -233,7 +233,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	const char *state, *rd, *rep;
 	static enpu_wire_job wj;
 	char why[160];
-	double deadline;
+	double deadline, t_sub = now_s();
+	int said_wait = 0, short_poll;
 	struct stat st;
 	int n_pos, r, wait;
 
@@ -325,6 +326,13 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		state = wj.state;
 		if (strcmp(state, JOB_QUEUED) != 0 && strcmp(state, JOB_RUNNING) != 0)
 			break;
+		/* a board job waiting for a board says why, once, after a second */
+		short_poll = wj.waiting[0] && !said_wait;
+		if (short_poll && now_s() - t_sub >= 1) {
+			fprintf(stderr, "%s: %s\n", jid, wj.waiting);
+			said_wait = 1;
+			short_poll = 0;
+		}
 		left = deadline - now_s();
 		if (left <= 0) {
 			snprintf(path, sizeof path, "%s/%s", API_JOBS, jid);
@@ -334,6 +342,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 			goto fail;
 		}
 		wait = left < POLL_WAIT ? (int)ceil(left) : POLL_WAIT;
+		if (short_poll && wait > 1)
+			wait = 1;
 		snprintf(path, sizeof path, "%s/%s?%s=%d", API_JOBS, jid, Q_WAIT, wait);
 		json_object_put(job);
 		if (cli_http_json(ctx->conn, "GET", path, NULL, wait + 30, &job, NULL, NULL, &e) < 0)

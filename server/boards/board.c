@@ -1,9 +1,13 @@
 /* board.c: one board agent as the lab server sees it. Every call is bounded
  * (--board-timeout, plus the long-poll time the call asks for) and can be
  * aborted at once by the job's cancel flag or deadline (a libcurl progress
- * callback). Failures are sorted into the board's own job errors (passed
- * through intact) and faults of the board (refused, timed out, 5xx, an
- * answer that is not what the API promises). */
+ * callback). A job is forwarded in steps (prepare, upload, submit, wait,
+ * outcome, fetch, verify). Nothing a board says is believed: its job JSON
+ * is read strictly (proto/wire.c), the result is bounded and checked
+ * against the artifact's outputs (board_check.c). Failures are sorted into
+ * model errors (passed through intact) and faults of the board (refused,
+ * timed out, 5xx, an error of its own, an answer that is not what the API
+ * promises). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +20,12 @@
 #include "wire.h"
 #include "artifact.h"
 #include "board.h"
+#include "npz.h"
+#include "ir.h"
 
 #define RESP_CAP (16u << 20)     /* JSON answers and error bodies from a board */
 #define JSON_DEPTH 64
+#define REPORT_CAP (16u << 20)   /* a job's report.json from a board */
 
 struct srv_blink {
 	char *name, *url;
@@ -71,9 +78,12 @@ static int on_status(void *ud, const enpu_rest_req *q, long status, const enpu_b
 	if (o && json_object_object_get_ex(o, F_ERROR, &er) &&
 	    json_object_is_type(er, json_type_object)) {
 		srv_board_err_from_json(er, l->name, &be);
+		srv_log("warn", "board=%s %s %s: HTTP %ld %s %.400s", l->name, q->method, q->path,
+			status, enpu_code_info_of(be.code)->id, be.message);
 		enpu_fail(e, status == 401 ? ENPU_E_AUTH : ENPU_E_BOARD_FAULT, l->name, NULL,
-			  "board '%s' (%s): %s %s answered HTTP %ld: %s %s", l->name, l->url,
-			  q->method, q->path, status, enpu_code_info_of(be.code)->id, be.message);
+			  "board '%s' (%s): %s %s answered HTTP %ld %s%s", l->name, l->url,
+			  q->method, q->path, status, enpu_code_info_of(be.code)->id,
+			  status == 401 ? " (it refused the lab's --board-token-file)" : "");
 	} else {
 		enpu_fail(e, status == 401 ? ENPU_E_AUTH : ENPU_E_BOARD_FAULT, l->name, NULL,
 			  "board '%s' (%s): %s %s answered HTTP %ld without an error body", l->name,
@@ -172,21 +182,6 @@ void srv_board_err_from_json(json_object *err, const char *board, enpu_err *e)
 	if (enpu_wire_err_from_json(err, e, &id, &msg) != 0)
 		enpu_fail(e, ENPU_E_BOARD_FAULT, board, NULL, "board '%s' answered error %.20s: %.400s",
 			  board, id ? id : "(no code)", msg ? msg : "(no message)");
-}
-
-srv_rkind srv_board_wrap(const enpu_err *be, const char *board, const char *what, enpu_err *e)
-{
-	/* The board's trouble, not the model's: it shut down, ran out of disk
-	 * or memory, or hit a bug. Another board may do better. */
-	if (be->code == ENPU_E_JOB_FAILED || be->code == ENPU_E_STORAGE ||
-	    be->code == ENPU_E_NOMEM || be->code == ENPU_E_INTERNAL ||
-	    be->code == ENPU_E_BOARD_FAULT) {
-		enpu_fail(e, ENPU_E_BOARD_FAULT, board, NULL, "board '%s': %s: %.600s", board, what,
-			  be->message);
-		return SRV_RUN_FAULT;
-	}
-	*e = *be;
-	return SRV_RUN_MODEL;
 }
 
 /* ---- health ------------------------------------------------------------- */
@@ -301,8 +296,8 @@ static int ensure_artifact(srv_blink *l, srv_cas *cas, const char *id, const enp
 				enpu_fail(&be, ENPU_E_SERVER, NULL, NULL, "no error body");
 			json_object_put(o);
 			return enpu_fail(e, ENPU_E_BOARD_FAULT, l->name, NULL,
-					 "board '%s' would not import artifact '%.12s': HTTP %ld %s %s",
-					 l->name, id, st, enpu_code_info_of(be.code)->id, be.message);
+					 "board '%s' would not import artifact '%.12s': HTTP %ld %s",
+					 l->name, id, st, enpu_code_info_of(be.code)->id);
 		}
 		json_object_put(o);
 		o = NULL;
@@ -313,27 +308,47 @@ static int ensure_artifact(srv_blink *l, srv_cas *cas, const char *id, const enp
 	return 0;
 }
 
-/* A 2xx body into our CAS upload. */
+/* A download into our CAS, at most cap bytes (0 = no bound). */
+typedef struct bounded {
+	srv_upload *up;
+	uint64_t n, cap;
+	int over;
+} bounded;
+
+/* A 2xx body into our CAS upload; past the cap nothing more is written. */
 static int cas_sink(void *ud, const void *p, size_t n, int *errno_out, enpu_err *e)
 {
-	return srv_upload_write(ud, p, n, e) != 0 ? -1 : 0;
+	bounded *b = ud;
+
+	b->n += n;
+	if (b->cap && b->n > b->cap) {
+		b->over = 1;
+		return enpu_fail(e, ENPU_E_BOARD_FAULT, NULL, NULL, "too large");
+	}
+	return srv_upload_write(b->up, p, n, e) != 0 ? -1 : 0;
 }
 
-/* Stream GET path into our CAS; the bytes must hash to expect. */
+/* Stream GET path into our CAS, at most cap bytes (0 = no bound); the
+ * bytes must hash to expect. */
 static int fetch_blob(srv_blink *l, srv_cas *cas, const char *path, const char *expect,
-		      enpu_err *e)
+		      uint64_t cap, enpu_err *e)
 {
-	enpu_rest_req c = {.method = "GET", .path = path, .sink = cas_sink};
+	bounded b = {.cap = cap};
+	enpu_rest_req c = {.method = "GET", .path = path, .sink = cas_sink, .sink_ud = &b};
 	srv_upload *down;
 	char dig[65];
 	int rc;
 
-	c.sink_ud = down = srv_upload_begin(cas, e);
+	b.up = down = srv_upload_begin(cas, e);
 	if (!down)
 		return -3;
 	rc = enpu_rest_fetch(l->r, &c, NULL, e);
 	if (rc != 0) {
 		srv_upload_abort(down);
+		if (b.over)
+			return enpu_fail(e, ENPU_E_BOARD_FAULT, l->name, NULL, "board '%s' returned more "
+					 "than the %llu bytes the job's outputs take: GET %s", l->name,
+					 (unsigned long long)cap, path);
 		return rc;
 	}
 	if (srv_upload_finish(down, expect, dig, NULL, e) != 0) {
@@ -394,6 +409,9 @@ typedef struct fwd {
 	int n, n_put;
 	char bid[33], path[300];
 	json_object *job;           /* the board's last answer about the job */
+	enpu_wire_output want[ENPU_WIRE_JOB_OUTPUTS];   /* the artifact's outputs */
+	int n_want;
+	json_object *board_error;   /* the board's own error, as data */
 	enpu_wire_job wj;           /* ... as read */
 	srv_rkind kind;
 } fwd;
@@ -446,7 +464,8 @@ static int fwd_board_error(fwd *f, json_object *er, const char *what, enpu_err *
 		return enpu_fail(e, ENPU_E_BOARD_FAULT, f->l->name, NULL,
 				 "board '%s': %s without saying why", f->l->name, what);
 	srv_board_err_from_json(er, f->l->name, &be);
-	f->kind = srv_board_wrap(&be, f->l->name, what, e);
+	json_object_put(f->board_error);
+	f->kind = srv_board_wrap(&be, f->l->name, what, e, &f->board_error);
 	if (f->kind == SRV_RUN_FAULT && be.code != ENPU_E_BOARD_FAULT)
 		srv_log("warn", "job=%s board=%s: %s: %s %.400s", f->rj->id, f->l->name, what,
 			enpu_code_info_of(be.code)->id, be.message);
@@ -543,22 +562,62 @@ static int fwd_fetch(fwd *f, srv_rresult *res, enpu_err *e)
 	memcpy(res->result, f->wj.result, 65);
 	memcpy(res->report, f->wj.report, 65);
 	snprintf(f->path, sizeof f->path, API_JOBS "/%s" API_JOB_RESULT, f->bid);
-	rc = fetch_blob(f->l, f->cas, f->path, res->result, e);
+	rc = fetch_blob(f->l, f->cas, f->path, res->result, srv_board_result_cap(f->want, f->n_want),
+			e);
 	if (rc == 0) {
 		snprintf(f->path, sizeof f->path, API_JOBS "/%s" API_JOB_REPORT, f->bid);
-		rc = fetch_blob(f->l, f->cas, f->path, res->report, e);
+		rc = fetch_blob(f->l, f->cas, f->path, res->report, REPORT_CAP, e);
 	}
 	return rc;
 }
 
-/* The job succeeded and its files are ours: what to show with it. */
+/* The artifact's graph outputs: what a result must hold. */
+static int fwd_expect(fwd *f, const enpu_limits *lim, enpu_err *e)
+{
+	enpu_artifact *a = NULL;
+	const enpu_graph *g;
+	int i, d;
+
+	if (srv_artifact_get(f->cas, f->rj->artifact, lim, &a, e) != 0)
+		return -3;
+	g = enpu_artifact_graph(a);
+	f->n_want = 0;
+	for (i = 0; g && i < g->n_outputs && i < ENPU_WIRE_JOB_OUTPUTS; i++) {
+		const enpu_irtensor *t = &g->tensors[g->outputs[i]];
+		enpu_wire_output *w = &f->want[f->n_want++];
+
+		snprintf(w->name, sizeof w->name, "%s", t->name);
+		w->ndim = t->shape.ndim < ENPU_WIRE_RANK ? t->shape.ndim : ENPU_WIRE_RANK;
+		for (d = 0; d < w->ndim; d++)
+			w->dim[d] = t->shape.dim[d];
+	}
+	srv_artifact_release(a);
+	return 0;
+}
+
+/* The job succeeded and its files are ours: the result must be an npz of
+ * exactly the artifact's outputs (float32, the shapes the graph gives),
+ * and the outputs the board claims must be those. The outputs shown with
+ * the job are the artifact's own. */
 static int fwd_verify(fwd *f, srv_rresult *res, enpu_err *e)
 {
-	json_object *v;
+	enpu_tlist got = ENPU_TLIST_INIT;
+	enpu_err ne = ENPU_ERR_INIT;
+	char file[4300];
+	int rc = 0;
 
+	srv_cas_blob_path(f->cas, res->result, file, sizeof file);
+	if (enpu_npz_read(file, "the result", NULL, &got, &ne) != 0)
+		rc = enpu_fail(e, ENPU_E_BOARD_FAULT, f->l->name, NULL, "board '%s' returned a "
+			       "result that is not a valid npz: %s", f->l->name, ne.message);
+	else if (srv_board_check_result(f->want, f->n_want, &got, f->l->name, e) != 0 ||
+		 srv_board_check_claim(f->want, f->n_want, &f->wj, f->l->name, e) != 0)
+		rc = -1;
+	enpu_tlist_free(&got);
+	if (rc != 0)
+		return rc;
 	res->seconds = f->wj.seconds >= 0 ? f->wj.seconds : 0;
-	if (json_object_object_get_ex(f->job, F_OUTPUTS, &v) && json_object_is_type(v, json_type_array))
-		res->outputs = json_object_get(v);
+	res->outputs = srv_board_outputs_json(f->want, f->n_want);
 	res->extra = extra_of(f->job);
 	return 0;
 }
@@ -580,8 +639,8 @@ static void fwd_cancel(fwd *f)
 	f->l->no_abort = 0;
 }
 
-srv_rkind srv_blink_run(srv_blink *l, srv_cas *cas, const srv_rjob *rj, srv_rresult *res,
-			enpu_err *e)
+srv_rkind srv_blink_run(srv_blink *l, srv_cas *cas, const enpu_limits *lim, const srv_rjob *rj,
+			srv_rresult *res, enpu_err *e)
 {
 	fwd f = {.l = l, .cas = cas, .rj = rj, .raw = ENPU_BUF_INIT, .kind = SRV_RUN_FAULT};
 	int rc;
@@ -591,6 +650,8 @@ srv_rkind srv_blink_run(srv_blink *l, srv_cas *cas, const srv_rjob *rj, srv_rres
 	l->deadline = rj->deadline;
 	l->no_abort = 0;
 	rc = fwd_prepare(&f, e);
+	if (rc == 0)
+		rc = fwd_expect(&f, lim, e);
 	if (rc == 0)
 		rc = fwd_submit(&f, e);
 	if (rc == 0) {
@@ -615,6 +676,9 @@ srv_rkind srv_blink_run(srv_blink *l, srv_cas *cas, const srv_rjob *rj, srv_rres
 		json_object_put(res->extra);
 		res->outputs = res->extra = NULL;
 	}
+	res->board_error = f.kind == SRV_RUN_FAULT ? f.board_error : NULL;
+	if (!res->board_error)
+		json_object_put(f.board_error);
 	l->cancel = NULL;
 	l->deadline = 0;
 	json_object_put(f.job);

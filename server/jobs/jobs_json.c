@@ -133,6 +133,11 @@ json_object *jobs_job_json(const srv_jobs *j, const job *jb, double run_work[2])
 			json_object_object_foreach(jb->extra, k, v)
 				json_object_object_add(o, k, json_object_get(v));
 		}
+		if (jb->state == S_QUEUED)
+			json_object_object_add(o, F_WAITING, jb->waiting[0] ?
+					       srv_json_text(jb->waiting) : NULL);
+		if (jb->state == S_FAILED && jb->board_error)
+			json_object_object_add(o, F_BOARD_ERROR, json_object_get(jb->board_error));
 	}
 	if (FINAL(jb->state) && jb->state != S_SUCCEEDED) {
 		json_object_object_add(o, F_ERROR, enpu_wire_err_to_json(&jb->err));
