@@ -10,6 +10,7 @@
 #include <time.h>
 #include <json-c/json.h>
 #include "api.h"
+#include "wire.h"
 #include "cli.h"
 #include "progress.h"
 #include "rest.h"
@@ -246,10 +247,9 @@ static int jobs_one(cli_ctx *ctx, const char *method, const char *id, int json, 
 /* Look at the job until it ends or the deadline passes; *jb gets its last
  * JSON. Its state (in *jb), or NULL with e. */
 static const char *wait_poll(cli_ctx *ctx, const char *id, double deadline,
-			     struct json_object **jb, enpu_err *e)
+			     struct json_object **jb, enpu_wire_job *wj, enpu_err *e)
 {
-	char path[256];
-	const char *st;
+	char path[256], why[160];
 
 	/* at a terminal, the first look is at once (the status line has a
 	 * state and queue position to show), then long-polls */
@@ -262,13 +262,12 @@ static const char *wait_poll(cli_ctx *ctx, const char *id, double deadline,
 		*jb = NULL;
 		if (cli_http_json(ctx->conn, "GET", path, NULL, w + 30, jb, NULL, NULL, e) < 0)
 			return NULL;
-		st = cli_json_str(*jb, F_STATE);
-		if (!st) {
-			enpu_fail(e, ENPU_E_SERVER, API_JOBS, NULL, "job '%s' has no '%s'", id, F_STATE);
+		if (enpu_wire_job_read(*jb, wj, why, sizeof why) != 0) {
+			enpu_fail(e, ENPU_E_SERVER, API_JOBS, NULL, "job '%s': %s", id, why);
 			return NULL;
 		}
-		if (final_state(st) || (w == 0 && !quick))
-			return st;
+		if (final_state(wj->state) || (w == 0 && !quick))
+			return wj->state;
 		cli_progress_wait_job(*jb);
 	}
 }
@@ -278,13 +277,14 @@ static const char *wait_poll(cli_ctx *ctx, const char *id, double deadline,
 static int jobs_wait(cli_ctx *ctx, const char *id, double timeout, int json, enpu_err *e)
 {
 	double deadline = now_s() + timeout;
-	struct json_object *jb = NULL, *jerr;
+	static enpu_wire_job wj;   /* large; one wait per process */
+	struct json_object *jb = NULL;
 	const char *st;
 	int ret = -1;
 
 	cli_progress_setup(json);
 	cli_progress_wait_begin(id);
-	if (!(st = wait_poll(ctx, id, deadline, &jb, e)))
+	if (!(st = wait_poll(ctx, id, deadline, &jb, &wj, e)))
 		goto out;
 	cli_progress_end();
 	if (json)
@@ -296,9 +296,8 @@ static int jobs_wait(cli_ctx *ctx, const char *id, double timeout, int json, enp
 		goto out;
 	}
 	if (strcmp(st, JOB_SUCCEEDED) != 0) {
-		if (json_object_object_get_ex(jb, F_ERROR, &jerr) &&
-		    json_object_is_type(jerr, json_type_object))
-			cli_err_from_json(jerr, e);
+		if (wj.error)
+			cli_err_from_json(wj.error, e);
 		else
 			enpu_fail(e, ENPU_E_JOB_FAILED, id, NULL, "the job ended %s", st);
 		cli_report(e);

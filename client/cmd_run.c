@@ -176,27 +176,16 @@ static int job_id_ok(const char *s)
 }
 
 /* "1 output tensor (1, 4)" from the job's outputs. */
-static int describe_outputs(struct json_object *job, char *out, size_t cap, enpu_err *e)
+static int describe_outputs(const enpu_wire_job *wj, char *out, size_t cap, enpu_err *e)
 {
-	struct json_object *outs, *first, *shape;
-	long long dims[64];
-	size_t n, nd;
 	char tuple[512];
+	int n = wj->n_outputs;
 
-	if (!json_object_object_get_ex(job, F_OUTPUTS, &outs) ||
-	    !json_object_is_type(outs, json_type_array) || (n = json_object_array_length(outs)) == 0)
+	if (n == 0)
 		return enpu_fail(e, ENPU_E_SERVER, API_JOBS, NULL, "the finished job lists no '%s'",
 				 F_OUTPUTS);
-	first = json_object_array_get_idx(outs, 0);
-	if (!json_object_object_get_ex(first, F_SHAPE, &shape) ||
-	    !json_object_is_type(shape, json_type_array) ||
-	    (nd = json_object_array_length(shape)) > sizeof dims / sizeof dims[0])
-		return enpu_fail(e, ENPU_E_SERVER, API_JOBS, NULL, "the job's first output has no '%s'",
-				 F_SHAPE);
-	for (size_t i = 0; i < nd; i++)
-		dims[i] = (long long)json_object_get_int64(json_object_array_get_idx(shape, i));
-	cli_tuple_str(dims, (int)nd, tuple, sizeof tuple);
-	snprintf(out, cap, "%zu output tensor%s %s", n, n == 1 ? "" : "s", tuple);
+	cli_tuple_str(wj->outputs[0].dim, wj->outputs[0].ndim, tuple, sizeof tuple);
+	snprintf(out, cap, "%d output tensor%s %s", n, n == 1 ? "" : "s", tuple);
 	return 0;
 }
 
@@ -288,22 +277,30 @@ out:
 }
 
 /* Long-poll job jid until it leaves the queue and the run (cancelling it
- * at the deadline); *job is its last state, *state that state's name. */
+ * at the deadline); *job is its last state, read into *wj. A board job
+ * waiting for a board says why on stderr, once, after a second. */
 static int wait_job(cli_ctx *ctx, const run_opts *o, const char *jid, double deadline,
-		    struct json_object **job, const char **state, enpu_err *e)
+		    struct json_object **job, enpu_wire_job *wj, enpu_err *e)
 {
-	char path[256];
+	char path[256], why[160];
+	double t_sub = now_s();
+	int said_wait = 0, short_poll;
 
 	for (;;) {
 		double left;
 		int wait;
 
 		cli_progress_wait_job(*job);
-		if (!(*state = cli_json_str(*job, F_STATE)))
-			return enpu_fail(e, ENPU_E_SERVER, API_JOBS, NULL, "job '%s' has no '%s'", jid,
-					 F_STATE);
-		if (strcmp(*state, JOB_QUEUED) != 0 && strcmp(*state, JOB_RUNNING) != 0)
+		if (enpu_wire_job_read(*job, wj, why, sizeof why) != 0)
+			return enpu_fail(e, ENPU_E_SERVER, API_JOBS, NULL, "job '%s': %s", jid, why);
+		if (strcmp(wj->state, JOB_QUEUED) != 0 && strcmp(wj->state, JOB_RUNNING) != 0)
 			return 0;
+		short_poll = wj->waiting[0] && !said_wait;
+		if (short_poll && now_s() - t_sub >= 1) {
+			fprintf(stderr, "%s: %s\n", jid, wj->waiting);
+			said_wait = 1;
+			short_poll = 0;
+		}
 		left = deadline - now_s();
 		if (left <= 0) {
 			snprintf(path, sizeof path, "%s/%s", API_JOBS, jid);
@@ -313,6 +310,8 @@ static int wait_job(cli_ctx *ctx, const run_opts *o, const char *jid, double dea
 					 "cancelled", o->timeout);
 		}
 		wait = left < POLL_WAIT ? (int)ceil(left) : POLL_WAIT;
+		if (short_poll && wait > 1)
+			wait = 1;
 		snprintf(path, sizeof path, "%s/%s?%s=%d", API_JOBS, jid, Q_WAIT, wait);
 		json_object_put(*job);
 		*job = NULL;
@@ -323,10 +322,11 @@ static int wait_job(cli_ctx *ctx, const run_opts *o, const char *jid, double dea
 
 /* A job that ended: its error when it did not succeed, else the result
  * (and report) downloaded and the summary (or the job as JSON) printed. */
-static int finish(cli_ctx *ctx, const run_opts *o, struct json_object *job, const char *jid,
-		  const char *state, enpu_err *e)
+static int finish(cli_ctx *ctx, const run_opts *o, struct json_object *job,
+		  const enpu_wire_job *wj, const char *jid, enpu_err *e)
 {
-	struct json_object *jerr, *npu;
+	const char *state = wj->state;
+	struct json_object *npu;
 	char path[256], line[600], npuline[400];
 	const char *rd, *rep;
 
@@ -334,25 +334,24 @@ static int finish(cli_ctx *ctx, const run_opts *o, struct json_object *job, cons
 		print_job(job);
 	if (strcmp(state, JOB_FAILED) == 0 || strcmp(state, JOB_CANCELLED) == 0 ||
 	    strcmp(state, JOB_TIMED_OUT) == 0) {
-		if (!json_object_object_get_ex(job, F_ERROR, &jerr) ||
-		    !json_object_is_type(jerr, json_type_object))
+		if (!wj->error)
 			return enpu_fail(e, ENPU_E_JOB_FAILED, jid, NULL,
 					 "the job failed without saying why");
-		cli_err_from_json(jerr, e);
+		cli_err_from_json(wj->error, e);
 		return -1;
 	}
 	if (strcmp(state, JOB_SUCCEEDED) != 0)
 		return enpu_fail(e, ENPU_E_JOB_FAILED, jid, NULL, "the job ended in state '%s'", state);
-	if (describe_outputs(job, line, sizeof line, e) < 0)
+	if (describe_outputs(wj, line, sizeof line, e) < 0)
 		return -1;
-	rd = cli_json_str(job, F_RESULT);
+	rd = wj->result;
 	snprintf(path, sizeof path, "%s/%s%s", API_JOBS, jid, API_JOB_RESULT);
 	if (cli_http_download(ctx->conn, path, o->out, rd && enpu_is_sha256_hex(rd) ? rd : NULL, 0,
 			      e) < 0)
 		return -1;
 	if (o->report) {
-		rep = cli_json_str(job, F_REPORT);
-		if (!rep || !enpu_is_sha256_hex(rep))
+		rep = wj->report;
+		if (!enpu_is_sha256_hex(rep))
 			return enpu_fail(e, ENPU_E_SERVER, jid, "upgrade the server, or run without "
 					 "--report", "job '%s' has no '%s' digest", jid, F_REPORT);
 		snprintf(path, sizeof path, "%s/%s%s", API_JOBS, jid, API_JOB_REPORT);
@@ -374,7 +373,8 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 {
 	enpu_err e = ENPU_ERR_INIT;
 	run_opts o = {.timeout = 600};
-	const char *pos[1], *state = NULL;
+	const char *pos[1];
+	static enpu_wire_job wj;   /* large; one run per process */
 	const cli_opt opts[] = {
 		{"--artifact", CLI_OPT_STR, &o.art},
 		{"--input", CLI_OPT_STR, &o.input},
@@ -407,10 +407,10 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		json_object_put(job);
 		return 0;
 	}
-	if (wait_job(ctx, &o, jid, deadline, &job, &state, &e) < 0)
+	if (wait_job(ctx, &o, jid, deadline, &job, &wj, &e) < 0)
 		goto fail;
 	cli_progress_end();
-	if (finish(ctx, &o, job, jid, state, &e) < 0)
+	if (finish(ctx, &o, job, &wj, jid, &e) < 0)
 		goto fail;
 	json_object_put(job);
 	return 0;

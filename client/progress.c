@@ -12,6 +12,7 @@
 #include "api.h"
 #include "cli.h"
 #include "progress.h"
+#include "wire.h"
 
 #define NAME_MAX_COLS 30
 #define NAME_MIN_COLS 8
@@ -384,23 +385,18 @@ static void draw_wait(int force)
 
 void cli_progress_wait_job(struct json_object *job)
 {
-	struct json_object *v;
-	const char *s;
-	long long pos;
+	static enpu_wire_job wj;
 
-	if (!P.on || !P.wait)
+	if (!P.on || !P.wait || enpu_wire_job_read(job, &wj, NULL, 0) != 0)
 		return;
-	if ((s = cli_json_str(job, F_ID)) && !P.id[0])
-		snprintf(P.id, sizeof P.id, "%s", s);
-	if ((s = cli_json_str(job, F_STATE)))
-		snprintf(P.state, sizeof P.state, "%s", s);
+	if (!P.id[0])
+		snprintf(P.id, sizeof P.id, "%s", wj.id);
+	snprintf(P.state, sizeof P.state, "%s", wj.state);
 	/* a final state is the caller's to print */
 	if (strcmp(P.state, JOB_QUEUED) != 0 && strcmp(P.state, JOB_RUNNING) != 0)
 		return;
-	P.pos = cli_json_int(job, F_POSITION, &pos) == 0 ? pos : -1;
-	P.eta = json_object_object_get_ex(job, F_ETA, &v) &&
-		(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int))
-		? json_object_get_double(v) : -1;
+	P.pos = wj.position;
+	P.eta = wj.eta;
 	draw_wait(1);
 }
 

@@ -112,6 +112,9 @@
 #define F_BOARDS             "boards"
 #define F_BOARD              "board"       /* job: the board that ran it (null before) */
 #define F_ATTEMPTS           "attempts"    /* job: tries on boards */
+#define F_WAITING            "waiting"     /* queued board job: why it waits ("waiting for a board: ...") */
+#define F_BOARD_ERROR        "board_error" /* failed board job: the board's own error {board, code, message}, as data */
+#define F_FAULTS             "faults"      /* board: board faults of the jobs it ran */
 #define F_FAILURE            "failure"     /* failed job: "model", "board", "timeout", "cancelled" */
 #define F_URL                "url"
 #define F_BUSY               "busy"

@@ -1,7 +1,8 @@
-/* wire.h: what both sides of the API read the same way: the error object
- * {"code","message","where","fix"} as an enpu_err, string fields, the
- * one rule for a relative path that names a file of an artifact, and the
- * one reader of an artifact's manifest.json. */
+/* wire.h: what both sides of the API read and write the same way: the
+ * error object {"code","message","where","fix"} to and from an enpu_err,
+ * string fields, the one rule for a relative path that names a file of an
+ * artifact, the one reader of an artifact's manifest.json, and the job
+ * JSON (GET /v1/jobs/{id}) read into a struct. */
 #ifndef ENPU_WIRE_H
 #define ENPU_WIRE_H
 
@@ -82,5 +83,48 @@ const enpu_mfile *enpu_manifest_find(const enpu_manifest *m, const char *path);
  * compile answer: operators, components, arena_bytes[, pl_ops, ps_ops,
  * pl_segments]). 0, or -1 when out of memory. */
 int enpu_msummary_to_json(const enpu_msummary *s, struct json_object *o);
+/* ---- error objects out ---------------------------------------------------- */
+
+/* A JSON string of s (NULL = "") where each byte that is not valid UTF-8
+ * becomes U+FFFD, so that strict parsers read every answer. */
+struct json_object *enpu_wire_text(const char *s);
+
+/* e as the API's error object {"code","title","message","where","fix",
+ * "see"} (an empty fix is the code's default). The reader above takes it
+ * back. Caller puts. */
+struct json_object *enpu_wire_err_to_json(const enpu_err *e);
+
+/* ---- job JSON in ----------------------------------------------------------- */
+
+#define ENPU_WIRE_JOB_OUTPUTS 64    /* outputs a job may list */
+#define ENPU_WIRE_RANK 8            /* dimensions of one output */
+#define ENPU_WIRE_DIM_MAX 2147483647LL
+
+typedef struct enpu_wire_output {
+	char name[128];
+	int ndim;
+	long long dim[ENPU_WIRE_RANK];
+} enpu_wire_output;
+
+/* The body of GET /v1/jobs/{id} as the readers of a job need it. Strings
+ * absent or null are "", numbers absent or null are -1 (has_* says). */
+typedef struct enpu_wire_job {
+	char id[65], state[16], backend[32], board[64], failure[16];
+	char result[65], report[65];          /* sha256 hex or "" */
+	char waiting[512];                    /* queued: why it waits, or "" */
+	double seconds, eta;
+	long long position, attempts;
+	int n_outputs;
+	enpu_wire_output outputs[ENPU_WIRE_JOB_OUTPUTS];
+	struct json_object *error;            /* borrowed from the parsed object, or NULL */
+} enpu_wire_job;
+
+/* Read job JSON o into *j: every known field must have its type (string,
+ * number or null; outputs an array of {name, shape} within the bounds
+ * above, result and report sha256 hex, state one of the job states);
+ * unknown fields are ignored. 0, or -1 with why (may be NULL) saying
+ * which field is wrong. id and state are required. j->error points into
+ * o. Pure. */
+int enpu_wire_job_read(struct json_object *o, enpu_wire_job *j, char *why, size_t cap);
 
 #endif

@@ -148,6 +148,7 @@ void srv_config_defaults(srv_config *c)
 	c->job_ttl = 86400;
 	c->job_history = 10000;
 	c->board_retries = 2;
+	c->board_wait = 30;
 	c->socket_mode = 0600;
 	c->limits = *enpu_limits_default();
 	c->max_json_bytes = SRV_JSON_MAX;

@@ -320,6 +320,28 @@ static void boards_count(srv_boards *b, int *up, int *down, int *busy)
 	json_object_put(o);
 }
 
+/* Board faults per board (bad answers, results that fail the checks,
+ * errors of its own): one series per configured board, so bounded. */
+static void render_board_faults(page *p, srv_boards *b)
+{
+	json_object *o = srv_boards_json(b), *arr = NULL, *v;
+	size_t i, n;
+
+	head(p, "eulernpu_board_faults_total", "counter",
+	     "Jobs a board failed as a board fault (its answer refused), by board.");
+	if (o && json_object_object_get_ex(o, F_BOARDS, &arr) && json_object_is_type(arr, json_type_array)) {
+		n = json_object_array_length(arr);
+		for (i = 0; i < n; i++) {
+			json_object *x = json_object_array_get_idx(arr, i);
+			put(p, "eulernpu_board_faults_total{board=\"");
+			label(p, json_object_get_string(json_object_object_get(x, F_NAME)));
+			put(p, "\"} %" PRId64 "\n", json_object_object_get_ex(x, F_FAULTS, &v)
+			    ? json_object_get_int64(v) : 0);
+		}
+	}
+	json_object_put(o);
+}
+
 static void render_gauges(page *p, srv_ctx *ctx)
 {
 	int q = 0, run = 0, w = 0, up, down, busy;
@@ -367,6 +389,7 @@ static void render_gauges(page *p, srv_ctx *ctx)
 	put(p, "eulernpu_boards{state=\"down\"} %d\n", down);
 	head(p, "eulernpu_boards_busy", "gauge", "Board agents running a job now.");
 	put(p, "eulernpu_boards_busy %d\n", busy);
+	render_board_faults(p, ctx ? ctx->boards : NULL);
 
 	head(p, "eulernpu_build_info", "gauge", "The daemon's version (always 1).");
 	put(p, "eulernpu_build_info{version=\"");

@@ -177,6 +177,7 @@ static const opt opts[] = {   /* sorted by name */
 	{"--board-retries", O_INT, OFF(board_retries), 0, 100},
 	{"--board-timeout", O_INT, OFF(board_timeout), 1, 86400},
 	{"--board-token-file", O_STR, OFF(board_token_file), 0, 0},
+	{"--board-wait",   O_INT, OFF(board_wait), 0, 86400},
 	{"--cache",        O_STR, OFF(cache_dir), 0, 0},
 	{"--cache-max",    O_U64, OFF(cache_max), 0, UINT64_MAX / 2},
 	{"--config",       O_SKIP, 0, 0, 0},

@@ -55,6 +55,7 @@ typedef struct srv_config {
 	int job_ttl;               /* seconds a finished job is kept */
 	int job_history;           /* finished jobs kept at most */
 	int board_retries;         /* re-dispatches after board faults */
+	int board_wait;            /* seconds a queued board job waits with no board up */
 	uint64_t cache_max;        /* bytes of blobs kept; 0 = unbounded */
 	/* access, TLS, config (auth.c, config.c) */
 	const char *tokens_file;   /* --tokens: "TOKEN ROLE [NAME]" lines; TCP only */

@@ -176,12 +176,16 @@ static const enpu_code_info table[] = {
 	{ENPU_E_NO_BOARD, "E0811", "no board serves this backend", 503, EXIT_UNREACH,
 	 "start a board agent (eulernpud --role board) and pass it to the server with --board NAME=URL",
 	 "zynq_ps and fpga_board jobs run on board agents. This server fronts no board\n"
-	 "that serves the job's backend, so the job was refused rather than queued."},
+	 "that serves the job's backend, or none of them is up (the message lists each\n"
+	 "board's state and last error), so the job was refused rather than queued; or\n"
+	 "a queued job's boards stayed down longer than the server's --board-wait."},
 	{ENPU_E_BOARD_FAULT, "E0812", "board fault", 502, EXIT_FAILED,
 	 "check the board agent named in the message (eulernpu boards), then run again",
-	 "The board running the job stopped answering, refused the connection, or failed\n"
-	 "with a server error, and no other board could take the job within the retry\n"
-	 "limit. The job itself may be fine: run it again once a board is up."},
+	 "The board running the job stopped answering, refused the connection, failed\n"
+	 "with a server error or an error of its own (kept in the job's board_error), or\n"
+	 "returned what the lab refused (a result that is not the artifact's outputs),\n"
+	 "and no other board could take the job within the retry limit. The job itself\n"
+	 "may be fine: run it again once a board is up."},
 	{ENPU_E_JOB_TIMEOUT, "E0813", "job timed out", 504, EXIT_FAILED,
 	 "raise the server's --job-timeout, or check the board (eulernpu boards)",
 	 "The job did not finish within the server's job timeout (queue and run time\n"

@@ -1,9 +1,13 @@
 /* board.c: one board agent as the lab server sees it. Every call is bounded
  * (--board-timeout, plus the long-poll time the call asks for) and can be
  * aborted at once by the job's cancel flag or deadline (a libcurl progress
- * callback). Failures are sorted into the board's own job errors (passed
- * through intact) and faults of the board (refused, timed out, 5xx, an
- * answer that is not what the API promises). */
+ * callback). A job is forwarded in steps (prepare, upload, submit, wait,
+ * outcome, fetch, verify). Nothing a board says is believed: its job JSON
+ * is read strictly (proto/wire.c), the result is bounded and checked
+ * against the artifact's outputs (board_check.c). Failures are sorted into
+ * model errors (passed through intact) and faults of the board (refused,
+ * timed out, 5xx, an error of its own, an answer that is not what the API
+ * promises). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +20,12 @@
 #include "wire.h"
 #include "artifact.h"
 #include "board.h"
+#include "npz.h"
+#include "ir.h"
 
 #define RESP_CAP (16u << 20)     /* JSON answers and error bodies from a board */
 #define JSON_DEPTH 64
+#define REPORT_CAP (16u << 20)   /* a job's report.json from a board */
 
 struct srv_blink {
 	char *name, *url;
@@ -71,9 +78,12 @@ static int on_status(void *ud, const enpu_rest_req *q, long status, const enpu_b
 	if (o && json_object_object_get_ex(o, F_ERROR, &er) &&
 	    json_object_is_type(er, json_type_object)) {
 		srv_board_err_from_json(er, l->name, &be);
+		srv_log("warn", "board=%s %s %s: HTTP %ld %s %.400s", l->name, q->method, q->path,
+			status, enpu_code_info_of(be.code)->id, be.message);
 		enpu_fail(e, status == 401 ? ENPU_E_AUTH : ENPU_E_BOARD_FAULT, l->name, NULL,
-			  "board '%s' (%s): %s %s answered HTTP %ld: %s %s", l->name, l->url,
-			  q->method, q->path, status, enpu_code_info_of(be.code)->id, be.message);
+			  "board '%s' (%s): %s %s answered HTTP %ld %s%s", l->name, l->url,
+			  q->method, q->path, status, enpu_code_info_of(be.code)->id,
+			  status == 401 ? " (it refused the lab's --board-token-file)" : "");
 	} else {
 		enpu_fail(e, status == 401 ? ENPU_E_AUTH : ENPU_E_BOARD_FAULT, l->name, NULL,
 			  "board '%s' (%s): %s %s answered HTTP %ld without an error body", l->name,
@@ -286,8 +296,8 @@ static int ensure_artifact(srv_blink *l, srv_cas *cas, const char *id, const enp
 				enpu_fail(&be, ENPU_E_SERVER, NULL, NULL, "no error body");
 			json_object_put(o);
 			return enpu_fail(e, ENPU_E_BOARD_FAULT, l->name, NULL,
-					 "board '%s' would not import artifact '%.12s': HTTP %ld %s %s",
-					 l->name, id, st, enpu_code_info_of(be.code)->id, be.message);
+					 "board '%s' would not import artifact '%.12s': HTTP %ld %s",
+					 l->name, id, st, enpu_code_info_of(be.code)->id);
 		}
 		json_object_put(o);
 		o = NULL;
@@ -298,27 +308,47 @@ static int ensure_artifact(srv_blink *l, srv_cas *cas, const char *id, const enp
 	return 0;
 }
 
-/* A 2xx body into our CAS upload. */
+/* A download into our CAS, at most cap bytes (0 = no bound). */
+typedef struct bounded {
+	srv_upload *up;
+	uint64_t n, cap;
+	int over;
+} bounded;
+
+/* A 2xx body into our CAS upload; past the cap nothing more is written. */
 static int cas_sink(void *ud, const void *p, size_t n, int *errno_out, enpu_err *e)
 {
-	return srv_upload_write(ud, p, n, e) != 0 ? -1 : 0;
+	bounded *b = ud;
+
+	b->n += n;
+	if (b->cap && b->n > b->cap) {
+		b->over = 1;
+		return enpu_fail(e, ENPU_E_BOARD_FAULT, NULL, NULL, "too large");
+	}
+	return srv_upload_write(b->up, p, n, e) != 0 ? -1 : 0;
 }
 
-/* Stream GET path into our CAS; the bytes must hash to expect. */
+/* Stream GET path into our CAS, at most cap bytes (0 = no bound); the
+ * bytes must hash to expect. */
 static int fetch_blob(srv_blink *l, srv_cas *cas, const char *path, const char *expect,
-		      enpu_err *e)
+		      uint64_t cap, enpu_err *e)
 {
-	enpu_rest_req c = {.method = "GET", .path = path, .sink = cas_sink};
+	bounded b = {.cap = cap};
+	enpu_rest_req c = {.method = "GET", .path = path, .sink = cas_sink, .sink_ud = &b};
 	srv_upload *down;
 	char dig[65];
 	int rc;
 
-	c.sink_ud = down = srv_upload_begin(cas, e);
+	b.up = down = srv_upload_begin(cas, e);
 	if (!down)
 		return -3;
 	rc = enpu_rest_fetch(l->r, &c, NULL, e);
 	if (rc != 0) {
 		srv_upload_abort(down);
+		if (b.over)
+			return enpu_fail(e, ENPU_E_BOARD_FAULT, l->name, NULL, "board '%s' returned more "
+					 "than the %llu bytes the job's outputs take: GET %s", l->name,
+					 (unsigned long long)cap, path);
 		return rc;
 	}
 	if (srv_upload_finish(down, expect, dig, NULL, e) != 0) {
@@ -331,41 +361,22 @@ static int fetch_blob(srv_blink *l, srv_cas *cas, const char *path, const char *
 	return 0;
 }
 
-static int digest_field(json_object *o, const char *key, char out[65])
-{
-	json_object *v;
-	const char *s;
+/* Keys of a board's job JSON shown with the job beyond the standard ones;
+ * any other key is ignored. */
+static const char *const extra_keys[] = {F_NPU, "fpga"};
 
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return -1;
-	s = json_object_get_string(v);
-	if (!enpu_is_sha256_hex(s))
-		return -1;
-	memcpy(out, s, 65);
-	return 0;
-}
-
-static const char *const job_keys[] = {
-	F_ID, F_STATE, F_ARTIFACT, F_BACKEND, F_INPUT, F_CREATED, F_STARTED, F_FINISHED,
-	F_SECONDS, F_RESULT, F_OUTPUTS, F_REPORT, F_BOARD, F_ATTEMPTS, F_ERROR, F_FAILURE,
-};
-
-/* Keys of the board's job JSON beyond the standard ones ("npu", "fpga"). */
 static json_object *extra_of(json_object *job)
 {
-	json_object *x = NULL;
+	json_object *x = NULL, *v;
 	size_t i;
 
-	json_object_object_foreach(job, k, v) {
-		int std = 0;
-		for (i = 0; i < sizeof job_keys / sizeof job_keys[0]; i++)
-			if (!strcmp(k, job_keys[i]))
-				std = 1;
-		if (std)
+	for (i = 0; i < sizeof extra_keys / sizeof extra_keys[0]; i++) {
+		if (!json_object_object_get_ex(job, extra_keys[i], &v) ||
+		    !json_object_is_type(v, json_type_object))
 			continue;
 		if (!x)
 			x = json_object_new_object();
-		json_object_object_add(x, k, json_object_get(v));
+		json_object_object_add(x, extra_keys[i], json_object_get(v));
 	}
 	return x;
 }
@@ -385,185 +396,294 @@ static long poll_wait(const srv_blink *l)
 	return w;
 }
 
-static const char *job_state(json_object *job)
+/* One forwarding of a job: what its steps share. Step results: 0, -1
+ * fault (*e), -2 aborted here, -3 our own failure (*e), -4 the board's
+ * verdict on the job (*e, kind in fw->kind). */
+typedef struct fwd {
+	srv_blink *l;
+	srv_cas *cas;
+	const srv_rjob *rj;
+	enpu_manifest m;
+	enpu_buf raw;
+	char (*digs)[65];
+	int n, n_put;
+	char bid[33], path[300];
+	json_object *job;           /* the board's last answer about the job */
+	enpu_wire_output want[ENPU_WIRE_JOB_OUTPUTS];   /* the artifact's outputs */
+	int n_want;
+	json_object *board_error;   /* the board's own error, as data */
+	enpu_wire_job wj;           /* ... as read */
+	srv_rkind kind;
+} fwd;
+
+/* The digests the board needs: the artifact's files, its manifest, the input. */
+static int fwd_prepare(fwd *f, enpu_err *e)
 {
-	json_object *v;
-	return json_object_object_get_ex(job, F_STATE, &v) && json_object_is_type(v, json_type_string)
-	       ? json_object_get_string(v) : NULL;
+	int i;
+
+	if (srv_artifact_manifest(f->cas, f->rj->artifact, &f->m, &f->raw, e) != 0)
+		return -3;
+	f->n = f->m.n + 2;
+	f->digs = calloc((size_t)f->n, sizeof *f->digs);
+	if (!f->digs)
+		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory"), -3;
+	for (i = 0; i < f->m.n; i++)
+		memcpy(f->digs[i], f->m.files[i].sha256, 65);
+	enpu_sha256_hex(f->raw.data, f->raw.len, f->digs[f->m.n]);
+	memcpy(f->digs[f->m.n + 1], f->rj->input, 65);
+	return 0;
 }
 
-srv_rkind srv_blink_run(srv_blink *l, srv_cas *cas, const srv_rjob *rj, srv_rresult *res,
-			enpu_err *e)
+/* Upload the blobs the board lacks, then import the artifact. */
+static int fwd_upload(fwd *f, enpu_err *e)
 {
-	enpu_manifest m;
-	enpu_buf raw = ENPU_BUF_INIT;
-	char (*digs)[65] = NULL, path[300], bid[33] = "";
-	json_object *req = NULL, *job = NULL, *v;
-	srv_rkind kind = SRV_RUN_FAULT;
-	const char *state;
+	int rc = ensure_blobs(f->l, f->cas, f->digs, f->n, &f->n_put, e);
+
+	return rc ? rc : ensure_artifact(f->l, f->cas, f->rj->artifact, &f->raw, f->digs, f->n,
+					 &f->n_put, e);
+}
+
+/* f->job read into f->wj: an answer that is not job JSON is a fault. */
+static int fwd_read(fwd *f, const char *what, enpu_err *e)
+{
+	char why[160];
+
+	if (enpu_wire_job_read(f->job, &f->wj, why, sizeof why) == 0)
+		return 0;
+	return enpu_fail(e, ENPU_E_BOARD_FAULT, f->l->name, NULL, "board '%s' returned %s that is "
+			 "not a valid job: %s", f->l->name, what, why);
+}
+
+/* The board's error object er about the job (or NULL) into *e: -4 (its
+ * verdict, f->kind) or -1 (a fault). */
+static int fwd_board_error(fwd *f, json_object *er, const char *what, enpu_err *e)
+{
+	enpu_err be;
+
+	if (!er)
+		return enpu_fail(e, ENPU_E_BOARD_FAULT, f->l->name, NULL,
+				 "board '%s': %s without saying why", f->l->name, what);
+	srv_board_err_from_json(er, f->l->name, &be);
+	json_object_put(f->board_error);
+	f->kind = srv_board_wrap(&be, f->l->name, what, e, &f->board_error);
+	if (f->kind == SRV_RUN_FAULT && be.code != ENPU_E_BOARD_FAULT)
+		srv_log("warn", "job=%s board=%s: %s: %s %.400s", f->rj->id, f->l->name, what,
+			enpu_code_info_of(be.code)->id, be.message);
+	return f->kind == SRV_RUN_FAULT ? -1 : -4;
+}
+
+/* POST the job (once more from the upload when the board's cache lost the
+ * artifact or input meanwhile); its id into f->bid. */
+static int fwd_submit(fwd *f, enpu_err *e)
+{
+	json_object *req = json_object_new_object();
+	int rc, again;
+
+	json_object_object_add(req, F_ARTIFACT, json_object_new_string(f->rj->artifact));
+	json_object_object_add(req, F_INPUT, json_object_new_string(f->rj->input));
+	json_object_object_add(req, F_INPUT_NAME, json_object_new_string(f->rj->input_name));
+	for (again = 1;; again = 0) {
+		long w = poll_wait(f->l), st;
+		enpu_rest_req c = {.method = "POST", .path = f->path, .timeout = w};
+
+		snprintf(f->path, sizeof f->path, API_JOBS "?" Q_WAIT "=%ld", w);
+		c.body = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
+		c.body_len = strlen(c.body);
+		json_object_put(f->job);
+		f->job = NULL;
+		rc = fwd_upload(f, e);
+		if (rc == 0)
+			rc = call_json(f->l, &c, 1, &st, &f->job, e);
+		if (rc == 0 && (st == 404 || st == 409) && again)
+			continue;
+		if (rc == 0 && (st < 200 || st >= 300)) {
+			/* the board refused this job (bad artifact or input) */
+			json_object *er = NULL;
+			if (f->job && (!json_object_object_get_ex(f->job, F_ERROR, &er) ||
+				       !json_object_is_type(er, json_type_object)))
+				er = NULL;
+			rc = fwd_board_error(f, er, "it refused the job", e);
+		}
+		break;
+	}
+	json_object_put(req);
+	if (rc == 0)
+		rc = fwd_read(f, "a new job", e);
+	if (rc == 0 && strlen(f->wj.id) >= sizeof f->bid)
+		rc = enpu_fail(e, ENPU_E_BOARD_FAULT, f->l->name, NULL,
+			       "board '%s': the new job has no valid id", f->l->name);
+	if (rc == 0)
+		snprintf(f->bid, sizeof f->bid, "%s", f->wj.id);
+	return rc;
+}
+
+/* Long-poll the board's job until it ends. */
+static int fwd_wait(fwd *f, enpu_err *e)
+{
+	while (!strcmp(f->wj.state, JOB_QUEUED) || !strcmp(f->wj.state, JOB_RUNNING)) {
+		long w = poll_wait(f->l), st;
+		enpu_rest_req c = {.method = "GET", .path = f->path, .timeout = w};
+		int rc;
+
+		snprintf(f->path, sizeof f->path, API_JOBS "/%s?" Q_WAIT "=%ld", f->bid, w);
+		json_object_put(f->job);
+		f->job = NULL;
+		rc = call_json(f->l, &c, 0, &st, &f->job, e);
+		if (rc == 0)
+			rc = fwd_read(f, "a job", e);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* How the board's job ended: failed is its verdict (-4 or a fault),
+ * succeeded needs result and report digests. */
+static int fwd_outcome(fwd *f, enpu_err *e)
+{
+	char what[120];
+
+	if (!strcmp(f->wj.state, JOB_FAILED)) {
+		snprintf(what, sizeof what, "its job '%s' failed", f->bid);
+		return fwd_board_error(f, f->wj.error, what, e);
+	}
+	if (strcmp(f->wj.state, JOB_SUCCEEDED) != 0 || !f->wj.result[0] || !f->wj.report[0])
+		return enpu_fail(e, ENPU_E_BOARD_FAULT, f->l->name, NULL,
+				 "board '%s': job '%s' ended as '%.40s' without result and report digests",
+				 f->l->name, f->bid, f->wj.state);
+	return 0;
+}
+
+/* The result and the report into our CAS, each checked by its digest. */
+static int fwd_fetch(fwd *f, srv_rresult *res, enpu_err *e)
+{
+	int rc;
+
+	memcpy(res->result, f->wj.result, 65);
+	memcpy(res->report, f->wj.report, 65);
+	snprintf(f->path, sizeof f->path, API_JOBS "/%s" API_JOB_RESULT, f->bid);
+	rc = fetch_blob(f->l, f->cas, f->path, res->result, srv_board_result_cap(f->want, f->n_want),
+			e);
+	if (rc == 0) {
+		snprintf(f->path, sizeof f->path, API_JOBS "/%s" API_JOB_REPORT, f->bid);
+		rc = fetch_blob(f->l, f->cas, f->path, res->report, REPORT_CAP, e);
+	}
+	return rc;
+}
+
+/* The artifact's graph outputs: what a result must hold. */
+static int fwd_expect(fwd *f, const enpu_limits *lim, enpu_err *e)
+{
+	enpu_artifact *a = NULL;
+	const enpu_graph *g;
+	int i, d;
+
+	if (srv_artifact_get(f->cas, f->rj->artifact, lim, &a, e) != 0)
+		return -3;
+	g = enpu_artifact_graph(a);
+	f->n_want = 0;
+	for (i = 0; g && i < g->n_outputs && i < ENPU_WIRE_JOB_OUTPUTS; i++) {
+		const enpu_irtensor *t = &g->tensors[g->outputs[i]];
+		enpu_wire_output *w = &f->want[f->n_want++];
+
+		snprintf(w->name, sizeof w->name, "%s", t->name);
+		w->ndim = t->shape.ndim < ENPU_WIRE_RANK ? t->shape.ndim : ENPU_WIRE_RANK;
+		for (d = 0; d < w->ndim; d++)
+			w->dim[d] = t->shape.dim[d];
+	}
+	srv_artifact_release(a);
+	return 0;
+}
+
+/* The job succeeded and its files are ours: the result must be an npz of
+ * exactly the artifact's outputs (float32, the shapes the graph gives),
+ * and the outputs the board claims must be those. The outputs shown with
+ * the job are the artifact's own. */
+static int fwd_verify(fwd *f, srv_rresult *res, enpu_err *e)
+{
+	enpu_tlist got = ENPU_TLIST_INIT;
+	enpu_err ne = ENPU_ERR_INIT;
+	char file[4300];
+	int rc = 0;
+
+	srv_cas_blob_path(f->cas, res->result, file, sizeof file);
+	if (enpu_npz_read(file, "the result", NULL, &got, &ne) != 0)
+		rc = enpu_fail(e, ENPU_E_BOARD_FAULT, f->l->name, NULL, "board '%s' returned a "
+			       "result that is not a valid npz: %s", f->l->name, ne.message);
+	else if (srv_board_check_result(f->want, f->n_want, &got, f->l->name, e) != 0 ||
+		 srv_board_check_claim(f->want, f->n_want, &f->wj, f->l->name, e) != 0)
+		rc = -1;
+	enpu_tlist_free(&got);
+	if (rc != 0)
+		return rc;
+	res->seconds = f->wj.seconds >= 0 ? f->wj.seconds : 0;
+	res->outputs = srv_board_outputs_json(f->want, f->n_want);
+	res->extra = extra_of(f->job);
+	return 0;
+}
+
+/* Stop the board's job too (DELETE); bounded by --board-timeout alone. */
+static void fwd_cancel(fwd *f)
+{
+	enpu_buf resp = ENPU_BUF_INIT;
+	enpu_rest_req c = {.method = "DELETE", .path = f->path};
+	enpu_err ignore;
 	long st;
-	int i, n, rc, n_put = 0, reuploaded = 0;
+
+	snprintf(f->path, sizeof f->path, API_JOBS "/%s", f->bid);
+	f->l->no_abort = 1;
+	if (call(f->l, &c, &st, &resp, &ignore) == 0)
+		srv_log("info", "job=%s cancelled on board=%s (board_job=%s): HTTP %ld", f->rj->id,
+			f->l->name, f->bid, st);
+	enpu_buf_free(&resp);
+	f->l->no_abort = 0;
+}
+
+srv_rkind srv_blink_run(srv_blink *l, srv_cas *cas, const enpu_limits *lim, const srv_rjob *rj,
+			srv_rresult *res, enpu_err *e)
+{
+	fwd f = {.l = l, .cas = cas, .rj = rj, .raw = ENPU_BUF_INIT, .kind = SRV_RUN_FAULT};
+	int rc;
 
 	memset(res, 0, sizeof *res);
 	l->cancel = rj->cancel;
 	l->deadline = rj->deadline;
 	l->no_abort = 0;
-	if (srv_artifact_manifest(cas, rj->artifact, &m, &raw, e) != 0) {
-		enpu_buf_free(&raw);
-		return SRV_RUN_MODEL;
-	}
-	n = m.n + 2;
-	digs = calloc((size_t)n, sizeof *digs);
-	if (!digs) {
-		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
-		kind = SRV_RUN_MODEL;
-		goto out;
-	}
-	for (i = 0; i < m.n; i++)
-		memcpy(digs[i], m.files[i].sha256, 65);
-	enpu_sha256_hex(raw.data, raw.len, digs[m.n]);
-	memcpy(digs[m.n + 1], rj->input, 65);
-
-upload:
-	rc = ensure_blobs(l, cas, digs, n, &n_put, e);
+	rc = fwd_prepare(&f, e);
 	if (rc == 0)
-		rc = ensure_artifact(l, cas, rj->artifact, &raw, digs, n, &n_put, e);
-	if (rc != 0)
-		goto failed;
-
-	req = json_object_new_object();
-	json_object_object_add(req, F_ARTIFACT, json_object_new_string(rj->artifact));
-	json_object_object_add(req, F_INPUT, json_object_new_string(rj->input));
-	json_object_object_add(req, F_INPUT_NAME, json_object_new_string(rj->input_name));
-	{
-		long w = poll_wait(l);
-		enpu_rest_req c = {.method = "POST", .path = path, .timeout = w};
-		snprintf(path, sizeof path, API_JOBS "?" Q_WAIT "=%ld", w);
-		c.body = json_object_to_json_string_ext(req, JSON_C_TO_STRING_PLAIN);
-		c.body_len = strlen(c.body);
-		rc = call_json(l, &c, 1, &st, &job, e);
-		if (rc != 0)
-			goto failed;
-		if ((st == 404 || st == 409) && !reuploaded) {
-			/* its cache evicted the artifact or input since we looked:
-			 * once more from the top */
-			reuploaded = 1;
-			json_object_put(req);
-			json_object_put(job);
-			req = job = NULL;
-			goto upload;
-		}
-		if (st < 200 || st >= 300) {
-			/* the board refused this job (bad artifact or input): its
-			 * error, as it said it */
-			json_object *er;
-			if (job && json_object_object_get_ex(job, F_ERROR, &er) &&
-			    json_object_is_type(er, json_type_object)) {
-				srv_board_err_from_json(er, l->name, e);
-				kind = SRV_RUN_MODEL;
-			} else {
-				enpu_fail(e, ENPU_E_BOARD_FAULT, l->name, NULL,
-					  "board '%s': POST " API_JOBS " answered HTTP %ld without an error body",
-					  l->name, st);
-			}
-			goto out;
-		}
-	}
-	if (!json_object_object_get_ex(job, F_ID, &v) || !json_object_is_type(v, json_type_string) ||
-	    strlen(json_object_get_string(v)) >= sizeof bid ||
-	    strspn(json_object_get_string(v), "0123456789abcdef") != strlen(json_object_get_string(v))) {
-		enpu_fail(e, ENPU_E_BOARD_FAULT, l->name, NULL, "board '%s': the new job has no valid id",
-			  l->name);
-		goto out;
-	}
-	snprintf(bid, sizeof bid, "%s", json_object_get_string(v));
-	srv_log("info", "job=%s board=%s board_job=%s attempt=%d uploaded=%d", rj->id, l->name, bid,
-		rj->attempt, n_put);
-
-	while ((state = job_state(job)) &&
-	       (!strcmp(state, JOB_QUEUED) || !strcmp(state, JOB_RUNNING))) {
-		long w = poll_wait(l);
-		enpu_rest_req c = {.method = "GET", .path = path, .timeout = w};
-		snprintf(path, sizeof path, API_JOBS "/%s?" Q_WAIT "=%ld", bid, w);
-		json_object_put(job);
-		job = NULL;
-		rc = call_json(l, &c, 0, &st, &job, e);
-		if (rc != 0)
-			goto failed;
-	}
-	if (!state) {
-		enpu_fail(e, ENPU_E_BOARD_FAULT, l->name, NULL, "board '%s': job '%s' has no state",
-			  l->name, bid);
-		goto out;
-	}
-	if (!strcmp(state, JOB_FAILED)) {
-		json_object *er;
-		if (!json_object_object_get_ex(job, F_ERROR, &er) ||
-		    !json_object_is_type(er, json_type_object)) {
-			enpu_fail(e, ENPU_E_BOARD_FAULT, l->name, NULL,
-				  "board '%s': job '%s' failed without saying why", l->name, bid);
-			goto out;
-		}
-		srv_board_err_from_json(er, l->name, e);
-		/* The board's trouble, not the model's: it shut down, ran out of
-		 * disk or memory, or hit a bug. Another board may do better. */
-		kind = e->code == ENPU_E_JOB_FAILED || e->code == ENPU_E_STORAGE ||
-		       e->code == ENPU_E_NOMEM || e->code == ENPU_E_INTERNAL ||
-		       e->code == ENPU_E_BOARD_FAULT ? SRV_RUN_FAULT : SRV_RUN_MODEL;
-		if (kind == SRV_RUN_FAULT) {
-			char msg[sizeof e->message];
-			snprintf(msg, sizeof msg, "%s", e->message);
-			enpu_fail(e, ENPU_E_BOARD_FAULT, l->name, NULL, "board '%s': job '%s' failed there: %.600s",
-				  l->name, bid, msg);
-		}
-		goto out;
-	}
-	if (strcmp(state, JOB_SUCCEEDED) != 0 || digest_field(job, F_RESULT, res->result) != 0 ||
-	    digest_field(job, F_REPORT, res->report) != 0) {
-		enpu_fail(e, ENPU_E_BOARD_FAULT, l->name, NULL,
-			  "board '%s': job '%s' ended as '%.40s' without result and report digests",
-			  l->name, bid, state);
-		goto out;
-	}
-	snprintf(path, sizeof path, API_JOBS "/%s" API_JOB_RESULT, bid);
-	rc = fetch_blob(l, cas, path, res->result, e);
+		rc = fwd_expect(&f, lim, e);
+	if (rc == 0)
+		rc = fwd_submit(&f, e);
 	if (rc == 0) {
-		snprintf(path, sizeof path, API_JOBS "/%s" API_JOB_REPORT, bid);
-		rc = fetch_blob(l, cas, path, res->report, e);
+		srv_log("info", "job=%s board=%s board_job=%s attempt=%d uploaded=%d", rj->id,
+			l->name, f.bid, rj->attempt, f.n_put);
+		rc = fwd_wait(&f, e);
 	}
-	if (rc != 0)
-		goto failed;
-	if (json_object_object_get_ex(job, F_SECONDS, &v))
-		res->seconds = json_object_get_double(v);
-	if (json_object_object_get_ex(job, F_OUTPUTS, &v) && json_object_is_type(v, json_type_array))
-		res->outputs = json_object_get(v);
-	res->extra = extra_of(job);
-	kind = SRV_RUN_OK;
-	goto out;
-
-failed:
-	/* rc: -1 fault (*e), -2 aborted here, -3 our own storage (*e) */
-	kind = rc == -2 ? SRV_RUN_CANCEL : rc == -3 ? SRV_RUN_MODEL : SRV_RUN_FAULT;
-out:
-	if (kind == SRV_RUN_CANCEL && bid[0]) {
-		/* stop it on the board too; bounded by --board-timeout alone */
-		enpu_buf resp = ENPU_BUF_INIT;
-		enpu_rest_req c = {.method = "DELETE", .path = path};
-		enpu_err ignore;
-		snprintf(path, sizeof path, API_JOBS "/%s", bid);
-		l->no_abort = 1;
-		if (call(l, &c, &st, &resp, &ignore) == 0)
-			srv_log("info", "job=%s cancelled on board=%s (board_job=%s): HTTP %ld", rj->id,
-				l->name, bid, st);
-		enpu_buf_free(&resp);
-		l->no_abort = 0;
+	if (rc == 0)
+		rc = fwd_outcome(&f, e);
+	if (rc == 0)
+		rc = fwd_fetch(&f, res, e);
+	if (rc == 0)
+		rc = fwd_verify(&f, res, e);
+	/* -1 fault (*e), -2 aborted here, -3 our own failure (*e), -4 the
+	 * board's verdict (f.kind) */
+	f.kind = rc == 0 ? SRV_RUN_OK : rc == -2 ? SRV_RUN_CANCEL : rc == -3 ? SRV_RUN_MODEL
+		 : rc == -4 ? f.kind : SRV_RUN_FAULT;
+	if (f.kind == SRV_RUN_CANCEL && f.bid[0])
+		fwd_cancel(&f);
+	if (f.kind != SRV_RUN_OK) {
+		json_object_put(res->outputs);
+		json_object_put(res->extra);
+		res->outputs = res->extra = NULL;
 	}
+	res->board_error = f.kind == SRV_RUN_FAULT ? f.board_error : NULL;
+	if (!res->board_error)
+		json_object_put(f.board_error);
 	l->cancel = NULL;
 	l->deadline = 0;
-	json_object_put(req);
-	json_object_put(job);
-	free(digs);
-	enpu_manifest_free(&m);
-	enpu_buf_free(&raw);
-	return kind;
+	json_object_put(f.job);
+	free(f.digs);
+	enpu_manifest_free(&f.m);
+	enpu_buf_free(&f.raw);
+	return f.kind;
 }

@@ -9,6 +9,7 @@
 #include "srv.h"
 #include "cas.h"
 #include "jobs.h"
+#include "wire.h"
 
 struct json_object;
 typedef struct srv_blink srv_blink;
@@ -30,15 +31,43 @@ void srv_blink_set_cacert(const char *path);
 int srv_blink_health(srv_blink *l, const volatile int *stop, struct json_object **out,
 		     enpu_err *e);
 
-/* Forward job rj: see the file comment. Returns how it ended: SRV_RUN_OK
- * (res filled), SRV_RUN_MODEL (the board's own error, intact, in *e),
- * SRV_RUN_FAULT (*e says what the board did), or SRV_RUN_CANCEL (rj's
+/* Forward job rj: see the file comment; the result must be an npz of the
+ * artifact's outputs (loaded within lim), at most srv_board_result_cap
+ * bytes. Returns how it ended: SRV_RUN_OK (res filled), SRV_RUN_MODEL (the
+ * model's error on the board, intact, in *e),
+ * SRV_RUN_FAULT (*e says what the board did; res->board_error its own
+ * error as data, or NULL), or SRV_RUN_CANCEL (rj's
  * cancel flag or deadline; the board's job was cancelled with DELETE). */
-srv_rkind srv_blink_run(srv_blink *l, srv_cas *cas, const srv_rjob *rj, srv_rresult *res,
-			enpu_err *e);
+srv_rkind srv_blink_run(srv_blink *l, srv_cas *cas, const enpu_limits *lim, const srv_rjob *rj,
+			srv_rresult *res, enpu_err *e);
 
 /* The board's error object {"code","message","where","fix"} as an enpu_err
  * (an unknown code becomes ENPU_E_BOARD_FAULT naming it). Pure. */
 void srv_board_err_from_json(struct json_object *err, const char *board, enpu_err *e);
+
+/* ---- untrusted answers (board_check.c, all pure) ---- */
+
+/* The most bytes a result npz of these outputs (float32) may take: their
+ * data, an npz's headers per member, and a small margin. */
+uint64_t srv_board_result_cap(const enpu_wire_output *want, int n);
+/* got holds exactly the outputs want (names, float32, shapes): 0, else -1
+ * with *e an E0812 saying how it differs ("board X returned ..."). */
+int srv_board_check_result(const enpu_wire_output *want, int n, const enpu_tlist *got,
+			   const char *board, enpu_err *e);
+/* The board's job JSON lists exactly the outputs want: 0, else -1 (E0812). */
+int srv_board_check_claim(const enpu_wire_output *want, int n, const enpu_wire_job *wj,
+			  const char *board, enpu_err *e);
+/* [{name, shape}] of want, as a job shows its outputs. */
+struct json_object *srv_board_outputs_json(const enpu_wire_output *want, int n);
+/* 1 when a board's error with code c is the model's own (it fails the same
+ * way anywhere: sizes, spec, weights, npz, input), else 0. */
+int srv_board_is_model(enpu_code c);
+/* The board's own error be about a job (what: "its job 'X' failed") as
+ * the lab's *e: SRV_RUN_MODEL with be intact for a model error, else
+ * SRV_RUN_FAULT with an E0812 naming the board and the code, and, when
+ * data is non-NULL, {board, code, message} in *data (caller puts): the
+ * board's words are data, never the user's error. */
+srv_rkind srv_board_wrap(const enpu_err *be, const char *board, const char *what, enpu_err *e,
+			 struct json_object **data);
 
 #endif

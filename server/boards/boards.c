@@ -32,8 +32,9 @@ typedef struct board {
 	unsigned mask;              /* board backends it serves (bits) */
 	char pl[200];
 	char last_error[800];
-	struct timespec last_seen;
+	struct timespec last_seen, down_since;
 	double next_check;
+	long long faults;           /* board faults of jobs it ran (metrics) */
 	int busy;
 	char job[33];
 	long long artifacts_cached, jobs_done;
@@ -133,6 +134,8 @@ static void mark_down(board *b, const char *why)
 	int wait;
 
 	b->up = 0;
+	if (was || !b->down_since.tv_sec)
+		clock_gettime(CLOCK_REALTIME, &b->down_since);
 	b->failures++;
 	wait = srv_board_backoff(b->failures, b->pool->ctx->cfg.board_backoff_max);
 	b->next_check = srv_now() + wait;
@@ -287,7 +290,7 @@ static void *disp_main(void *arg)
 		pthread_mutex_unlock(&p->mu);
 
 		double t0 = srv_now();
-		kind = srv_blink_run(b->dlink, ctx->cas, &rj, &res, &e);
+		kind = srv_blink_run(b->dlink, ctx->cas, ctx->lim, &rj, &res, &e);
 		srv_log(kind == SRV_RUN_OK ? "info" : "warn", "job=%s board=%s attempt=%d %s in %.3fs%s%s",
 			rj.id, b->name, rj.attempt,
 			kind == SRV_RUN_OK ? "succeeded" : kind == SRV_RUN_MODEL ? "failed (model)"
@@ -301,26 +304,70 @@ static void *disp_main(void *arg)
 		pthread_cond_broadcast(&p->cv);
 		if (kind == SRV_RUN_OK || kind == SRV_RUN_MODEL)
 			b->jobs_done++;
-		if (kind == SRV_RUN_FAULT)
+		if (kind == SRV_RUN_FAULT) {
+			b->faults++;
 			mark_down(b, e.message);
+		}
 		pthread_mutex_unlock(&p->mu);
 		srv_jobs_remote_done(ctx->jobs, rj.id, kind, &res, &e, ctx->cfg.board_retries);
 		json_object_put(res.outputs);
 		json_object_put(res.extra);
+		json_object_put(res.board_error);
 		if (kind == SRV_RUN_OK)
 			srv_cache_enforce(ctx);
 	}
 	return NULL;
 }
 
+/* Board b may serve backend bit bk (a board never reached yet may). Under
+ * pool->mu. */
+static int may_serve(const board *b, int bk)
+{
+	return !b->gone && (!b->seen || (b->mask & (1u << bk)));
+}
+
+/* "b1 down since T: why; b2 ..." for the boards that may serve bk, into
+ * out. Under pool->mu. */
+static void down_text(const srv_boards *p, int bk, char *out, size_t cap)
+{
+	size_t k = 0;
+	char ts[48];
+
+	out[0] = '\0';
+	for (int i = 0; i < p->n && k < cap; i++) {
+		const board *b = &p->b[i];
+		if (!may_serve(b, bk))
+			continue;
+		if (b->down_since.tv_sec)
+			srv_time_str(&b->down_since, ts, sizeof ts);
+		else
+			snprintf(ts, sizeof ts, "the start");
+		k += (size_t)snprintf(out + k, cap - k, "%s%s %s since %s: %.200s", k ? "; " : "",
+				      b->name, b->up ? "up" : "down", ts, b->last_error);
+	}
+}
+
 static void *timer_main(void *arg)
 {
 	srv_boards *p = arg;
+	char text[ENPU_BK_COUNT][512];
+	const char *why[ENPU_BK_COUNT];
 
 	pthread_mutex_lock(&p->mu);
 	while (!p->stopping) {
+		unsigned up = 0;
+		for (int bk = 0; bk < ENPU_BK_COUNT; bk++) {
+			char d[440];
+			down_text(p, bk, d, sizeof d);
+			snprintf(text[bk], sizeof text[bk], "waiting for a board: %s",
+				 d[0] ? d : "none serves it");
+			why[bk] = text[bk];
+		}
+		for (int i = 0; i < p->n; i++)
+			if (p->b[i].up && !p->b[i].gone)
+				up |= p->b[i].mask;
 		pthread_mutex_unlock(&p->mu);
-		srv_jobs_expire(p->ctx->jobs);
+		srv_jobs_expire(p->ctx->jobs, up, why, p->ctx->cfg.board_wait);
 		pthread_mutex_lock(&p->mu);
 		if (!p->stopping)
 			wait_until(p, srv_now() + TICK_S);
@@ -462,6 +509,31 @@ void srv_boards_free(srv_boards *p)
 	free(p);
 }
 
+int srv_boards_check_up(srv_boards *p, const char *backend, enpu_err *e)
+{
+	int bk = enpu_backend_parse(backend), i, ok = 0;
+	char d[600];
+
+	if (!p || bk < 0)
+		return enpu_fail(e, ENPU_E_NO_BOARD, F_BACKEND, NULL, "no board serves backend '%.40s'",
+				 backend);
+	pthread_mutex_lock(&p->mu);
+	for (i = 0; i < p->n; i++) {
+		const board *b = &p->b[i];
+		/* up, or not checked yet: the first check is under way */
+		if (may_serve(b, bk) && (b->up || (!b->seen && !b->failures)))
+			ok = 1;
+	}
+	if (!ok)
+		down_text(p, bk, d, sizeof d);
+	pthread_mutex_unlock(&p->mu);
+	if (ok)
+		return 0;
+	return enpu_fail(e, ENPU_E_NO_BOARD, F_BACKEND, "start or fix a board serving it (eulernpu "
+			 "boards), then submit again", "no board serving backend '%s' is up: %s",
+			 backend, d);
+}
+
 int srv_boards_serves(srv_boards *p, const char *backend)
 {
 	int bk = enpu_backend_parse(backend), i, yes = 0;
@@ -523,6 +595,7 @@ json_object *srv_boards_json(srv_boards *p)
 		json_object_object_add(x, F_URL, json_object_new_string(b->url));
 		json_object_object_add(x, F_STATE, json_object_new_string(b->up ? BOARD_UP : BOARD_DOWN));
 		json_object_object_add(x, F_BUSY, json_object_new_boolean(b->busy));
+		json_object_object_add(x, F_FAULTS, json_object_new_int64(b->faults));
 		json_object_object_add(x, F_JOB, b->busy ? json_object_new_string(b->job) : NULL);
 		json_object_object_add(x, F_QUEUE, json_object_new_int(queue));
 		json_object_object_add(x, F_BACKENDS, bks);

@@ -28,6 +28,10 @@ int srv_backend_on_board(const char *backend);
 /* 1 when some board serves backend, up or down (a board never reached yet
  * counts: it may serve it); 0 when the job could never run here. */
 int srv_boards_serves(srv_boards *b, const char *backend);
+/* 0 when a board that serves backend is up (or not checked yet); else -1
+ * with *e an E0811 listing each such board's state, since when, and its
+ * last error. */
+int srv_boards_check_up(srv_boards *b, const char *backend, enpu_err *e);
 /* Backend bits served by boards that are up now. */
 unsigned srv_boards_up_mask(srv_boards *b);
 /* GET /v1/boards: {"boards": [...]}. Caller puts. */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "http_int.h"
+#include "wire.h"
 
 /* ---- errors and replies ------------------------------------------------------ */
 
@@ -26,43 +27,18 @@ int http_utf8_valid(const char *s, size_t n)
 }
 
 /* A JSON string of text that may hold bytes from a request (a URL, a query
- * value, a file name): each byte that is not valid UTF-8 becomes U+FFFD, so
- * every reply is valid JSON for strict parsers. */
+ * value, a file name): valid UTF-8 for strict parsers (wire.c). */
 json_object *srv_json_text(const char *s)
 {
-	size_t n = s ? strlen(s) : 0, i, k;
-	enpu_buf b = ENPU_BUF_INIT;
-	unsigned long cp;
-	json_object *o;
-
-	for (i = 0; i < n; i += k) {
-		k = enpu_utf8_seq(s + i, n - i, &cp);
-		if (!k) {
-			enpu_buf_add(&b, "\xef\xbf\xbd", 3);
-			k = 1;
-		} else {
-			enpu_buf_add(&b, s + i, k);
-		}
-	}
-	o = json_object_new_string_len(b.data ? b.data : "", (int)b.len);
-	enpu_buf_free(&b);
-	return o;
+	return enpu_wire_text(s);
 }
 
+/* {"error": e}: the error object's format has its home in proto/wire.c. */
 json_object *srv_error_json(const enpu_err *e)
 {
-	const enpu_code_info *info = enpu_code_info_of(e->code);
-	json_object *o = json_object_new_object(), *er = json_object_new_object();
-	char see[64];
+	json_object *o = json_object_new_object();
 
-	snprintf(see, sizeof see, "eulernpu explain %s", info->id);
-	json_object_object_add(er, "code", json_object_new_string(info->id));
-	json_object_object_add(er, "title", json_object_new_string(info->title));
-	json_object_object_add(er, "message", srv_json_text(e->message));
-	json_object_object_add(er, "where", srv_json_text(e->where));
-	json_object_object_add(er, "fix", srv_json_text(e->fix[0] ? e->fix : info->fix));
-	json_object_object_add(er, "see", json_object_new_string(see));
-	json_object_object_add(o, F_ERROR, er);
+	json_object_object_add(o, F_ERROR, enpu_wire_err_to_json(e));
 	return o;
 }
 

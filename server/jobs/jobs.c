@@ -86,6 +86,7 @@ void jobs_job_free(job *jb)
 {
 	json_object_put(jb->outputs);
 	json_object_put(jb->extra);
+	json_object_put(jb->board_error);
 	jobs_drop_snaps(jb);
 	free(jb);
 }
@@ -293,15 +294,19 @@ json_object *srv_jobs_get(srv_jobs *j, const char *id, int wait_s, int *final)
 	struct timespec deadline;
 	json_object *o = NULL;
 	job *jb;
+	int waited;
 
 	*final = 0;
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += wait_s;
 	pthread_mutex_lock(&j->mu);
 	jb = jobs_find(j, id);
+	waited = jb && jb->waiting[0];
 	/* jobs are only freed by jobs_prune(), which keeps unfinished ones and runs
-	 * under this lock; find again after each wake-up all the same */
-	while (jb && !FINAL(jb->state) && !j->stopping && wait_s > 0) {
+	 * under this lock; find again after each wake-up all the same. A board
+	 * job that starts waiting for a board is answered at once: it says why. */
+	while (jb && !FINAL(jb->state) && !j->stopping && wait_s > 0 &&
+	       (waited || !jb->waiting[0])) {
 		if (pthread_cond_timedwait(&j->done, &j->mu, &deadline) == ETIMEDOUT)
 			break;
 		jb = jobs_find(j, id);

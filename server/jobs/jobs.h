@@ -131,12 +131,14 @@ typedef struct srv_rjob {
 	int attempt;               /* 1 for the first try */
 } srv_rjob;
 
-/* What the dispatcher brings back. outputs/extra are owned by the job
- * afterwards (extra: other keys of the board's job JSON to show, e.g. "npu"). */
+/* What the dispatcher brings back. outputs/extra/board_error are owned by
+ * the job afterwards (extra: other keys of the board's job JSON to show,
+ * e.g. "npu"; board_error: a board fault's own error {board, code,
+ * message}, shown as data with the failed job). */
 typedef struct srv_rresult {
 	char result[65], report[65];
 	double seconds;
-	struct json_object *outputs, *extra;
+	struct json_object *outputs, *extra, *board_error;
 } srv_rresult;
 
 /* Queue a board job (backend is zynq_ps or fpga_board) that must end within
@@ -157,9 +159,12 @@ int srv_jobs_take_remote(srv_jobs *j, unsigned mask, const atomic_int *gate, con
 int srv_jobs_remote_done(srv_jobs *j, const char *id, srv_rkind kind, srv_rresult *res,
 			 const enpu_err *e, int retries);
 /* Time out queued board jobs past their deadline (E0813) and flag running
- * ones to stop (SRV_CANCEL_TIMEOUT). Called by boards.c's timer (local jobs
- * have the table's own timer). */
-void srv_jobs_expire(srv_jobs *j);
+ * ones to stop (SRV_CANCEL_TIMEOUT). A queued job whose backend bit is not
+ * in up_mask (no board serving it is up) shows why (waiting[its backend],
+ * waiting may be NULL) and fails E0811 once it has waited so board_wait
+ * seconds (0 = at once). Called by boards.c's timer (local jobs have the
+ * table's own timer). */
+void srv_jobs_expire(srv_jobs *j, unsigned up_mask, const char *const *waiting, int board_wait);
 /* Wake the dispatchers (a board came up). */
 void srv_jobs_kick(srv_jobs *j);
 /* Queued board jobs whose backend bit is in mask. */

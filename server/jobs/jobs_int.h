@@ -53,6 +53,9 @@ typedef struct job {
 	char last_fault[800];      /* the last board fault, for a timeout's message */
 	const char *failure;       /* "model", "board", "timeout", "cancelled" once failed */
 	json_object *extra;        /* keys of the board's job JSON shown as they are */
+	json_object *board_error;  /* the board's own error as data, when it failed so */
+	double t_noboard;          /* queued since then with no board up for it, or 0 */
+	char waiting[512];         /* queued: why ("waiting for a board: ..."), or "" */
 	/* event streams: a counter of state changes and, while someone
 	 * watches, the JSON of the last few */
 	unsigned seq;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "jobs_int.h"
 #include "http.h"
+#include "wire.h"
 
 
 static double avg_of(const srv_jobs *j, int bk)
@@ -132,13 +133,16 @@ json_object *jobs_job_json(const srv_jobs *j, const job *jb, double run_work[2])
 			json_object_object_foreach(jb->extra, k, v)
 				json_object_object_add(o, k, json_object_get(v));
 		}
+		if (jb->state == S_QUEUED)
+			json_object_object_add(o, F_WAITING, jb->waiting[0] ?
+					       srv_json_text(jb->waiting) : NULL);
+		if (jb->state == S_FAILED && jb->board_error)
+			json_object_object_add(o, F_BOARD_ERROR, json_object_get(jb->board_error));
 	}
 	if (FINAL(jb->state) && jb->state != S_SUCCEEDED) {
-		json_object *w = srv_error_json(&jb->err);
-		json_object_object_add(o, F_ERROR, json_object_get(json_object_object_get(w, F_ERROR)));
+		json_object_object_add(o, F_ERROR, enpu_wire_err_to_json(&jb->err));
 		json_object_object_add(o, F_FAILURE, json_object_new_string(
 			jb->failure ? jb->failure : "model"));
-		json_object_put(w);
 	}
 	/* last: a board's job JSON (extra) names its own caller, not ours */
 	json_object_object_add(o, F_INPUT_NAME, srv_json_text(jb->input_name));

@@ -55,6 +55,8 @@ int srv_jobs_take_remote(srv_jobs *j, unsigned mask, const atomic_int *gate, con
 		jb->t_started = srv_now();
 	}
 	jb->t_attempt = srv_now();
+	jb->t_noboard = 0;
+	jb->waiting[0] = '\0';
 	jobs_set_state(j, jb, S_RUNNING);
 	memset(out, 0, sizeof *out);
 	memcpy(out->id, jb->id, sizeof out->id);
@@ -103,6 +105,10 @@ int srv_jobs_remote_done(srv_jobs *j, const char *id, srv_rkind kind, srv_rresul
 		break;
 	case SRV_RUN_FAULT:
 		snprintf(jb->last_fault, sizeof jb->last_fault, "%s", e->message);
+		json_object_put(jb->board_error);
+		jb->board_error = res ? res->board_error : NULL;
+		if (res)
+			res->board_error = NULL;
 		if (jb->attempts <= retries && !jb->cancel && !j->stopping) {
 			/* back to the head: it has waited longest */
 			jb->qnext = j->rhead;
@@ -148,7 +154,28 @@ int srv_jobs_remote_done(srv_jobs *j, const char *id, srv_rkind kind, srv_rresul
 	return requeued;
 }
 
-void srv_jobs_expire(srv_jobs *j)
+/* Queued job q with no board up for it since q->t_noboard: past
+ * board_wait, it fails E0811. Under the lock. 1 = failed. */
+static int board_wait_over(srv_jobs *j, job *q, const char *waiting, int board_wait, double now)
+{
+	if (!q->t_noboard)
+		q->t_noboard = now;
+	if (!q->waiting[0])
+		pthread_cond_broadcast(&j->done);   /* long-polls answer with the reason */
+	snprintf(q->waiting, sizeof q->waiting, "%s", waiting ? waiting : "waiting for a board");
+	if (now - q->t_noboard < board_wait)
+		return 0;
+	jobs_unqueue(&j->rhead, &j->rtail, q);
+	j->rqueued--;
+	enpu_fail(&q->err, ENPU_E_NO_BOARD, q->backend, NULL, "job '%s' waited %d s and no board "
+		  "serving %s came up (%s)", q->id, board_wait, q->backend, q->waiting);
+	q->failure = "board";
+	q->waiting[0] = '\0';
+	jobs_finish(j, q, S_FAILED);
+	return 1;
+}
+
+void srv_jobs_expire(srv_jobs *j, unsigned up_mask, const char *const *waiting, int board_wait)
 {
 	double now = srv_now();
 	job *q, *next;
@@ -157,6 +184,13 @@ void srv_jobs_expire(srv_jobs *j)
 	pthread_mutex_lock(&j->mu);
 	for (q = j->rhead; q; q = next) {
 		next = q->qnext;
+		if (q->bk >= 0 && !(up_mask & (1u << q->bk))) {
+			if (board_wait_over(j, q, waiting ? waiting[q->bk] : NULL, board_wait, now))
+				continue;
+		} else {
+			q->t_noboard = 0;
+			q->waiting[0] = '\0';
+		}
 		if (now < q->deadline)
 			continue;
 		jobs_unqueue(&j->rhead, &j->rtail, q);

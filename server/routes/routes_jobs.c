@@ -153,6 +153,11 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 			srv_reply_error(r, &e, NULL);
 			return;
 		}
+		/* all its boards down: said now, not after the job timeout */
+		if (srv_boards_check_up(ctx->boards, backend, &e) != 0) {
+			srv_reply_error(r, &e, srv_boards_json(ctx->boards));
+			return;
+		}
 		remote = 1;
 	}
 	if (srv_blob_field(ctx, r, F_INPUT, path, sizeof path))

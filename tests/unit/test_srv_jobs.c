@@ -176,7 +176,7 @@ Test(jobs, a_board_job_past_its_deadline_times_out)
 	json_object *o;
 
 	cr_assert_eq(srv_jobs_submit_remote(jobs, ART, "zynq_ps", INP, "in.npz", 0, id, &e), 0);
-	srv_jobs_expire(jobs);
+	srv_jobs_expire(jobs, ~0u, NULL, 30);
 	o = get(id);
 	cr_expect_str_eq(field(o, F_STATE), JOB_TIMED_OUT);
 	cr_expect_str_eq(field(json_object_object_get(o, F_ERROR), "code"), "E0813");

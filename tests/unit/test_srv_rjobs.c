@@ -166,7 +166,7 @@ Test(rjobs, past_the_job_timeout)
 	json_object *o;
 
 	submit("zynq_ps", 0, q);               /* queued: fails at the next tick */
-	srv_jobs_expire(jobs);
+	srv_jobs_expire(jobs, ~0u, NULL, 30);
 	o = srv_jobs_get(jobs, q, 0, &final);
 	cr_expect(final);
 	cr_expect_str_eq(field(o, F_FAILURE), "timeout");
@@ -176,7 +176,7 @@ Test(rjobs, past_the_job_timeout)
 	submit("zynq_ps", 0, r);               /* running: flagged, then ended as a timeout */
 	atomic_store(&up, 1);
 	cr_assert_eq(srv_jobs_take_remote(jobs, ZYNQ, &up, "b1", 0.05, &rj), 1);
-	srv_jobs_expire(jobs);
+	srv_jobs_expire(jobs, ~0u, NULL, 30);
 	cr_expect_eq(*rj.cancel, SRV_CANCEL_TIMEOUT);
 	srv_jobs_remote_done(jobs, r, SRV_RUN_CANCEL, NULL, &e, 2);
 	o = srv_jobs_get(jobs, r, 0, &final);
@@ -198,5 +198,65 @@ Test(rjobs, cancel_a_queued_board_job)
 	o = srv_jobs_get(jobs, id, 0, &final);
 	cr_expect_str_eq(field(o, F_STATE), JOB_CANCELLED);
 	cr_expect_str_eq(field(o, F_FAILURE), "cancelled");
+	json_object_put(o);
+}
+
+Test(rjobs, with_no_board_up_a_queued_job_says_why_then_fails_after_board_wait)
+{
+	const char *why[ENPU_BK_COUNT] = {NULL};
+	char id[33], w[33];
+	int final;
+	json_object *o;
+
+	why[ENPU_BK_ZYNQ_PS] = "waiting for a board: b1 down since T: refused";
+	submit("zynq_ps", 60, id);
+	srv_jobs_expire(jobs, FPGA, why, 30);       /* only fpga boards up */
+	o = srv_jobs_get(jobs, id, 0, &final);
+	cr_expect(!final);
+	cr_expect_str_eq(field(o, F_STATE), "queued");
+	cr_expect_str_eq(field(o, F_WAITING), why[ENPU_BK_ZYNQ_PS]);
+	json_object_put(o);
+	srv_jobs_expire(jobs, ZYNQ, why, 30);       /* a board came up: no reason to show */
+	o = srv_jobs_get(jobs, id, 0, &final);
+	cr_expect_null(field(o, F_WAITING));
+	json_object_put(o);
+	srv_jobs_expire(jobs, 0, why, 0);           /* --board-wait 0: fails at once */
+	o = srv_jobs_get(jobs, id, 0, &final);
+	cr_expect(final);
+	cr_expect_str_eq(field(o, F_FAILURE), "board");
+	cr_expect_str_eq(field(json_object_object_get(o, F_ERROR), "code"), "E0811");
+	cr_expect(strstr(field(json_object_object_get(o, F_ERROR), "message"), "b1 down since T"),
+		  "%s", field(json_object_object_get(o, F_ERROR), "message"));
+	json_object_put(o);
+
+	submit("zynq_ps", 60, w);                   /* within --board-wait: still queued */
+	srv_jobs_expire(jobs, 0, why, 30);
+	srv_jobs_expire(jobs, 0, why, 30);
+	o = srv_jobs_get(jobs, w, 0, &final);
+	cr_expect(!final, "waited less than 30 s");
+	json_object_put(o);
+}
+
+Test(rjobs, a_board_fault_keeps_the_boards_own_error_as_data)
+{
+	char id[33];
+	srv_rjob rj;
+	srv_rresult res;
+	enpu_err e = ENPU_ERR_INIT;
+	int final;
+	json_object *o, *be;
+
+	memset(&res, 0, sizeof res);
+	res.board_error = json_tokener_parse("{\"board\":\"b1\",\"code\":\"E0814\",\"message\":\"m\"}");
+	submit("zynq_ps", 60, id);
+	enpu_fail(&e, ENPU_E_BOARD_FAULT, "b1", NULL, "board 'b1' returned an error of its own");
+	cr_assert_eq(srv_jobs_take_remote(jobs, ZYNQ, &up, "b1", 0.05, &rj), 1);
+	cr_expect_eq(srv_jobs_remote_done(jobs, id, SRV_RUN_FAULT, &res, &e, 0), 0);
+	cr_expect_null(res.board_error, "the job took it");
+	o = srv_jobs_get(jobs, id, 0, &final);
+	be = json_object_object_get(o, F_BOARD_ERROR);
+	cr_expect_str_eq(field(json_object_object_get(o, F_ERROR), "code"), "E0812");
+	cr_expect_str_eq(field(be, "code"), "E0814");
+	cr_expect_str_eq(field(be, F_BOARD), "b1");
 	json_object_put(o);
 }
