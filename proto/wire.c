@@ -282,6 +282,8 @@ int enpu_msummary_to_json(const enpu_msummary *s, json_object *o)
 		enpu_json_put(o, F_PL_SEGMENTS, json_object_new_int(s->pl_segments), &bad);
 	}
 	return bad ? -1 : 0;
+}
+
 /* ---- error objects out ------------------------------------------------------ */
 
 struct json_object *enpu_wire_text(const char *s)

@@ -88,7 +88,7 @@ enpu run --artifact "$TMP/zynq" --input "$X/input.npz" --out "$TMP/liar.npz" \
 	>"$TMP/liar.out" 2>"$TMP/liar.err"; rc=$?
 want=$("$BIN/eulernpu" explain E0812 | sed -n 's/^exit code: //p')
 expect_eq "a result that does not match its digest: the run fails with E0812's exit code ($want)" "$rc" "$want"
-expect_match "the error is E0812" "$(head -1 "$TMP/liar.err")" '^error\[E0812\]'
+expect_match "the error is E0812" "$(grep -m1 "^error\[" "$TMP/liar.err")" '^error\[E0812\]'
 expect_match "it names the board and the mismatch" "$(cat "$TMP/liar.err")" \
 	"board 'b1'.*do not match the job's digest"
 expect_eq "no result file is written" "$(test -e "$TMP/liar.npz" && echo written)" ""
@@ -167,7 +167,7 @@ expect_eq "... and is kept as data" \
 	"$(jexpr "$TMP/token_lab.jobs" '[j["board_error"]["code"] for j in d["jobs"]]')" '["E0814"]'
 lab model --fail-job '{"code":"E0501","message":"input tensor shape mismatch on the board","where":"input.npz member x"}'
 run_on model_lab
-expect_match "a model error from a board stays a model error" "$(head -1 "$TMP/model_lab.err")" '^error\[E0501\]'
+expect_match "a model error from a board stays a model error" "$(grep -m1 "^error\[" "$TMP/model_lab.err")" '^error\[E0501\]'
 dcurl model_lab -o "$TMP/model.jobs" "http://localhost/v1/jobs"
 expect_eq "... failed as the model's, not retried" \
 	"$(jexpr "$TMP/model.jobs" '[(j.get("failure"), j.get("attempts")) for j in d["jobs"]]')" '[["model", 1]]'
