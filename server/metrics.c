@@ -33,8 +33,8 @@ static const char *const methods[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "O
 
 static const char *const job_states[] = {"succeeded", "failed", "cancelled", "timed_out", "other"};
 #define N_STATES ((int)(sizeof job_states / sizeof job_states[0]))
-#define BK_OTHER ENPU_BK_COUNT
-#define N_BK (ENPU_BK_COUNT + 1)
+#define BK_OTHER ENPU_BACKENDS_MAX   /* a backend's slot is its registry index */
+#define N_BK (ENPU_BACKENDS_MAX + 1)
 
 typedef struct hist {
 	uint64_t b[SRV_METRICS_NBUCKETS];   /* per bucket, not cumulative */
@@ -100,15 +100,15 @@ static int method_idx(const char *m)
 static int backend_idx(const char *b)
 {
 	int i;
-	for (i = 0; b && i < ENPU_BK_COUNT; i++)
-		if (!strcmp(enpu_backend_name((enpu_backend)i), b))
+	for (i = 0; b && i < enpu_backend_count(); i++)
+		if (!strcmp(enpu_backend_name(i), b))
 			return i;
 	return BK_OTHER;
 }
 
 static const char *backend_label(int i)
 {
-	return i == BK_OTHER ? "other" : enpu_backend_name((enpu_backend)i);
+	return i == BK_OTHER ? "other" : enpu_backend_name(i);
 }
 
 static int state_idx(const char *s)

@@ -271,7 +271,7 @@ int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 			goto fail;
 		}
 		if (!(v = enpu_json_field(m, "target", json_type_object, label, "", e)) ||
-		    a->def->opts_from_json(a->opts, v, label, e) < 0)
+		    a->def->opts_from_json(a->def, a->opts, v, label, e) < 0)
 			goto fail;
 	}
 	if (!enpu_json_field(m, "compiler", json_type_string, label, "", e) ||

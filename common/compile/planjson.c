@@ -73,8 +73,8 @@ static int read_section(const enpu_graph *g, json_object *root, const char *labe
 {
 	json_object *v;
 
-	for (int i = 0; i < ENPU_BK_COUNT; i++) {
-		const enpu_backend_def *d = enpu_backend_by_id((enpu_backend)i);
+	for (int i = 0; i < enpu_backend_count(); i++) {
+		const enpu_backend_def *d = enpu_backend_at(i);
 		if (d->section && (!key || strcmp(d->section, key) != 0) &&
 		    json_object_object_get_ex(root, d->section, NULL))
 			return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,

@@ -75,10 +75,10 @@ static void backend_list(char *buf, size_t cap, unsigned mask)
 	size_t off = 0;
 
 	buf[0] = 0;
-	for (int i = 0; i < ENPU_BK_COUNT && off < cap; i++)
+	for (int i = 0; i < enpu_backend_count() && off < cap; i++)
 		if (mask & (1u << i))
 			off += (size_t)snprintf(buf + off, cap - off, "%s%s", off ? ", " : "",
-						enpu_backend_name((enpu_backend)i));
+						enpu_backend_name(i));
 	if (!buf[0])
 		snprintf(buf, cap, "none");
 }
@@ -495,7 +495,7 @@ static int pick_backend(vctx *c)
 {
 	const char *backend = enpu_target_backend(c->t);
 	const enpu_spec *s = c->s;
-	unsigned any = 0, all = (1u << ENPU_BK_COUNT) - 1;
+	unsigned any = 0, all = (1u << enpu_backend_count()) - 1;
 	char list[128];
 
 	backend_list(list, sizeof(list), all);
@@ -635,7 +635,7 @@ int enpu_validate_for(const enpu_spec *s, const enpu_target *tgt, enpu_graph **o
 	c.names = json_object_new_object();
 	c.producers = json_object_new_object();
 	g->name = strdup(s->name.s);
-	g->backend = strdup(enpu_backend_name((enpu_backend)c.bk));
+	g->backend = strdup(enpu_backend_name(c.bk));
 	if (!g->tensors || !g->ops || !g->inputs || !g->outputs || !g->components || !c.recs ||
 	    !c.names || !c.producers || !g->name || !g->backend) {
 		nomem(&c);

@@ -515,10 +515,10 @@ json_object *srv_boards_json(srv_boards *p)
 		char ts[48];
 
 		pthread_mutex_lock(&p->mu);
-		for (bk = 0; bk < ENPU_BK_COUNT; bk++)
+		for (bk = 0; bk < enpu_backend_count(); bk++)
 			if (b->mask & (1u << bk))
 				json_object_array_add(bks, json_object_new_string(
-					enpu_backend_name((enpu_backend)bk)));
+					enpu_backend_name(bk)));
 		json_object_object_add(x, F_NAME, json_object_new_string(b->name));
 		json_object_object_add(x, F_URL, json_object_new_string(b->url));
 		json_object_object_add(x, F_STATE, json_object_new_string(b->up ? BOARD_UP : BOARD_DOWN));

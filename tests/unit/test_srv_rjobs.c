@@ -19,7 +19,8 @@ static char root[256];
 static srv_cas *cas;
 static srv_jobs *jobs;
 static atomic_int up = 1;
-static const unsigned ZYNQ = 1u << ENPU_BK_ZYNQ_PS, FPGA = 1u << ENPU_BK_FPGA_BOARD;
+#define ZYNQ (1u << enpu_backend_parse("zynq_ps"))
+#define FPGA (1u << enpu_backend_parse("fpga_board"))
 
 static void setup(void)
 {
