@@ -248,3 +248,94 @@ Test(board_target, resolve_from_spec_and_file)
 	remove(dir);
 	enpu_spec_free(s);
 }
+
+/* The registry: a backend is its row or its index there (its bit in masks);
+ * no enum of ids to keep in step. */
+Test(board_target, registry_rows_and_indices)
+{
+	const enpu_backend_def *seen[ENPU_BACKENDS_MAX] = {0};
+	int n = enpu_backend_count();
+
+	cr_assert(n >= 4 && n <= ENPU_BACKENDS_MAX, "%d", n);
+	for (int i = 0; i < n; i++) {
+		const enpu_backend_def *d = enpu_backend_at(i);
+
+		cr_assert_not_null(d);
+		cr_expect_eq(enpu_backend_index(d), i);
+		cr_expect_eq(enpu_backend_parse(d->name), i);
+		cr_expect_eq(enpu_backend_by_name(d->name), d);
+		cr_expect_str_eq(enpu_backend_name(i), d->name);
+		cr_expect_eq(!!(enpu_backends_on_board() & (1u << i)), !!d->on_board, "%s", d->name);
+		for (int j = 0; j < i; j++)
+			cr_expect_neq(seen[j], d, "%s twice", d->name);
+		seen[i] = d;
+	}
+	cr_expect_null(enpu_backend_at(n));
+	cr_expect_null(enpu_backend_at(-1));
+	cr_expect_eq(enpu_backend_index(NULL), -1);
+	cr_expect_str_eq(enpu_backend_name(n), "unknown");
+	cr_expect_eq(enpu_backend_parse("npu_simm"), -1);
+	cr_expect_eq(enpu_backends_on_board(), (1u << enpu_backend_index(&enpu_bk_zynq_ps)) |
+					       (1u << enpu_backend_index(&enpu_bk_fpga_board)));
+}
+
+/* What tells the board targets apart is the row's `pl`, not its name: a
+ * row named otherwise with pl set takes the PL's fields, and messages name
+ * the row. */
+Test(board_target, the_row_decides_the_fields)
+{
+	enpu_backend_def with_pl = enpu_bk_zynq_ps, without = enpu_bk_fpga_board;
+	enpu_board_target t;
+	enpu_err e = ENPU_ERR_INIT;
+
+	with_pl.name = "other_board";
+	with_pl.pl = 1;
+	without.name = "plain_board";
+	without.pl = 0;
+	cr_assert_eq(enpu_bk_fpga_board.pl, 1);
+	cr_assert_eq(enpu_bk_zynq_ps.pl, 0);
+	cr_assert_eq(parse(&with_pl, "array: [4, 2]\n", &t, &e), 0, "%s", e.message);
+	cr_expect_eq(t.pl, 1);
+	cr_expect_eq(t.rows, 4);
+	cr_expect_eq(t.cols, 2);
+	cr_assert_eq(parse(&without, "array: [4, 2]\n", &t, &e), -1);
+	cr_expect(strstr(e.message, "in the plain_board target"), "%s", e.message);
+}
+
+/* Reading back a manifest's options: errors name the backend's target and
+ * the field (enpu_jread, json.c). */
+Test(board_target, from_json_messages_name_target_and_field)
+{
+	static const struct { const enpu_backend_def *d; const char *json, *msg; } cases[] = {
+		{&enpu_bk_zynq_ps, "{\"cpu\": \"cortex-a9\", \"extra\": 1}",
+		 "zynq_ps target: unknown field 'extra'"},
+		{&enpu_bk_zynq_ps, "{}", "zynq_ps target: missing field 'cpu'"},
+		{&enpu_bk_zynq_ps, "{\"cpu\": \"cortex-a7\"}",
+		 "zynq_ps target: 'cpu' is not one of cortex-a9, cortex-a53"},
+		{&enpu_bk_fpga_board,
+		 "{\"array\":[8,8],\"buffer_kib\":0,\"clock_mhz\":100,\"cpu\":\"cortex-a9\","
+		 "\"dataflow\":\"os\",\"dma_bytes_per_cycle\":8,\"max_dim\":4096,\"pl_ops\":[]}",
+		 "fpga_board target: 'buffer_kib' is 0, not in 1..1048576"},
+		{&enpu_bk_fpga_board,
+		 "{\"array\":[8],\"buffer_kib\":512,\"clock_mhz\":100,\"cpu\":\"cortex-a9\","
+		 "\"dataflow\":\"os\",\"dma_bytes_per_cycle\":8,\"max_dim\":4096,\"pl_ops\":[]}",
+		 "fpga_board target: 'array' is not a list of 2 integers"},
+		{&enpu_bk_fpga_board,
+		 "{\"array\":[8,8],\"buffer_kib\":512,\"clock_mhz\":2e6,\"cpu\":\"cortex-a9\","
+		 "\"dataflow\":\"os\",\"dma_bytes_per_cycle\":8,\"max_dim\":4096,\"pl_ops\":[]}",
+		 "fpga_board target: 'clock_mhz' is out of range"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_object *o = json_tokener_parse(cases[i].json);
+		enpu_board_target t;
+		enpu_err e = ENPU_ERR_INIT;
+
+		cr_assert(o, "case %zu", i);
+		cr_expect_eq(enpu_board_target_from_json(cases[i].d, o, "m.json", &t, &e), -1);
+		cr_expect_eq(e.code, ENPU_E_ARTIFACT);
+		cr_expect_str_eq(e.where, "m.json");
+		cr_expect_str_eq(e.message, cases[i].msg, "case %zu", i);
+		json_object_put(o);
+	}
+}
