@@ -206,6 +206,54 @@ static int attr_int(const enpu_ynode *v, int *out)
 	return 0;
 }
 
+/* A dims (reshape's shape) or perm (transpose's) attribute: a list of at
+ * most ENPU_MAX_DIMS integers. nm: the op's name. */
+static int attr_dims(vctx *c, const char *nm, const enpu_attrdef *ad, const enpu_ynode *v,
+		     enpu_attrs *a)
+{
+	if (v->kind != ENPU_YN_SEQ || v->n > ENPU_MAX_DIMS)
+		return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
+			     "attribute '%s' of op '%.64s' must be a list of at most %d integers",
+			     ad->name, nm, ENPU_MAX_DIMS);
+	for (size_t i = 0; i < v->n; i++) {
+		int64_t x;
+
+		if (ad->type == ENPU_ATTR_DIMS ? enpu_ynode_int(v->kids[i], &x) != 0
+					       : attr_int(v->kids[i], &a->perm[i]) != 0)
+			return vfail(c, v->kids[i]->line, v->kids[i]->col, ENPU_E_ATTR, NULL,
+				     "attribute '%s' of op '%.64s' must be a list of integers",
+				     ad->name, nm);
+		if (ad->type == ENPU_ATTR_DIMS)
+			a->shape[i] = x;
+	}
+	if (ad->type == ENPU_ATTR_DIMS)
+		a->n_shape = (int)v->n;
+	else
+		a->n_perm = (int)v->n;
+	return 0;
+}
+
+/* An enum attribute: one of its choices, its index into *out. */
+static int attr_enum(vctx *c, const char *nm, const enpu_attrdef *ad, const enpu_ynode *v,
+		     int *out)
+{
+	char list[128];
+	size_t off = 0;
+
+	if (v->kind == ENPU_YN_SCALAR)
+		for (int i = 0; ad->choices[i]; i++)
+			if (strcmp(v->text, ad->choices[i]) == 0) {
+				*out = i;
+				return 0;
+			}
+	list[0] = 0;
+	for (int i = 0; ad->choices[i] && off < sizeof(list); i++)
+		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", i ? ", " : "",
+					ad->choices[i]);
+	return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
+		     "attribute '%s' of op '%.64s' must be one of: %s", ad->name, nm, list);
+}
+
 static int attr_value(vctx *c, const enpu_sop *op, const enpu_attrdef *ad,
 		      const enpu_ynode *v, enpu_attrs *a)
 {
@@ -246,44 +294,9 @@ static int attr_value(vctx *c, const enpu_sop *op, const enpu_attrdef *ad,
 		return 0;
 	case ENPU_ATTR_DIMS:
 	case ENPU_ATTR_PERM:
-		if (v->kind != ENPU_YN_SEQ || v->n > ENPU_MAX_DIMS)
-			return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
-				     "attribute '%s' of op '%.64s' must be a list of at most %d integers",
-				     ad->name, nm, ENPU_MAX_DIMS);
-		for (size_t i = 0; i < v->n; i++) {
-			int64_t x;
-
-			if (ad->type == ENPU_ATTR_DIMS ? enpu_ynode_int(v->kids[i], &x) != 0
-						       : attr_int(v->kids[i], &a->perm[i]) != 0)
-				return vfail(c, v->kids[i]->line, v->kids[i]->col, ENPU_E_ATTR, NULL,
-					     "attribute '%s' of op '%.64s' must be a list of integers",
-					     ad->name, nm);
-			if (ad->type == ENPU_ATTR_DIMS)
-				a->shape[i] = x;
-		}
-		if (ad->type == ENPU_ATTR_DIMS)
-			a->n_shape = (int)v->n;
-		else
-			a->n_perm = (int)v->n;
-		return 0;
+		return attr_dims(c, nm, ad, v, a);
 	case ENPU_ATTR_ENUM:
-		if (v->kind == ENPU_YN_SCALAR)
-			for (int i = 0; ad->choices[i]; i++)
-				if (strcmp(v->text, ad->choices[i]) == 0) {
-					*(int *)base = i;
-					return 0;
-				}
-		{
-			char list[128];
-			size_t off = 0;
-
-			list[0] = 0;
-			for (int i = 0; ad->choices[i] && off < sizeof(list); i++)
-				off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
-							i ? ", " : "", ad->choices[i]);
-			return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
-				     "attribute '%s' of op '%.64s' must be one of: %s", ad->name, nm, list);
-		}
+		return attr_enum(c, nm, ad, v, (int *)base);
 	}
 	return vfail(c, v->line, v->col, ENPU_E_INTERNAL, NULL, "attribute type %d", (int)ad->type);
 }
