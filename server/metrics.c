@@ -33,8 +33,10 @@ static const char *const methods[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "O
 
 static const char *const job_states[] = {"succeeded", "failed", "cancelled", "timed_out", "other"};
 #define N_STATES ((int)(sizeof job_states / sizeof job_states[0]))
-#define BK_OTHER ENPU_BK_COUNT
-#define N_BK (ENPU_BK_COUNT + 1)
+#define BK_OTHER ENPU_BACKENDS_MAX   /* a backend's slot is its registry index */
+#define N_BK (ENPU_BACKENDS_MAX + 1)
+/* the slots of the registry's backends, then "other" */
+#define BK_SLOT_USED(i) ((i) < enpu_backend_count() || (i) == BK_OTHER)
 
 typedef struct hist {
 	uint64_t b[SRV_METRICS_NBUCKETS];   /* per bucket, not cumulative */
@@ -100,15 +102,15 @@ static int method_idx(const char *m)
 static int backend_idx(const char *b)
 {
 	int i;
-	for (i = 0; b && i < ENPU_BK_COUNT; i++)
-		if (!strcmp(enpu_backend_name((enpu_backend)i), b))
+	for (i = 0; b && i < enpu_backend_count(); i++)
+		if (!strcmp(enpu_backend_name(i), b))
 			return i;
 	return BK_OTHER;
 }
 
 static const char *backend_label(int i)
 {
-	return i == BK_OTHER ? "other" : enpu_backend_name((enpu_backend)i);
+	return i == BK_OTHER ? "other" : enpu_backend_name(i);
 }
 
 static int state_idx(const char *s)
@@ -280,7 +282,7 @@ static void render_counters(page *p)
 
 	head(p, "eulernpu_jobs_total", "counter", "Jobs that reached a final state, by backend and state.");
 	for (i = 0; i < N_BK; i++)
-		for (s = 0; s < N_STATES; s++) {
+		for (s = 0; s < N_STATES && BK_SLOT_USED(i); s++) {
 			/* the known pairs always (rate() needs the zero); "other" once seen */
 			if ((i == BK_OTHER || s == N_STATES - 1) && !jobs_total[i][s])
 				continue;
@@ -290,11 +292,11 @@ static void render_counters(page *p)
 	head(p, "eulernpu_job_queue_seconds", "histogram",
 	     "Time jobs spent queued (created to started, or to finished if never started), by backend.");
 	for (i = 0; i < N_BK; i++)
-		if (i != BK_OTHER || job_queue[i].count)
+		if (BK_SLOT_USED(i) && (i != BK_OTHER || job_queue[i].count))
 			put_hist(p, "eulernpu_job_queue_seconds", "backend", backend_label(i), &job_queue[i]);
 	head(p, "eulernpu_job_run_seconds", "histogram", "Time jobs spent running, by backend.");
 	for (i = 0; i < N_BK; i++)
-		if (i != BK_OTHER || job_run[i].count)
+		if (BK_SLOT_USED(i) && (i != BK_OTHER || job_run[i].count))
 			put_hist(p, "eulernpu_job_run_seconds", "backend", backend_label(i), &job_run[i]);
 }
 

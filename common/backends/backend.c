@@ -1,40 +1,56 @@
-/* backend.c: the registry of backends (backend.h). One line a backend, in
- * enum enpu_backend order; the only place that knows them all. */
+/* backend.c: the registry of backends (backend.h). One line a backend; a
+ * backend's index here is its bit in masks. The only place that knows
+ * them all. */
 #include <stdio.h>
 #include <string.h>
 #include "backend.h"
 #include "target.h"
 #include "spec_int.h"
 
-static const enpu_backend_def *const registry[ENPU_BK_COUNT] = {
+static const enpu_backend_def *const registry[] = {
 	&enpu_bk_cpu_ref,
 	&enpu_bk_npu_sim,
 	&enpu_bk_zynq_ps,
 	&enpu_bk_fpga_board,
 };
 
+#define N_REGISTRY ((int)(sizeof(registry) / sizeof(registry[0])))
+_Static_assert(N_REGISTRY <= ENPU_BACKENDS_MAX, "raise ENPU_BACKENDS_MAX (ops.h)");
+
+int enpu_backend_count(void)
+{
+	return N_REGISTRY;
+}
+
+const enpu_backend_def *enpu_backend_at(int i)
+{
+	return i >= 0 && i < N_REGISTRY ? registry[i] : NULL;
+}
+
+int enpu_backend_index(const enpu_backend_def *d)
+{
+	for (int i = 0; d && i < N_REGISTRY; i++)
+		if (registry[i] == d)
+			return i;
+	return -1;
+}
+
 const enpu_backend_def *enpu_backend_by_name(const char *name)
 {
-	for (int i = 0; name && i < ENPU_BK_COUNT; i++)
-		if (strcmp(registry[i]->name, name) == 0)
-			return registry[i];
-	return NULL;
+	return enpu_backend_at(enpu_backend_parse(name));
 }
 
-const enpu_backend_def *enpu_backend_by_id(enpu_backend id)
+const char *enpu_backend_name(int i)
 {
-	return (unsigned)id < ENPU_BK_COUNT ? registry[id] : NULL;
-}
-
-const char *enpu_backend_name(enpu_backend b)
-{
-	return (unsigned)b < ENPU_BK_COUNT ? registry[b]->name : "unknown";
+	return i >= 0 && i < N_REGISTRY ? registry[i]->name : "unknown";
 }
 
 int enpu_backend_parse(const char *s)
 {
-	const enpu_backend_def *d = enpu_backend_by_name(s);
-	return d ? (int)d->id : -1;
+	for (int i = 0; s && i < N_REGISTRY; i++)
+		if (strcmp(registry[i]->name, s) == 0)
+			return i;
+	return -1;
 }
 
 void enpu_backend_names(char *buf, size_t cap)
@@ -43,7 +59,7 @@ void enpu_backend_names(char *buf, size_t cap)
 
 	if (cap)
 		buf[0] = 0;
-	for (int i = 0; i < ENPU_BK_COUNT && off < cap; i++)
+	for (int i = 0; i < N_REGISTRY && off < cap; i++)
 		off += (size_t)snprintf(buf + off, cap - off, "%s%s", i ? ", " : "", registry[i]->name);
 }
 
@@ -51,9 +67,9 @@ unsigned enpu_backends_on_board(void)
 {
 	unsigned m = 0;
 
-	for (int i = 0; i < ENPU_BK_COUNT; i++)
+	for (int i = 0; i < N_REGISTRY; i++)
 		if (registry[i]->on_board)
-			m |= 1u << registry[i]->id;
+			m |= 1u << i;
 	return m;
 }
 
@@ -61,9 +77,9 @@ unsigned enpu_backends_lowering(const enpu_opdef *d)
 {
 	unsigned m = 0;
 
-	for (int i = 0; i < ENPU_BK_COUNT; i++)
+	for (int i = 0; i < N_REGISTRY; i++)
 		if (!registry[i]->can_lower || registry[i]->can_lower(d))
-			m |= 1u << registry[i]->id;
+			m |= 1u << i;
 	return m;
 }
 

@@ -6,9 +6,10 @@
  * report.json. Code outside asks the row; nothing outside the registry
  * compares backend names.
  *
- * Adding a backend: common/backends/<name>.c defining
- * `const enpu_backend_def enpu_bk_<name>`, its id in enum enpu_backend
- * (ops.h: the op table's capability bit) and one line in backend.c.
+ * Adding a backend: common/backends/<name>.c (or a folder) defining
+ * `const enpu_backend_def enpu_bk_<name>` and one line in backend.c's
+ * registry. Code tells backends apart by their row (a pointer) or its
+ * registry index (its bit in masks), never by name or an id of its own.
  *
  * Lifetimes: options (void *o) belong to the enpu_target or the artifact
  * that holds them; a backend's plan state (void *st: an npu model, an
@@ -31,10 +32,12 @@ struct enpu_artifact;
 
 typedef struct enpu_backend_def {
 	const char *name;          /* "npu_sim": specs, the CLI, manifests */
-	enpu_backend id;           /* its capability bit in the op table */
 	int on_board;              /* 1: a board agent runs its jobs; a lab
 				    * server forwards them */
 	const char *section;       /* its plan.json / report.json section, or NULL */
+	int pl;                    /* 1: it runs ops on a board's programmable
+				    * logic; its board target (zynq/board_target.c)
+				    * takes the PL's fields */
 
 	/* The op types it can lower at all (the capability matrix of
 	 * `eulernpu backends`); NULL = every op. */
@@ -44,12 +47,14 @@ typedef struct enpu_backend_def {
 	size_t opts_size;
 	/* From the YAML mapping of targets.<name> or a target file's root;
 	 * node NULL = every default. ENPU_E_TARGET at the node. */
-	int (*opts_parse)(void *o, const struct enpu_ynode *node, const char *label, enpu_err *e);
+	int (*opts_parse)(const struct enpu_backend_def *d, void *o, const struct enpu_ynode *node,
+			  const char *label, enpu_err *e);
 	/* Canonical JSON (every field, keys sorted): manifest.json and the
 	 * cache key. New reference. */
 	struct json_object *(*opts_json)(const void *o);
 	/* Back from that JSON (a manifest): ENPU_E_ARTIFACT naming label. */
-	int (*opts_from_json)(void *o, struct json_object *v, const char *label, enpu_err *e);
+	int (*opts_from_json)(const struct enpu_backend_def *d, void *o, struct json_object *v,
+			      const char *label, enpu_err *e);
 	/* 1 if the options let it lower op type d (beyond the op table's
 	 * capability bit); NULL = all it can. */
 	int (*lowers)(const void *o, const enpu_opdef *d);
@@ -94,14 +99,16 @@ typedef struct enpu_backend_def {
 	void (*run_close)(void *run);
 } enpu_backend_def;
 
-/* The registry: every backend, in enum enpu_backend order. */
+/* The registry: every backend, a row each; enpu_backend_count(),
+ * enpu_backend_name() and enpu_backend_parse() are in ops.h. */
 const enpu_backend_def *enpu_backend_by_name(const char *name);   /* NULL if unknown */
-const enpu_backend_def *enpu_backend_by_id(enpu_backend id);      /* NULL if out of range */
+const enpu_backend_def *enpu_backend_at(int i);                   /* NULL if out of range */
+int enpu_backend_index(const enpu_backend_def *d);                /* -1 if not a row */
 /* "cpu_ref, npu_sim, zynq_ps, fpga_board" into buf. */
 void enpu_backend_names(char *buf, size_t cap);
-/* Bits (1u << id) of the backends whose jobs run on board agents. */
+/* Bits (1u << index) of the backends whose jobs run on board agents. */
 unsigned enpu_backends_on_board(void);
-/* Bits (1u << id) of the backends that can lower op type d. */
+/* Bits (1u << index) of the backends that can lower op type d. */
 unsigned enpu_backends_lowering(const enpu_opdef *d);
 
 /* How many ops the backend puts on a PL and on a PS for graph g under

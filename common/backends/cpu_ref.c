@@ -14,6 +14,5 @@ static const char *cpu_ref_lowering(const enpu_graph *g, const void *st, int k, 
 
 const enpu_backend_def enpu_bk_cpu_ref = {
 	.name = "cpu_ref",
-	.id = ENPU_BK_CPU_REF,
 	.lowering = cpu_ref_lowering,
 };

@@ -121,7 +121,7 @@ static const enpu_code_info table[] = {
 	 "compare found an element whose difference exceeds the tolerance: |got - expected|\n"
 	 "> tol + rtol * |expected|. With --exact, the float bits differ. The message names\n"
 	 "the tensor, the worst index, both values, and the difference."},
-	{ENPU_E_CMP_KEY, "E0601", "golden tensor key not found", 422, EXIT_INPUT,
+	{ENPU_E_CMP_KEY, "E0601", "tensor keys differ", 422, EXIT_INPUT,
 	 "compare results of the same model: the key sets must be equal",
 	 "A tensor name is in one file and not in the other. The message lists both key sets."},
 	{ENPU_E_CMP_SHAPE, "E0602", "tensor shape mismatch", 422, EXIT_INPUT,

@@ -41,7 +41,7 @@ typedef enum enpu_code {
 	ENPU_E_INPUT_SHAPE,       /* E0501 input tensor shape mismatch */
 	ENPU_E_INPUT_EXTRA,       /* E0502 input file holds an unknown tensor */
 	ENPU_E_CMP_DIFF,          /* E0600 tensors differ beyond tolerance */
-	ENPU_E_CMP_KEY,           /* E0601 golden tensor key not found */
+	ENPU_E_CMP_KEY,           /* E0601 tensor keys differ */
 	ENPU_E_CMP_SHAPE,         /* E0602 tensor shape mismatch in compare */
 	ENPU_E_CMP_DTYPE,         /* E0603 tensor dtype mismatch in compare */
 	ENPU_E_ARTIFACT,          /* E0700 invalid artifact */

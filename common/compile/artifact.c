@@ -357,7 +357,7 @@ static int build(enpu_artifact *a, const enpu_manifest *m, loaded_file *lf, int 
 	if (a->def->opts_size) {
 		if (!(a->opts = calloc(1, a->def->opts_size)))
 			return enpu_fail(e, ENPU_E_NOMEM, "manifest.json", NULL, "cannot load the target");
-		if (a->def->opts_from_json(a->opts, m->target, "manifest.json", e) < 0)
+		if (a->def->opts_from_json(a->def, a->opts, m->target, "manifest.json", e) < 0)
 			return -1;
 	}
 	if (load_graph_plan(a, m->weights, gf, pf, lim, e) < 0 || check_summary(a, &m->summary, e) < 0)

@@ -88,13 +88,71 @@ static json_object *names_json(const enpu_graph *g, const int *idx, int n)
 	return a;
 }
 
+/* graph.json's "tensors": one object each. NULL when out of memory. */
+static json_object *tensors_json(const enpu_graph *g)
+{
+	json_object *arr = json_object_new_array();
+
+	for (int i = 0; arr && i < g->n_tensors; i++) {
+		const enpu_irtensor *t = &g->tensors[i];
+		json_object *o = json_object_new_object(), *sh = json_object_new_array();
+		if (!o || !sh) {
+			json_object_put(o);
+			json_object_put(sh);
+			json_object_put(arr);
+			return NULL;
+		}
+		json_object_object_add(o, "name", json_object_new_string(t->name));
+		json_object_object_add(o, "dtype", json_object_new_string(enpu_dtype_name(t->dtype)));
+		for (int d = 0; d < t->shape.ndim; d++)
+			json_object_array_add(sh, json_object_new_int64(t->shape.dim[d]));
+		json_object_object_add(o, "shape", sh);
+		json_object_object_add(o, "kind", json_object_new_string(kind_name(t->kind)));
+		json_object_object_add(o, "output", json_object_new_boolean(t->is_output));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+/* graph.json's "ops": each with its kernel and lowering by backend def
+ * (plan state st). NULL when out of memory. */
+static json_object *ops_json(const enpu_graph *g, const enpu_backend_def *def, const void *st)
+{
+	json_object *arr = json_object_new_array();
+	char kname[128];
+	const char *lowering;
+
+	for (int k = 0; arr && k < g->n_ops; k++) {
+		const enpu_irop *op = &g->ops[k];
+		json_object *o = json_object_new_object(), *at = json_object_new_object();
+		if (!o || !at) {
+			json_object_put(o);
+			json_object_put(at);
+			json_object_put(arr);
+			return NULL;
+		}
+		json_object_object_add(o, "name", json_object_new_string(op->name));
+		json_object_object_add(o, "op", json_object_new_string(op->def->name));
+		json_object_object_add(o, "component",
+				       json_object_new_string(g->components[op->component]));
+		json_object_object_add(o, "in", names_json(g, op->in, op->n_in));
+		json_object_object_add(o, "out", names_json(g, op->out, op->n_out));
+		for (const enpu_attrdef *ad = op->def->attrs; ad->name; ad++)
+			json_object_object_add(at, ad->name, attr_json(ad, &op->attrs));
+		json_object_object_add(o, "attrs", at);
+		lowering = def->lowering(g, st, k, kname, sizeof(kname));
+		json_object_object_add(o, "kernel", json_object_new_string(kname));
+		json_object_object_add(o, "lowering", json_object_new_string(lowering));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
 int enpu_graph_to_json(const enpu_graph *g, const char *weights, const char *layout,
 		       const void *st, enpu_buf *out, enpu_err *e)
 {
 	const enpu_backend_def *def = enpu_backend_by_name(g->backend);
 	json_object *root = json_object_new_object(), *arr;
-	char kname[128];
-	const char *lowering;
 	int rc;
 
 	if (!def) {
@@ -117,53 +175,12 @@ int enpu_graph_to_json(const enpu_graph *g, const char *weights, const char *lay
 	json_object_object_add(root, "components", arr);
 	for (int i = 0; i < g->n_components; i++)
 		json_object_array_add(arr, json_object_new_string(g->components[i]));
-
-	if (!(arr = json_object_new_array()))
+	if (!(arr = tensors_json(g)))
 		goto nomem;
 	json_object_object_add(root, "tensors", arr);
-	for (int i = 0; i < g->n_tensors; i++) {
-		const enpu_irtensor *t = &g->tensors[i];
-		json_object *o = json_object_new_object(), *sh = json_object_new_array();
-		if (!o || !sh) {
-			json_object_put(o);
-			json_object_put(sh);
-			goto nomem;
-		}
-		json_object_object_add(o, "name", json_object_new_string(t->name));
-		json_object_object_add(o, "dtype", json_object_new_string(enpu_dtype_name(t->dtype)));
-		for (int d = 0; d < t->shape.ndim; d++)
-			json_object_array_add(sh, json_object_new_int64(t->shape.dim[d]));
-		json_object_object_add(o, "shape", sh);
-		json_object_object_add(o, "kind", json_object_new_string(kind_name(t->kind)));
-		json_object_object_add(o, "output", json_object_new_boolean(t->is_output));
-		json_object_array_add(arr, o);
-	}
-
-	if (!(arr = json_object_new_array()))
+	if (!(arr = ops_json(g, def, st)))
 		goto nomem;
 	json_object_object_add(root, "ops", arr);
-	for (int k = 0; k < g->n_ops; k++) {
-		const enpu_irop *op = &g->ops[k];
-		json_object *o = json_object_new_object(), *at = json_object_new_object();
-		if (!o || !at) {
-			json_object_put(o);
-			json_object_put(at);
-			goto nomem;
-		}
-		json_object_object_add(o, "name", json_object_new_string(op->name));
-		json_object_object_add(o, "op", json_object_new_string(op->def->name));
-		json_object_object_add(o, "component",
-				       json_object_new_string(g->components[op->component]));
-		json_object_object_add(o, "in", names_json(g, op->in, op->n_in));
-		json_object_object_add(o, "out", names_json(g, op->out, op->n_out));
-		for (const enpu_attrdef *ad = op->def->attrs; ad->name; ad++)
-			json_object_object_add(at, ad->name, attr_json(ad, &op->attrs));
-		json_object_object_add(o, "attrs", at);
-		lowering = def->lowering(g, st, k, kname, sizeof(kname));
-		json_object_object_add(o, "kernel", json_object_new_string(kname));
-		json_object_object_add(o, "lowering", json_object_new_string(lowering));
-		json_object_array_add(arr, o);
-	}
 	rc = enpu_json_dump(root, out, e);
 	json_object_put(root);
 	return rc;

@@ -79,11 +79,75 @@ static int by_offset(const void *x, const void *y)
 	return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
+/* A buffer for every intermediate tensor, with its size and lifetime;
+ * order[] gets (bytes, buffer) for each. The number of buffers, or -1. */
+static int collect_bufs(const enpu_graph *g, enpu_plan *p, const int *first, const int *last,
+			order_ent *order, enpu_err *e)
+{
+	int n = 0;
+
+	for (int i = 0; i < g->n_tensors; i++) {
+		const enpu_irtensor *t = &g->tensors[i];
+		p->tensor_buf[i] = -1;
+		if (t->kind != ENPU_TK_INTERMEDIATE)
+			continue;
+		enpu_plan_buf *b = &p->bufs[n];
+		b->tensor = i;
+		if (tensor_bytes(t, &b->bytes) < 0)
+			return enpu_fail(e, ENPU_E_LIMIT, "plan", NULL,
+					 "tensor '%s' is too large to plan", t->name);
+		if (first[i] < 0)
+			return enpu_fail(e, ENPU_E_INTERNAL, "plan", NULL,
+					 "tensor '%s' is never produced", t->name);
+		b->first_op = first[i];
+		b->last_op = last[i];
+		p->tensor_buf[i] = n;
+		order[n].key = b->bytes;
+		order[n].idx = n;
+		n++;
+	}
+	return n;
+}
+
+/* Buffer b at the lowest aligned offset free of the placed buffers that
+ * live at the same time (live: scratch). -1 when it overflows 64 bits. */
+static int place(enpu_plan *p, enpu_plan_buf *b, const int *placed, int n_placed,
+		 order_ent *live)
+{
+	int n_live = 0;
+	uint64_t cand = 0, end;
+
+	for (int j = 0; j < n_placed; j++) {
+		const enpu_plan_buf *o = &p->bufs[placed[j]];
+		if (overlaps(b, o) && o->bytes > 0) {
+			live[n_live].key = o->offset;
+			live[n_live].idx = placed[j];
+			n_live++;
+		}
+	}
+	qsort(live, (size_t)n_live, sizeof(*live), by_offset);
+	for (int j = 0; j < n_live && b->bytes > 0; j++) {
+		const enpu_plan_buf *o = &p->bufs[live[j].idx];
+		if (cand <= o->offset && o->offset - cand >= b->bytes)
+			break;   /* fits in the gap before o */
+		if (o->offset > UINT64_MAX - o->bytes || align_up(o->offset + o->bytes, &end) < 0)
+			return -1;
+		if (end > cand)
+			cand = end;
+	}
+	if (cand > UINT64_MAX - b->bytes)
+		return -1;
+	b->offset = cand;
+	if (cand + b->bytes > p->arena_bytes)
+		p->arena_bytes = cand + b->bytes;
+	return 0;
+}
+
 int enpu_plan_build(const enpu_graph *g, enpu_plan *p, enpu_err *e)
 {
 	int *first = NULL, *last = NULL, *placed = NULL, n_placed = 0;
 	order_ent *order = NULL, *live = NULL;
-	int n = 0;
+	int n;
 
 	memset(p, 0, sizeof(*p));
 	if (g->n_tensors <= 0) {
@@ -103,61 +167,13 @@ int enpu_plan_build(const enpu_graph *g, enpu_plan *p, enpu_err *e)
 	}
 	p->n_tensors = g->n_tensors;
 	enpu_plan_lifetimes(g, first, last);
-	for (int i = 0; i < g->n_tensors; i++) {
-		const enpu_irtensor *t = &g->tensors[i];
-		p->tensor_buf[i] = -1;
-		if (t->kind != ENPU_TK_INTERMEDIATE)
-			continue;
-		enpu_plan_buf *b = &p->bufs[n];
-		b->tensor = i;
-		if (tensor_bytes(t, &b->bytes) < 0) {
-			enpu_fail(e, ENPU_E_LIMIT, "plan", NULL,
-				  "tensor '%s' is too large to plan", t->name);
-			goto fail;
-		}
-		if (first[i] < 0) {
-			enpu_fail(e, ENPU_E_INTERNAL, "plan", NULL,
-				  "tensor '%s' is never produced", t->name);
-			goto fail;
-		}
-		b->first_op = first[i];
-		b->last_op = last[i];
-		p->tensor_buf[i] = n;
-		order[n].key = b->bytes;
-		order[n].idx = n;
-		n++;
-	}
+	if ((n = collect_bufs(g, p, first, last, order, e)) < 0)
+		goto fail;
 	p->n_bufs = n;
 	qsort(order, (size_t)n, sizeof(*order), by_size_desc);
-
 	for (int k = 0; k < n; k++) {
-		enpu_plan_buf *b = &p->bufs[order[k].idx];
-		int n_live = 0;
-		uint64_t cand = 0, end;
-
-		for (int j = 0; j < n_placed; j++) {
-			const enpu_plan_buf *o = &p->bufs[placed[j]];
-			if (overlaps(b, o) && o->bytes > 0) {
-				live[n_live].key = o->offset;
-				live[n_live].idx = placed[j];
-				n_live++;
-			}
-		}
-		qsort(live, (size_t)n_live, sizeof(*live), by_offset);
-		for (int j = 0; j < n_live && b->bytes > 0; j++) {
-			const enpu_plan_buf *o = &p->bufs[live[j].idx];
-			if (cand <= o->offset && o->offset - cand >= b->bytes)
-				break;   /* fits in the gap before o */
-			if (o->offset > UINT64_MAX - o->bytes || align_up(o->offset + o->bytes, &end) < 0)
-				goto too_big;
-			if (end > cand)
-				cand = end;
-		}
-		if (cand > UINT64_MAX - b->bytes)
+		if (place(p, &p->bufs[order[k].idx], placed, n_placed, live) < 0)
 			goto too_big;
-		b->offset = cand;
-		if (cand + b->bytes > p->arena_bytes)
-			p->arena_bytes = cand + b->bytes;
 		placed[n_placed++] = order[k].idx;
 	}
 	if (align_up(p->arena_bytes, &p->arena_bytes) < 0)

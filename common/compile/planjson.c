@@ -73,8 +73,8 @@ static int read_section(const enpu_graph *g, json_object *root, const char *labe
 {
 	json_object *v;
 
-	for (int i = 0; i < ENPU_BK_COUNT; i++) {
-		const enpu_backend_def *d = enpu_backend_by_id((enpu_backend)i);
+	for (int i = 0; i < enpu_backend_count(); i++) {
+		const enpu_backend_def *d = enpu_backend_at(i);
 		if (d->section && (!key || strcmp(d->section, key) != 0) &&
 		    json_object_object_get_ex(root, d->section, NULL))
 			return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
@@ -92,12 +92,101 @@ int enpu_plan_from_json(const enpu_graph *g, const char *text, size_t len,
 	return enpu_plan_from_json_section(g, text, len, label, p, NULL, NULL, e);
 }
 
+/* plan.json's header: format, version, alignment, arena_bytes, and a
+ * schedule that is the graph's op order. */
+static int read_header(const enpu_graph *g, json_object *root, const char *label, enpu_plan *p,
+		       enpu_err *e)
+{
+	json_object *v, *sched;
+	int64_t iv;
+
+	if (!(v = enpu_json_field(root, "format", json_type_string, label, "", e)))
+		return -1;
+	if (strcmp(json_object_get_string(v), "eulernpu-plan") != 0)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+				 "field 'format' is not \"eulernpu-plan\"");
+	if (!(v = enpu_json_field(root, "version", json_type_int, label, "", e)) ||
+	    enpu_json_int(v, 1, 1, label, "field 'version'", &iv, e) < 0)
+		return -1;
+	if (!(v = enpu_json_field(root, "alignment", json_type_int, label, "", e)) ||
+	    enpu_json_int(v, ENPU_PLAN_ALIGN, ENPU_PLAN_ALIGN, label, "field 'alignment'", &iv, e) < 0)
+		return -1;
+	if (!(v = enpu_json_field(root, "arena_bytes", json_type_int, label, "", e)) ||
+	    enpu_json_int(v, 0, INT64_MAX, label, "field 'arena_bytes'", &iv, e) < 0)
+		return -1;
+	p->arena_bytes = (uint64_t)iv;
+	if (!(sched = enpu_json_field(root, "schedule", json_type_array, label, "", e)))
+		return -1;
+	if (json_object_array_length(sched) != (size_t)g->n_ops)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+				 "field 'schedule' lists %zu ops, the graph has %d",
+				 json_object_array_length(sched), g->n_ops);
+	for (int k = 0; k < g->n_ops; k++) {
+		json_object *s = json_object_array_get_idx(sched, (size_t)k);
+		if (!json_object_is_type(s, json_type_string) ||
+		    strcmp(json_object_get_string(s), g->ops[k].name) != 0)
+			return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+					 "field 'schedule' entry %d is not op '%s'", k, g->ops[k].name);
+	}
+	return 0;
+}
+
+/* An op named by buffer k's field (first_op, last_op): its index. */
+static int buf_op(const enpu_graph *g, json_object *o, const char *field, size_t k,
+		  const char *label, const char *ctx, int *out, enpu_err *e)
+{
+	json_object *v;
+
+	if (!(v = enpu_json_field(o, field, json_type_string, label, ctx, e)))
+		return -1;
+	if ((*out = op_index(g, json_object_get_string(v))) < 0)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "buffer %zu: unknown op '%s'",
+				 k, json_object_get_string(v));
+	return 0;
+}
+
+/* Buffer k (object o) into p->bufs[k], claiming its tensor. */
+static int read_buffer(const enpu_graph *g, json_object *o, size_t k, const char *label,
+		       enpu_plan *p, enpu_err *e)
+{
+	enpu_plan_buf *b = &p->bufs[k];
+	json_object *v;
+	int64_t iv;
+	char ctx[64];
+
+	snprintf(ctx, sizeof(ctx), "buffer %zu: ", k);
+	if (!json_object_is_type(o, json_type_object))
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "buffer %zu is not an object", k);
+	if (!(v = enpu_json_field(o, "tensor", json_type_string, label, ctx, e)))
+		return -1;
+	b->tensor = enpu_graph_find(g, json_object_get_string(v));
+	if (b->tensor < 0 || g->tensors[b->tensor].kind != ENPU_TK_INTERMEDIATE)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+				 "buffer %zu: tensor '%s' is not an intermediate of the graph",
+				 k, json_object_get_string(v));
+	if (p->tensor_buf[b->tensor] >= 0)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+				 "tensor '%s' has more than one buffer", json_object_get_string(v));
+	p->tensor_buf[b->tensor] = (int)k;
+	if (!(v = enpu_json_field(o, "offset", json_type_int, label, ctx, e)) ||
+	    enpu_json_int(v, 0, INT64_MAX, label, "field 'offset'", &iv, e) < 0)
+		return -1;
+	b->offset = (uint64_t)iv;
+	if (!(v = enpu_json_field(o, "bytes", json_type_int, label, ctx, e)) ||
+	    enpu_json_int(v, 0, INT64_MAX, label, "field 'bytes'", &iv, e) < 0)
+		return -1;
+	b->bytes = (uint64_t)iv;
+	if (buf_op(g, o, "first_op", k, label, ctx, &b->first_op, e) < 0 ||
+	    buf_op(g, o, "last_op", k, label, ctx, &b->last_op, e) < 0)
+		return -1;
+	return 0;
+}
+
 int enpu_plan_from_json_section(const enpu_graph *g, const char *text, size_t len,
 				const char *label, enpu_plan *p, const char *key,
 				struct json_object **section, enpu_err *e)
 {
-	json_object *root, *v, *sched, *bufs;
-	int64_t iv;
+	json_object *root, *bufs;
 	size_t nb;
 
 	memset(p, 0, sizeof(*p));
@@ -105,40 +194,8 @@ int enpu_plan_from_json_section(const enpu_graph *g, const char *text, size_t le
 		*section = NULL;
 	if (!(root = enpu_json_parse(text, len, label, e)))
 		return -1;
-	if (!(v = enpu_json_field(root, "format", json_type_string, label, "", e)))
-		goto fail;
-	if (strcmp(json_object_get_string(v), "eulernpu-plan") != 0) {
-		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "field 'format' is not \"eulernpu-plan\"");
-		goto fail;
-	}
-	if (!(v = enpu_json_field(root, "version", json_type_int, label, "", e)) ||
-	    enpu_json_int(v, 1, 1, label, "field 'version'", &iv, e) < 0)
-		goto fail;
-	if (!(v = enpu_json_field(root, "alignment", json_type_int, label, "", e)) ||
-	    enpu_json_int(v, ENPU_PLAN_ALIGN, ENPU_PLAN_ALIGN, label, "field 'alignment'", &iv, e) < 0)
-		goto fail;
-	if (!(v = enpu_json_field(root, "arena_bytes", json_type_int, label, "", e)) ||
-	    enpu_json_int(v, 0, INT64_MAX, label, "field 'arena_bytes'", &iv, e) < 0)
-		goto fail;
-	p->arena_bytes = (uint64_t)iv;
-	if (!(sched = enpu_json_field(root, "schedule", json_type_array, label, "", e)))
-		goto fail;
-	if (json_object_array_length(sched) != (size_t)g->n_ops) {
-		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
-			  "field 'schedule' lists %zu ops, the graph has %d",
-			  json_object_array_length(sched), g->n_ops);
-		goto fail;
-	}
-	for (int k = 0; k < g->n_ops; k++) {
-		json_object *s = json_object_array_get_idx(sched, (size_t)k);
-		if (!json_object_is_type(s, json_type_string) ||
-		    strcmp(json_object_get_string(s), g->ops[k].name) != 0) {
-			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
-				  "field 'schedule' entry %d is not op '%s'", k, g->ops[k].name);
-			goto fail;
-		}
-	}
-	if (!(bufs = enpu_json_field(root, "buffers", json_type_array, label, "", e)))
+	if (read_header(g, root, label, p, e) < 0 ||
+	    !(bufs = enpu_json_field(root, "buffers", json_type_array, label, "", e)))
 		goto fail;
 	nb = json_object_array_length(bufs);
 	if (nb > (size_t)g->n_tensors) {
@@ -154,53 +211,9 @@ int enpu_plan_from_json_section(const enpu_graph *g, const char *text, size_t le
 	}
 	for (int i = 0; i < g->n_tensors; i++)
 		p->tensor_buf[i] = -1;
-	for (size_t k = 0; k < nb; k++) {
-		json_object *o = json_object_array_get_idx(bufs, k);
-		enpu_plan_buf *b = &p->bufs[k];
-		char ctx[64];
-		snprintf(ctx, sizeof(ctx), "buffer %zu: ", k);
-		if (!json_object_is_type(o, json_type_object)) {
-			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "buffer %zu is not an object", k);
+	for (size_t k = 0; k < nb; k++)
+		if (read_buffer(g, json_object_array_get_idx(bufs, k), k, label, p, e) < 0)
 			goto fail;
-		}
-		if (!(v = enpu_json_field(o, "tensor", json_type_string, label, ctx, e)))
-			goto fail;
-		b->tensor = enpu_graph_find(g, json_object_get_string(v));
-		if (b->tensor < 0 || g->tensors[b->tensor].kind != ENPU_TK_INTERMEDIATE) {
-			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
-				  "buffer %zu: tensor '%s' is not an intermediate of the graph",
-				  k, json_object_get_string(v));
-			goto fail;
-		}
-		if (p->tensor_buf[b->tensor] >= 0) {
-			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
-				  "tensor '%s' has more than one buffer", json_object_get_string(v));
-			goto fail;
-		}
-		p->tensor_buf[b->tensor] = (int)k;
-		if (!(v = enpu_json_field(o, "offset", json_type_int, label, ctx, e)) ||
-		    enpu_json_int(v, 0, INT64_MAX, label, "field 'offset'", &iv, e) < 0)
-			goto fail;
-		b->offset = (uint64_t)iv;
-		if (!(v = enpu_json_field(o, "bytes", json_type_int, label, ctx, e)) ||
-		    enpu_json_int(v, 0, INT64_MAX, label, "field 'bytes'", &iv, e) < 0)
-			goto fail;
-		b->bytes = (uint64_t)iv;
-		if (!(v = enpu_json_field(o, "first_op", json_type_string, label, ctx, e)))
-			goto fail;
-		if ((b->first_op = op_index(g, json_object_get_string(v))) < 0) {
-			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "buffer %zu: unknown op '%s'",
-				  k, json_object_get_string(v));
-			goto fail;
-		}
-		if (!(v = enpu_json_field(o, "last_op", json_type_string, label, ctx, e)))
-			goto fail;
-		if ((b->last_op = op_index(g, json_object_get_string(v))) < 0) {
-			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "buffer %zu: unknown op '%s'",
-				  k, json_object_get_string(v));
-			goto fail;
-		}
-	}
 	p->n_bufs = (int)nb;
 	if (read_section(g, root, label, key, section, e) < 0)
 		goto fail;

@@ -2,6 +2,7 @@
  * one output style, strict parsing with a size bound, typed field access
  * whose errors name the file and the field, canonical forms. */
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,4 +177,98 @@ struct json_object *enpu_json_canonical(struct json_object *o)
 		return r;
 	}
 	return json_object_get(o);
+}
+
+/* ---- reading back what the project wrote ------------------------------- */
+
+int enpu_jread_fail(enpu_jread *r, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return enpu_fail(r->e, ENPU_E_ARTIFACT, r->label, "recompile the artifact", "%s: %s",
+			 r->what, msg);
+}
+
+int enpu_jread_fields(enpu_jread *r, json_object *o, const char *const *fields,
+		      json_object **vals)
+{
+	if (!json_object_is_type(o, json_type_object))
+		return enpu_jread_fail(r, "not an object");
+	json_object_object_foreach(o, key, val) {
+		int j;
+
+		(void)val;
+		for (j = 0; fields[j]; j++)
+			if (!strcmp(key, fields[j]))
+				break;
+		if (!fields[j])
+			return enpu_jread_fail(r, "unknown field '%.64s'", key);
+	}
+	for (int i = 0; fields[i]; i++)
+		if (!json_object_object_get_ex(o, fields[i], &vals[i]))
+			return enpu_jread_fail(r, "missing field '%s'", fields[i]);
+	return 0;
+}
+
+int enpu_jread_int(enpu_jread *r, json_object *v, const char *what, int64_t lo, int64_t hi,
+		   int64_t *out)
+{
+	int64_t x;
+
+	if (!json_object_is_type(v, json_type_int))
+		return enpu_jread_fail(r, "'%s' is not an integer", what);
+	x = json_object_get_int64(v);
+	if (x < lo || x > hi)
+		return enpu_jread_fail(r, "'%s' is %lld, not in %lld..%lld", what, (long long)x,
+				       (long long)lo, (long long)hi);
+	*out = x;
+	return 0;
+}
+
+int enpu_jread_ints(enpu_jread *r, json_object *v, const char *what, size_t n, int64_t lo,
+		    int64_t hi, int64_t *out)
+{
+	if (!json_object_is_type(v, json_type_array) || json_object_array_length(v) != n)
+		return enpu_jread_fail(r, "'%s' is not a list of %zu integers", what, n);
+	for (size_t i = 0; i < n; i++)
+		if (enpu_jread_int(r, json_object_array_get_idx(v, i), what, lo, hi, &out[i]))
+			return -1;
+	return 0;
+}
+
+int enpu_jread_num(enpu_jread *r, json_object *v, const char *what, int zero_ok, double hi,
+		   double *out)
+{
+	double x;
+
+	if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
+		return enpu_jread_fail(r, "'%s' is not a number", what);
+	x = json_object_get_double(v);
+	if (!isfinite(x) || x < 0 || (x == 0 && !zero_ok) || x > hi)
+		return enpu_jread_fail(r, "'%s' is out of range", what);
+	*out = x;
+	return 0;
+}
+
+int enpu_jread_choice(enpu_jread *r, json_object *v, const char *what, const char *const *names,
+		      int *idx)
+{
+	const char *s = json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+	char list[256];
+	size_t off = 0;
+
+	for (int i = 0; s && names[i]; i++)
+		if (!strcmp(s, names[i])) {
+			*idx = i;
+			return 0;
+		}
+	list[0] = 0;
+	for (int i = 0; names[i] && off < sizeof(list); i++)
+		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", i ? ", " : "",
+					names[i]);
+	return enpu_jread_fail(r, "'%s' is not one of %s", what, list);
 }

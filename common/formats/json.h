@@ -42,6 +42,33 @@ struct json_object *enpu_json_field(struct json_object *o, const char *key, json
 int enpu_json_int(struct json_object *v, int64_t lo, int64_t hi, const char *label,
 		  const char *what, int64_t *out, enpu_err *e);
 
+/* Reading back an object this project wrote (a manifest's target
+ * options): every error is ENPU_E_ARTIFACT at label, "<what>: <message>",
+ * fix "recompile the artifact". */
+typedef struct enpu_jread {
+	const char *label;     /* the file: "manifest.json" */
+	const char *what;      /* the object: "npu_sim target" */
+	enpu_err *e;
+} enpu_jread;
+
+int enpu_jread_fail(enpu_jread *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* o is an object with exactly the fields named (NULL-terminated): no
+ * other, none missing; vals[i] gets fields[i]'s value (borrowed). */
+int enpu_jread_fields(enpu_jread *r, struct json_object *o, const char *const *fields,
+		      struct json_object **vals);
+/* v is an integer in [lo, hi] / a finite number from 0 (excluded unless
+ * zero_ok) to hi / one of names (NULL-terminated), its index. what names
+ * the field in the message. */
+int enpu_jread_int(enpu_jread *r, struct json_object *v, const char *what, int64_t lo,
+		   int64_t hi, int64_t *out);
+/* v is a list of exactly n integers, each in [lo, hi]. */
+int enpu_jread_ints(enpu_jread *r, struct json_object *v, const char *what, size_t n, int64_t lo,
+		    int64_t hi, int64_t *out);
+int enpu_jread_num(enpu_jread *r, struct json_object *v, const char *what, int zero_ok,
+		   double hi, double *out);
+int enpu_jread_choice(enpu_jread *r, struct json_object *v, const char *what,
+		      const char *const *names, int *idx);
+
 /* A deep copy with object keys sorted (strcmp), recursively: the canonical
  * form used for target options. NULL in, NULL out. */
 struct json_object *enpu_json_canonical(struct json_object *o);

@@ -157,38 +157,31 @@ fail:
 	return -1;
 }
 
-/* Takes ownership of src. On failure out is left as it was. */
-static int read_archive(zip_source_t *src, const char *label, const enpu_limits *lim,
-			enpu_tlist *out, enpu_err *e)
+/* Open src as a zip (takes ownership of src): *dup set when libzip saw a
+ * name twice (then the member loop names it). NULL on failure. */
+static zip_t *open_archive(zip_source_t *src, const char *label, int *dup, enpu_err *e)
 {
-	size_t n0 = out->n;
 	zip_error_t ze;
 	zip_stat_t st;
-	zip_t *za = NULL;
-	zip_int64_t nent;
-	uint64_t total = 0;
-	int dup = 0;
-	char mlabel[600], shown[256];
+	zip_t *za;
 
-	if (!lim)
-		lim = enpu_limits_default();
 	zip_error_init(&ze);
 	zip_stat_init(&st);
 	if (zip_source_stat(src, &st) < 0) {
 		zip_fail(e, zip_source_error(src), label);
 		zip_source_free(src);
-		goto fail;
+		return NULL;
 	}
 	/* libzip opens an empty file as an empty archive; numpy never writes one */
 	if ((st.valid & ZIP_STAT_SIZE) && st.size < ZIP_EOCD_LEN) {
 		zip_source_free(src);
 		zip_fail_code(e, ZIP_ER_NOZIP, 0, label);
-		goto fail;
+		return NULL;
 	}
 	za = zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &ze);
 	if (!za && zip_error_code_zip(&ze) == ZIP_ER_EXISTS) {
 		/* a name twice: reopen without the check so the loop names it */
-		dup = 1;
+		*dup = 1;
 		zip_error_fini(&ze);
 		zip_error_init(&ze);
 		za = zip_open_from_source(src, ZIP_RDONLY, &ze);
@@ -196,8 +189,92 @@ static int read_archive(zip_source_t *src, const char *label, const enpu_limits 
 	if (!za) {
 		zip_source_free(src);
 		zip_fail(e, &ze, label);
-		goto fail;
 	}
+	zip_error_fini(&ze);
+	return za;
+}
+
+/* Member raw (rlen bytes) is <name>.npy with a valid name not yet among
+ * out's tensors from n0 on. */
+static int check_member_name(const enpu_tlist *out, size_t n0, const char *raw, size_t rlen,
+			     const char *label, enpu_err *e)
+{
+	char shown[256];
+	const char *why;
+
+	if (rlen < 4 || strcmp(raw + rlen - 4, ".npy"))
+		return enpu_fail(e, ENPU_E_NPY, label, "an .npz holds only <name>.npy arrays (np.savez)",
+				 "member '%s' is not an .npy array", show(raw, shown, sizeof(shown)));
+	if ((why = bad_name(raw, rlen - 4)))
+		return enpu_fail(e, ENPU_E_NPY, label, "rename the array when saving",
+				 "member '%s' is not a valid tensor name: it %s",
+				 show(raw, shown, sizeof(shown)), why);
+	for (size_t j = n0; j < out->n; j++)
+		if (strlen(out->items[j].name) == rlen - 4 &&
+		    !memcmp(out->items[j].name, raw, rlen - 4))
+			return enpu_fail(e, ENPU_E_NPY, label, NULL,
+					 "member '%s' appears more than once",
+					 show(raw, shown, sizeof(shown)));
+	return 0;
+}
+
+/* Member i (named raw, rlen bytes) onto out, within the limits; *total
+ * counts the bytes inflated so far. */
+static int read_one(zip_t *za, zip_int64_t i, const char *raw, size_t rlen, const char *label,
+		    const enpu_limits *lim, uint64_t *total, enpu_tlist *out, enpu_err *e)
+{
+	char mlabel[600];
+	unsigned char *data = NULL;
+	enpu_tensor t;
+	zip_stat_t st;
+	int rc;
+
+	snprintf(mlabel, sizeof(mlabel), "%s member '%.*s'", label, (int)(rlen - 4), raw);
+	zip_stat_init(&st);
+	if (zip_stat_index(za, (zip_uint64_t)i, 0, &st) < 0 || !(st.valid & ZIP_STAT_SIZE))
+		return zip_fail(e, zip_get_error(za), mlabel);
+	/* the declared size, checked before a byte is inflated (zip bombs) */
+	if (st.size > lim->max_npz_bytes - *total)
+		return enpu_fail(e, ENPU_E_LIMIT, mlabel, "raise max_npz_bytes or split the file",
+				 "'%s' decompresses to more than the limit of %llu bytes", label,
+				 (unsigned long long)lim->max_npz_bytes);
+	if ((st.size > NPY_MAX_OVERHEAD &&
+	     st.size - NPY_MAX_OVERHEAD > lim->max_tensor_bytes) || st.size >= SIZE_MAX)
+		return enpu_fail(e, ENPU_E_LIMIT, mlabel, "raise max_tensor_bytes or split the tensor",
+				 "member of %llu bytes exceeds the limit of %llu bytes per tensor",
+				 (unsigned long long)st.size, (unsigned long long)lim->max_tensor_bytes);
+	if (read_member(za, (zip_uint64_t)i, st.size, mlabel, &data, e))
+		return -1;
+	*total += st.size;
+	rc = enpu_npy_parse(data, (size_t)st.size, mlabel, lim, &t, e);
+	free(data);
+	if (rc)
+		return -1;
+	if (!(t.name = strndup(raw, rlen - 4))) {
+		enpu_tensor_free(&t);
+		return enpu_fail(e, ENPU_E_NOMEM, mlabel, NULL, "out of memory");
+	}
+	if (enpu_tlist_push(out, &t, e)) {
+		enpu_tensor_free(&t);
+		return -1;
+	}
+	return 0;
+}
+
+/* Takes ownership of src. On failure out is left as it was. */
+static int read_archive(zip_source_t *src, const char *label, const enpu_limits *lim,
+			enpu_tlist *out, enpu_err *e)
+{
+	size_t n0 = out->n;
+	zip_t *za;
+	zip_int64_t nent;
+	uint64_t total = 0;
+	int dup = 0;
+
+	if (!lim)
+		lim = enpu_limits_default();
+	if (!(za = open_archive(src, label, &dup, e)))
+		goto fail;
 	nent = zip_get_num_entries(za, 0);
 	if (nent < 0 || (uint64_t)nent > lim->max_npz_members) {
 		enpu_fail(e, ENPU_E_LIMIT, label, "raise max_npz_members or split the file",
@@ -207,82 +284,24 @@ static int read_archive(zip_source_t *src, const char *label, const enpu_limits 
 	}
 	for (zip_int64_t i = 0; i < nent; i++) {
 		const char *raw = zip_get_name(za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
-		const char *why;
-		enpu_tensor t;
-		unsigned char *data = NULL;
-		size_t rlen;
-		int rc;
 
 		if (!raw) {
 			zip_fail(e, zip_get_error(za), label);
 			goto fail;
 		}
-		rlen = strlen(raw);
-		if (rlen < 4 || strcmp(raw + rlen - 4, ".npy")) {
-			enpu_fail(e, ENPU_E_NPY, label, "an .npz holds only <name>.npy arrays (np.savez)",
-				  "member '%s' is not an .npy array", show(raw, shown, sizeof(shown)));
+		if (check_member_name(out, n0, raw, strlen(raw), label, e) ||
+		    read_one(za, i, raw, strlen(raw), label, lim, &total, out, e))
 			goto fail;
-		}
-		if ((why = bad_name(raw, rlen - 4))) {
-			enpu_fail(e, ENPU_E_NPY, label, "rename the array when saving",
-				  "member '%s' is not a valid tensor name: it %s",
-				  show(raw, shown, sizeof(shown)), why);
-			goto fail;
-		}
-		for (size_t j = n0; j < out->n; j++)
-			if (strlen(out->items[j].name) == rlen - 4 &&
-			    !memcmp(out->items[j].name, raw, rlen - 4)) {
-				enpu_fail(e, ENPU_E_NPY, label, NULL,
-					  "member '%s' appears more than once", show(raw, shown, sizeof(shown)));
-				goto fail;
-			}
-		snprintf(mlabel, sizeof(mlabel), "%s member '%.*s'", label, (int)(rlen - 4), raw);
-		if (zip_stat_index(za, (zip_uint64_t)i, 0, &st) < 0 || !(st.valid & ZIP_STAT_SIZE)) {
-			zip_fail(e, zip_get_error(za), mlabel);
-			goto fail;
-		}
-		/* the declared size, checked before a byte is inflated (zip bombs) */
-		if (st.size > lim->max_npz_bytes - total) {
-			enpu_fail(e, ENPU_E_LIMIT, mlabel, "raise max_npz_bytes or split the file",
-				  "'%s' decompresses to more than the limit of %llu bytes", label,
-				  (unsigned long long)lim->max_npz_bytes);
-			goto fail;
-		}
-		if ((st.size > NPY_MAX_OVERHEAD &&
-		     st.size - NPY_MAX_OVERHEAD > lim->max_tensor_bytes) || st.size >= SIZE_MAX) {
-			enpu_fail(e, ENPU_E_LIMIT, mlabel, "raise max_tensor_bytes or split the tensor",
-				  "member of %llu bytes exceeds the limit of %llu bytes per tensor",
-				  (unsigned long long)st.size, (unsigned long long)lim->max_tensor_bytes);
-			goto fail;
-		}
-		if (read_member(za, (zip_uint64_t)i, st.size, mlabel, &data, e))
-			goto fail;
-		total += st.size;
-		rc = enpu_npy_parse(data, (size_t)st.size, mlabel, lim, &t, e);
-		free(data);
-		if (rc)
-			goto fail;
-		if (!(t.name = strndup(raw, rlen - 4))) {
-			enpu_tensor_free(&t);
-			enpu_fail(e, ENPU_E_NOMEM, mlabel, NULL, "out of memory");
-			goto fail;
-		}
-		if (enpu_tlist_push(out, &t, e)) {
-			enpu_tensor_free(&t);
-			goto fail;
-		}
 	}
 	if (dup) {      /* libzip saw a duplicate that the loop did not */
 		enpu_fail(e, ENPU_E_NPY, label, NULL, "'%s' holds a member name more than once", label);
 		goto fail;
 	}
 	zip_discard(za);
-	zip_error_fini(&ze);
 	return 0;
 fail:
 	if (za)
 		zip_discard(za);
-	zip_error_fini(&ze);
 	while (out->n > n0)
 		enpu_tensor_free(&out->items[--out->n]);
 	return -1;
@@ -346,21 +365,14 @@ int enpu_npz_write(const char *path, const enpu_tlist *ts, enpu_err *e)
 	return rc;
 }
 
-int enpu_npz_write_mem(const enpu_tlist *ts, const char *path, enpu_buf *out, enpu_err *e)
+/* Every tensor's name can be an .npz key, and none repeats. */
+static int check_names(const enpu_tlist *ts, const char *path, enpu_err *e)
 {
-	static const unsigned char empty_zip[ZIP_EOCD_LEN] = {'P', 'K', 5, 6};
-	zip_error_t ze;
-	zip_source_t *src = NULL;
-	zip_t *za = NULL;
-	zip_stat_t st;
-	unsigned char *img = NULL;
-	int rc = -1;
-
-	zip_error_init(&ze);
 	for (size_t i = 0; i < ts->n; i++) {
 		const char *name = ts->items[i].name ? ts->items[i].name : "";
 		const char *why = bad_name(name, strlen(name));
 		char shown[256];
+
 		if (why)
 			return enpu_fail(e, ENPU_E_NAME, path, NULL,
 					 "tensor name '%s' cannot be an .npz key: it %s",
@@ -370,60 +382,68 @@ int enpu_npz_write_mem(const enpu_tlist *ts, const char *path, enpu_buf *out, en
 				return enpu_fail(e, ENPU_E_NAME, path, NULL,
 						 "tensor name '%s' appears more than once", name);
 	}
-	if (ts->n == 0) {   /* libzip writes nothing at all for an empty archive */
-		if (enpu_buf_add(out, empty_zip, sizeof(empty_zip)) < 0)
-			return enpu_fail(e, ENPU_E_NOMEM, path, NULL, "out of memory");
-		return 0;
-	}
-	if (!(src = zip_source_buffer_create(NULL, 0, 0, &ze)))
-		goto zfail;
-	if (!(za = zip_open_from_source(src, ZIP_TRUNCATE, &ze)))
-		goto zfail;
-	zip_source_keep(src);   /* the bytes are read back after zip_close */
-	for (size_t i = 0; i < ts->n; i++) {
-		enpu_buf nb = ENPU_BUF_INIT, zname = ENPU_BUF_INIT;
-		zip_source_t *ms;
-		zip_int64_t idx;
-		size_t n;
-		char *d;
+	return 0;
+}
 
-		if (enpu_npy_write(&ts->items[i], &nb, e))
-			goto out;
-		d = enpu_buf_detach(&nb, &n);
-		if (!d || enpu_buf_addf(&zname, "%s.npy", ts->items[i].name)) {
-			free(d);
-			enpu_buf_free(&zname);
-			enpu_fail(e, ENPU_E_NOMEM, path, NULL, "out of memory");
-			goto out;
-		}
-		if (!(ms = zip_source_buffer(za, d, n, 1))) {
-			free(d);
-			enpu_buf_free(&zname);
-			goto zafail;
-		}
-		idx = zip_file_add(za, zname.data, ms, ZIP_FL_ENC_UTF_8);
+static int zip_failed(zip_t *za, const char *path, enpu_err *e)
+{
+	return enpu_fail(e, ENPU_E_INTERNAL, path, NULL, "cannot build the .npz: %s",
+			 zip_error_strerror(zip_get_error(za)));
+}
+
+/* Tensor t as <name>.npy, stored, dated 1980: the same tensors give the
+ * same bytes. */
+static int add_member(zip_t *za, const enpu_tensor *t, const char *path, enpu_err *e)
+{
+	enpu_buf nb = ENPU_BUF_INIT, zname = ENPU_BUF_INIT;
+	zip_source_t *ms;
+	zip_int64_t idx;
+	size_t n;
+	char *d;
+
+	if (enpu_npy_write(t, &nb, e))
+		return -1;
+	d = enpu_buf_detach(&nb, &n);
+	if (!d || enpu_buf_addf(&zname, "%s.npy", t->name)) {
+		free(d);
 		enpu_buf_free(&zname);
-		if (idx < 0) {
-			zip_source_free(ms);
-			goto zafail;
-		}
-		if (zip_set_file_compression(za, (zip_uint64_t)idx, ZIP_CM_STORE, 0) < 0 ||
-		    zip_file_set_dostime(za, (zip_uint64_t)idx, 0, DOS_DATE_1980, 0) < 0)
-			goto zafail;
+		return enpu_fail(e, ENPU_E_NOMEM, path, NULL, "out of memory");
 	}
-	if (zip_close(za) < 0)
-		goto zafail;
-	za = NULL;
+	if (!(ms = zip_source_buffer(za, d, n, 1))) {
+		free(d);
+		enpu_buf_free(&zname);
+		return zip_failed(za, path, e);
+	}
+	idx = zip_file_add(za, zname.data, ms, ZIP_FL_ENC_UTF_8);
+	enpu_buf_free(&zname);
+	if (idx < 0) {
+		zip_source_free(ms);
+		return zip_failed(za, path, e);
+	}
+	if (zip_set_file_compression(za, (zip_uint64_t)idx, ZIP_CM_STORE, 0) < 0 ||
+	    zip_file_set_dostime(za, (zip_uint64_t)idx, 0, DOS_DATE_1980, 0) < 0)
+		return zip_failed(za, path, e);
+	return 0;
+}
+
+/* The closed archive's bytes (in src) appended to out. */
+static int read_back(zip_source_t *src, const char *path, enpu_buf *out, enpu_err *e)
+{
+	unsigned char *img = NULL;
+	zip_stat_t st;
+	int rc;
+
 	zip_stat_init(&st);
 	if (zip_source_stat(src, &st) < 0 || !(st.valid & ZIP_STAT_SIZE) || st.size >= SIZE_MAX ||
 	    !(img = malloc((size_t)st.size + 1)) || zip_source_open(src) < 0) {
-		enpu_fail(e, ENPU_E_NOMEM, path, NULL, "cannot assemble the .npz in memory");
-		goto out;
+		free(img);
+		return enpu_fail(e, ENPU_E_NOMEM, path, NULL, "cannot assemble the .npz in memory");
 	}
 	if (zip_source_read(src, img, st.size) != (zip_int64_t)st.size) {
 		zip_source_close(src);
-		enpu_fail(e, ENPU_E_INTERNAL, path, NULL, "cannot read back the .npz built in memory");
-		goto out;
+		free(img);
+		return enpu_fail(e, ENPU_E_INTERNAL, path, NULL,
+				 "cannot read back the .npz built in memory");
 	}
 	zip_source_close(src);
 	img[st.size] = '\0';
@@ -433,25 +453,50 @@ int enpu_npz_write_mem(const enpu_tlist *ts, const char *path, enpu_buf *out, en
 		out->data = (char *)img;
 		out->len = (size_t)st.size;
 		out->alloc = (size_t)st.size + 1;
-		img = NULL;
-	} else if (enpu_buf_add(out, img, (size_t)st.size) < 0) {
-		enpu_fail(e, ENPU_E_NOMEM, path, NULL, "out of memory");
+		return 0;
+	}
+	rc = enpu_buf_add(out, img, (size_t)st.size);
+	free(img);
+	return rc < 0 ? enpu_fail(e, ENPU_E_NOMEM, path, NULL, "out of memory") : 0;
+}
+
+int enpu_npz_write_mem(const enpu_tlist *ts, const char *path, enpu_buf *out, enpu_err *e)
+{
+	static const unsigned char empty_zip[ZIP_EOCD_LEN] = {'P', 'K', 5, 6};
+	zip_error_t ze;
+	zip_source_t *src = NULL;
+	zip_t *za = NULL;
+	int rc = -1;
+
+	if (check_names(ts, path, e))
+		return -1;
+	if (ts->n == 0) {   /* libzip writes nothing at all for an empty archive */
+		if (enpu_buf_add(out, empty_zip, sizeof(empty_zip)) < 0)
+			return enpu_fail(e, ENPU_E_NOMEM, path, NULL, "out of memory");
+		return 0;
+	}
+	zip_error_init(&ze);
+	if (!(src = zip_source_buffer_create(NULL, 0, 0, &ze)) ||
+	    !(za = zip_open_from_source(src, ZIP_TRUNCATE, &ze))) {
+		enpu_fail(e, ENPU_E_INTERNAL, path, NULL, "cannot build the .npz: %s",
+			  zip_error_strerror(&ze));
 		goto out;
 	}
-	rc = 0;
-	goto out;
-zafail:
-	enpu_fail(e, ENPU_E_INTERNAL, path, NULL, "cannot build the .npz: %s",
-		  zip_error_strerror(zip_get_error(za)));
-	goto out;
-zfail:
-	enpu_fail(e, ENPU_E_INTERNAL, path, NULL, "cannot build the .npz: %s", zip_error_strerror(&ze));
+	zip_source_keep(src);   /* the bytes are read back after zip_close */
+	for (size_t i = 0; i < ts->n; i++)
+		if (add_member(za, &ts->items[i], path, e))
+			goto out;
+	if (zip_close(za) < 0) {
+		zip_failed(za, path, e);
+		goto out;
+	}
+	za = NULL;
+	rc = read_back(src, path, out, e);
 out:
 	if (za)
 		zip_discard(za);
 	if (src)
 		zip_source_free(src);
 	zip_error_fini(&ze);
-	free(img);
 	return rc;
 }

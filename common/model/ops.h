@@ -82,14 +82,11 @@ typedef int (*enpu_shape_fn)(enpu_attrs *a, const enpu_shape *in, int n_in,
 typedef int (*enpu_kernel_fn)(const enpu_attrs *a, const enpu_view *in, int n_in,
 			      enpu_view *out, int n_out, enpu_par *par);
 
-/* Backend ids (the registry's order, backend.c), as bits in masks. */
-typedef enum enpu_backend {
-	ENPU_BK_CPU_REF = 0,
-	ENPU_BK_NPU_SIM,
-	ENPU_BK_ZYNQ_PS,
-	ENPU_BK_FPGA_BOARD,
-	ENPU_BK_COUNT
-} enpu_backend;
+/* A backend is a row of the registry (common/backends/backend.c); its
+ * index there (0 .. enpu_backend_count() - 1) is its bit in masks. The
+ * registry holds at most ENPU_BACKENDS_MAX rows, which also sizes arrays
+ * kept per backend. */
+#define ENPU_BACKENDS_MAX 16
 
 typedef struct enpu_opdef {
 	const char *name;             /* as written in spec.yaml: "matmul" */
@@ -104,8 +101,9 @@ typedef struct enpu_opdef {
 
 const enpu_opdef *enpu_op_by_name(const char *name);  /* NULL if unknown */
 const enpu_opdef *enpu_op_by_id(enpu_opid id);
-const char *enpu_backend_name(enpu_backend b);         /* "cpu_ref" */
-int enpu_backend_parse(const char *s);                 /* -1 if unknown */
+int enpu_backend_count(void);                          /* rows in the registry */
+const char *enpu_backend_name(int i);                  /* "cpu_ref"; "unknown" */
+int enpu_backend_parse(const char *s);                 /* its index; -1 if unknown */
 
 /* Fill attrs with the op's defaults (parsing each dflt string). */
 void enpu_attrs_defaults(const enpu_opdef *d, enpu_attrs *a);

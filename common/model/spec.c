@@ -404,12 +404,12 @@ fail:
 static int parse_targets(pctx *c, const enpu_ynode *v)
 {
 	char known[128];
-	const char *names[ENPU_BK_COUNT + 1];
+	const char *names[ENPU_BACKENDS_MAX + 1];
 	json_object *sub;
 
-	for (int i = 0; i < ENPU_BK_COUNT; i++)
-		names[i] = enpu_backend_name((enpu_backend)i);
-	names[ENPU_BK_COUNT] = NULL;
+	for (int i = 0; i < enpu_backend_count(); i++)
+		names[i] = enpu_backend_name(i);
+	names[enpu_backend_count()] = NULL;
 	enpu_join(names, known, sizeof(known));
 	if (enpu_ynode_null(v))
 		return 0;

@@ -51,7 +51,7 @@ static int parse_options(enpu_target *t, const enpu_ynode *node, const char *lab
 		}
 		return 0;
 	}
-	if (d->opts_parse(t->opts, node, label, e) < 0)
+	if (d->opts_parse(d, t->opts, node, label, e) < 0)
 		return -1;
 	if (!(t->json = d->opts_json(t->opts)))
 		return enpu_fail(e, ENPU_E_NOMEM, label, NULL, "out of memory reading the target");

@@ -75,10 +75,10 @@ static void backend_list(char *buf, size_t cap, unsigned mask)
 	size_t off = 0;
 
 	buf[0] = 0;
-	for (int i = 0; i < ENPU_BK_COUNT && off < cap; i++)
+	for (int i = 0; i < enpu_backend_count() && off < cap; i++)
 		if (mask & (1u << i))
 			off += (size_t)snprintf(buf + off, cap - off, "%s%s", off ? ", " : "",
-						enpu_backend_name((enpu_backend)i));
+						enpu_backend_name(i));
 	if (!buf[0])
 		snprintf(buf, cap, "none");
 }
@@ -206,6 +206,54 @@ static int attr_int(const enpu_ynode *v, int *out)
 	return 0;
 }
 
+/* A dims (reshape's shape) or perm (transpose's) attribute: a list of at
+ * most ENPU_MAX_DIMS integers. nm: the op's name. */
+static int attr_dims(vctx *c, const char *nm, const enpu_attrdef *ad, const enpu_ynode *v,
+		     enpu_attrs *a)
+{
+	if (v->kind != ENPU_YN_SEQ || v->n > ENPU_MAX_DIMS)
+		return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
+			     "attribute '%s' of op '%.64s' must be a list of at most %d integers",
+			     ad->name, nm, ENPU_MAX_DIMS);
+	for (size_t i = 0; i < v->n; i++) {
+		int64_t x;
+
+		if (ad->type == ENPU_ATTR_DIMS ? enpu_ynode_int(v->kids[i], &x) != 0
+					       : attr_int(v->kids[i], &a->perm[i]) != 0)
+			return vfail(c, v->kids[i]->line, v->kids[i]->col, ENPU_E_ATTR, NULL,
+				     "attribute '%s' of op '%.64s' must be a list of integers",
+				     ad->name, nm);
+		if (ad->type == ENPU_ATTR_DIMS)
+			a->shape[i] = x;
+	}
+	if (ad->type == ENPU_ATTR_DIMS)
+		a->n_shape = (int)v->n;
+	else
+		a->n_perm = (int)v->n;
+	return 0;
+}
+
+/* An enum attribute: one of its choices, its index into *out. */
+static int attr_enum(vctx *c, const char *nm, const enpu_attrdef *ad, const enpu_ynode *v,
+		     int *out)
+{
+	char list[128];
+	size_t off = 0;
+
+	if (v->kind == ENPU_YN_SCALAR)
+		for (int i = 0; ad->choices[i]; i++)
+			if (strcmp(v->text, ad->choices[i]) == 0) {
+				*out = i;
+				return 0;
+			}
+	list[0] = 0;
+	for (int i = 0; ad->choices[i] && off < sizeof(list); i++)
+		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", i ? ", " : "",
+					ad->choices[i]);
+	return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
+		     "attribute '%s' of op '%.64s' must be one of: %s", ad->name, nm, list);
+}
+
 static int attr_value(vctx *c, const enpu_sop *op, const enpu_attrdef *ad,
 		      const enpu_ynode *v, enpu_attrs *a)
 {
@@ -246,44 +294,9 @@ static int attr_value(vctx *c, const enpu_sop *op, const enpu_attrdef *ad,
 		return 0;
 	case ENPU_ATTR_DIMS:
 	case ENPU_ATTR_PERM:
-		if (v->kind != ENPU_YN_SEQ || v->n > ENPU_MAX_DIMS)
-			return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
-				     "attribute '%s' of op '%.64s' must be a list of at most %d integers",
-				     ad->name, nm, ENPU_MAX_DIMS);
-		for (size_t i = 0; i < v->n; i++) {
-			int64_t x;
-
-			if (ad->type == ENPU_ATTR_DIMS ? enpu_ynode_int(v->kids[i], &x) != 0
-						       : attr_int(v->kids[i], &a->perm[i]) != 0)
-				return vfail(c, v->kids[i]->line, v->kids[i]->col, ENPU_E_ATTR, NULL,
-					     "attribute '%s' of op '%.64s' must be a list of integers",
-					     ad->name, nm);
-			if (ad->type == ENPU_ATTR_DIMS)
-				a->shape[i] = x;
-		}
-		if (ad->type == ENPU_ATTR_DIMS)
-			a->n_shape = (int)v->n;
-		else
-			a->n_perm = (int)v->n;
-		return 0;
+		return attr_dims(c, nm, ad, v, a);
 	case ENPU_ATTR_ENUM:
-		if (v->kind == ENPU_YN_SCALAR)
-			for (int i = 0; ad->choices[i]; i++)
-				if (strcmp(v->text, ad->choices[i]) == 0) {
-					*(int *)base = i;
-					return 0;
-				}
-		{
-			char list[128];
-			size_t off = 0;
-
-			list[0] = 0;
-			for (int i = 0; ad->choices[i] && off < sizeof(list); i++)
-				off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
-							i ? ", " : "", ad->choices[i]);
-			return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
-				     "attribute '%s' of op '%.64s' must be one of: %s", ad->name, nm, list);
-		}
+		return attr_enum(c, nm, ad, v, (int *)base);
 	}
 	return vfail(c, v->line, v->col, ENPU_E_INTERNAL, NULL, "attribute type %d", (int)ad->type);
 }
@@ -403,33 +416,9 @@ static int lowering_missing(vctx *c, const enpu_sop *op, const enpu_opdef *d)
 		     op->name.s, d->name, bk);
 }
 
-static int check_op(vctx *c, int i)
+/* The op's inputs and outputs are as many as its row of the op table says. */
+static int check_arity(vctx *c, const enpu_sop *op, const enpu_opdef *d)
 {
-	const enpu_sop *op = &c->s->ops[i];
-	enpu_graph *g = c->g;
-	enpu_irop *io = &g->ops[i];
-	const enpu_opdef *d;
-	enpu_shape shapes[ENPU_MAX_OP_INPUTS], oshape;
-	char why[512], sbuf[200];
-	uint64_t numel;
-
-	g->n_ops = i + 1;
-	io->line = op->line;
-	io->col = op->col;
-	io->component = op->component;
-	if (!(io->name = strdup(op->name.s)))
-		return nomem(c);
-	if (add_name(c, &op->name, R_OP, i, -1, "op"))
-		return -1;
-	if (!(d = enpu_op_by_name(op->op.s))) {
-		const char *near = closest_op(op->op.s);
-
-		return vfail(c, op->op.line, op->op.col, ENPU_E_OP,
-			     "see docs/spec-format.md for the ops of spec v1",
-			     "unknown op '%.64s'%s%s%s", op->op.s, near ? "; did you mean '" : "",
-			     near ? near : "", near ? "'?" : "");
-	}
-	io->def = d;
 	if (op->n_in < d->min_in || (d->max_in >= 0 && op->n_in > d->max_in)) {
 		if (d->min_in == d->max_in)
 			return vfail(c, op->line, op->col, ENPU_E_SCHEMA, NULL,
@@ -451,7 +440,61 @@ static int check_op(vctx *c, int i)
 		return vfail(c, op->out[0].line, op->out[0].col, ENPU_E_SCHEMA, NULL,
 			     "op '%.64s' (%s) produces %d output, 'out' names %d", op->name.s,
 			     d->name, d->n_out, op->n_out);
-	if (parse_attrs(c, op, d, &io->attrs))
+	return 0;
+}
+
+/* The op's output shape from its input shapes (its shape rule), within
+ * max_tensor_elems. */
+static int infer_output(vctx *c, const enpu_sop *op, const enpu_opdef *d, enpu_attrs *attrs,
+			const enpu_shape *shapes, enpu_shape *oshape)
+{
+	char why[512], sbuf[200];
+	uint64_t numel;
+
+	why[0] = 0;
+	memset(oshape, 0, sizeof(*oshape));
+	if (d->shape(attrs, shapes, op->n_in, oshape, why, sizeof(why))) {
+		if (strncmp(why, MISSING_ATTR, strlen(MISSING_ATTR)) == 0)
+			return vfail(c, op->line, op->col, ENPU_E_ATTR, NULL,
+				     "op '%.64s' (%s): %s", op->name.s, d->name, why);
+		return vfail(c, op->line, op->col, ENPU_E_SHAPE, NULL, "op '%.64s': %s",
+			     op->name.s, why[0] ? why : "shape inference failed");
+	}
+	if (enpu_shape_numel(oshape, &numel) || numel > c->s->lim.max_tensor_elems)
+		return vfail(c, op->out[0].line, op->out[0].col, ENPU_E_LIMIT,
+			     "make the tensor smaller or raise max_tensor_elems",
+			     "output '%.64s' of op '%.64s' has shape %s, more than %llu elements",
+			     op->out[0].s, op->name.s, enpu_shape_str(oshape, sbuf, sizeof(sbuf)),
+			     (unsigned long long)c->s->lim.max_tensor_elems);
+	return 0;
+}
+
+static int check_op(vctx *c, int i)
+{
+	const enpu_sop *op = &c->s->ops[i];
+	enpu_graph *g = c->g;
+	enpu_irop *io = &g->ops[i];
+	const enpu_opdef *d;
+	enpu_shape shapes[ENPU_MAX_OP_INPUTS], oshape;
+
+	g->n_ops = i + 1;
+	io->line = op->line;
+	io->col = op->col;
+	io->component = op->component;
+	if (!(io->name = strdup(op->name.s)))
+		return nomem(c);
+	if (add_name(c, &op->name, R_OP, i, -1, "op"))
+		return -1;
+	if (!(d = enpu_op_by_name(op->op.s))) {
+		const char *near = closest_op(op->op.s);
+
+		return vfail(c, op->op.line, op->op.col, ENPU_E_OP,
+			     "see docs/spec-format.md for the ops of spec v1",
+			     "unknown op '%.64s'%s%s%s", op->op.s, near ? "; did you mean '" : "",
+			     near ? near : "", near ? "'?" : "");
+	}
+	io->def = d;
+	if (check_arity(c, op, d) || parse_attrs(c, op, d, &io->attrs))
 		return -1;
 	if (op->n_in && !(io->in = calloc((size_t)op->n_in, sizeof(int))))
 		return nomem(c);
@@ -461,21 +504,8 @@ static int check_op(vctx *c, int i)
 			return -1;
 		shapes[k] = g->tensors[io->in[k]].shape;
 	}
-	why[0] = 0;
-	memset(&oshape, 0, sizeof(oshape));
-	if (d->shape(&io->attrs, shapes, op->n_in, &oshape, why, sizeof(why))) {
-		if (strncmp(why, MISSING_ATTR, strlen(MISSING_ATTR)) == 0)
-			return vfail(c, op->line, op->col, ENPU_E_ATTR, NULL,
-				     "op '%.64s' (%s): %s", op->name.s, d->name, why);
-		return vfail(c, op->line, op->col, ENPU_E_SHAPE, NULL, "op '%.64s': %s",
-			     op->name.s, why[0] ? why : "shape inference failed");
-	}
-	if (enpu_shape_numel(&oshape, &numel) || numel > c->s->lim.max_tensor_elems)
-		return vfail(c, op->out[0].line, op->out[0].col, ENPU_E_LIMIT,
-			     "make the tensor smaller or raise max_tensor_elems",
-			     "output '%.64s' of op '%.64s' has shape %s, more than %llu elements",
-			     op->out[0].s, op->name.s, enpu_shape_str(&oshape, sbuf, sizeof(sbuf)),
-			     (unsigned long long)c->s->lim.max_tensor_elems);
+	if (infer_output(c, op, d, &io->attrs, shapes, &oshape))
+		return -1;
 	/* reads are recorded only now that the op is known to be valid */
 	for (int k = 0; k < op->n_in; k++)
 		g->tensors[io->in[k]].last_use = i;
@@ -495,7 +525,7 @@ static int pick_backend(vctx *c)
 {
 	const char *backend = enpu_target_backend(c->t);
 	const enpu_spec *s = c->s;
-	unsigned any = 0, all = (1u << ENPU_BK_COUNT) - 1;
+	unsigned any = 0, all = (1u << enpu_backend_count()) - 1;
 	char list[128];
 
 	backend_list(list, sizeof(list), all);
@@ -607,6 +637,50 @@ int enpu_validate(const enpu_spec *s, const char *backend, enpu_graph **out, enp
 	return r;
 }
 
+/* The spec's inputs and weights: the graph's first tensors. */
+static int add_inputs(vctx *c)
+{
+	const enpu_spec *s = c->s;
+	enpu_graph *g = c->g;
+
+	for (int i = 0; i < s->n_inputs; i++) {
+		const enpu_stensor *t = &s->inputs[i];
+
+		g->inputs[i] = g->n_tensors;
+		if (add_name(c, &t->name, R_INPUT, i, g->n_tensors, "input") ||
+		    add_tensor(c, &t->name, t->dtype, &t->shape, ENPU_TK_INPUT, -1))
+			return -1;
+		g->n_inputs++;
+	}
+	for (int i = 0; i < s->n_weights; i++) {
+		const enpu_stensor *t = &s->weights[i];
+
+		if (add_name(c, &t->name, R_WEIGHT, i, g->n_tensors, "weight") ||
+		    add_tensor(c, &t->name, t->dtype, &t->shape, ENPU_TK_WEIGHT, -1))
+			return -1;
+	}
+	return 0;
+}
+
+/* Who produces what, so that reading a later op's output is told apart
+ * from reading an unknown name. */
+static int map_producers(vctx *c)
+{
+	const enpu_spec *s = c->s;
+
+	for (int i = s->n_ops - 1; i >= 0; i--) {
+		for (int k = 0; k < s->ops[i].n_out; k++) {
+			json_object *v = json_object_new_int(i);
+
+			if (!v || json_object_object_add(c->producers, s->ops[i].out[k].s, v)) {
+				json_object_put(v);
+				return nomem(c);
+			}
+		}
+	}
+	return 0;
+}
+
 int enpu_validate_for(const enpu_spec *s, const enpu_target *tgt, enpu_graph **out, enpu_err *e)
 {
 	vctx c;
@@ -635,41 +709,14 @@ int enpu_validate_for(const enpu_spec *s, const enpu_target *tgt, enpu_graph **o
 	c.names = json_object_new_object();
 	c.producers = json_object_new_object();
 	g->name = strdup(s->name.s);
-	g->backend = strdup(enpu_backend_name((enpu_backend)c.bk));
+	g->backend = strdup(enpu_backend_name(c.bk));
 	if (!g->tensors || !g->ops || !g->inputs || !g->outputs || !g->components || !c.recs ||
 	    !c.names || !c.producers || !g->name || !g->backend) {
 		nomem(&c);
 		goto out;
 	}
-	for (int i = 0; i < s->n_inputs; i++) {
-		const enpu_stensor *t = &s->inputs[i];
-
-		g->inputs[i] = g->n_tensors;
-		if (add_name(&c, &t->name, R_INPUT, i, g->n_tensors, "input") ||
-		    add_tensor(&c, &t->name, t->dtype, &t->shape, ENPU_TK_INPUT, -1))
-			goto out;
-		g->n_inputs++;
-	}
-	for (int i = 0; i < s->n_weights; i++) {
-		const enpu_stensor *t = &s->weights[i];
-
-		if (add_name(&c, &t->name, R_WEIGHT, i, g->n_tensors, "weight") ||
-		    add_tensor(&c, &t->name, t->dtype, &t->shape, ENPU_TK_WEIGHT, -1))
-			goto out;
-	}
-	/* who produces what, so that reading a later op's output is told apart
-	 * from reading an unknown name */
-	for (int i = s->n_ops - 1; i >= 0; i--) {
-		for (int k = 0; k < s->ops[i].n_out; k++) {
-			json_object *v = json_object_new_int(i);
-
-			if (!v || json_object_object_add(c.producers, s->ops[i].out[k].s, v)) {
-				json_object_put(v);
-				nomem(&c);
-				goto out;
-			}
-		}
-	}
+	if (add_inputs(&c) || map_producers(&c))
+		goto out;
 	for (int ci = 0; ci < s->n_comps; ci++) {
 		const enpu_scomp *cp = &s->comps[ci];
 

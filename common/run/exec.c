@@ -156,12 +156,72 @@ out:
 	return rc;
 }
 
+/* The arena of plan p: 64-byte aligned, never 0 bytes. NULL with *e. */
+static unsigned char *alloc_arena(const enpu_plan *p, enpu_err *e)
+{
+	unsigned char *arena;
+	size_t asz;
+
+	if (p->arena_bytes > SIZE_MAX - 64) {
+		enpu_fail(e, ENPU_E_LIMIT, NULL, NULL, "the arena of %llu bytes is too large",
+			  (unsigned long long)p->arena_bytes);
+		return NULL;
+	}
+	/* aligned_alloc wants a multiple of the alignment, and never 0 */
+	asz = ((size_t)p->arena_bytes + 63) & ~(size_t)63;
+	if (!(arena = aligned_alloc(64, asz ? asz : 64)))
+		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot allocate the arena of %zu bytes", asz);
+	return arena;
+}
+
+/* The outputs by name, in spec order, onto res; copies, so the arena can go. */
+static int collect_outputs(const enpu_graph *g, const enpu_engine *en, const enpu_limits *lim,
+			   enpu_tlist *res, enpu_err *e)
+{
+	for (int i = 0; i < g->n_outputs; i++) {
+		const enpu_irtensor *t = &g->tensors[g->outputs[i]];
+		enpu_tensor r = {0};
+		uint64_t n;
+		const float *src = en->data[g->outputs[i]];
+
+		r.dtype = ENPU_DT_F32;
+		r.shape = t->shape;
+		if (enpu_tensor_alloc(&r, lim, e) < 0)
+			return -1;
+		if (!(r.name = strdup(t->name))) {
+			enpu_tensor_free(&r);
+			return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot build the result");
+		}
+		if (enpu_shape_numel(&t->shape, &n) == 0 && n > 0 && src)
+			memcpy(r.data, src, (size_t)n * sizeof(float));
+		if (enpu_tlist_push(res, &r, e) < 0) {
+			enpu_tensor_free(&r);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void fill_info(const enpu_artifact *a, void *run, double seconds, enpu_run_info *info)
+{
+	const enpu_graph *g = enpu_artifact_graph(a);
+	const enpu_backend_def *def = enpu_artifact_def(a);
+
+	memset(info, 0, sizeof(*info));
+	info->n_outputs = g->n_outputs;
+	if (g->n_outputs > 0)
+		enpu_shape_pystr(&g->tensors[g->outputs[0]].shape, info->first_shape,
+				 sizeof(info->first_shape));
+	info->seconds = seconds;
+	if (def->run_info)
+		def->run_info(g, enpu_artifact_options(a), enpu_artifact_state(a), run, info);
+}
+
 int enpu_run_mem(const enpu_artifact *a, enpu_tlist *in, const char *input_label,
 		 enpu_tlist *res, enpu_buf *report, enpu_par *par, const volatile int *cancel,
 		 const enpu_limits *lim, enpu_run_info *info, enpu_err *e)
 {
 	const enpu_graph *g = enpu_artifact_graph(a);
-	const enpu_plan *p = enpu_artifact_plan(a);
 	const enpu_backend_def *def = enpu_artifact_def(a);
 	unsigned char *arena = NULL;
 	enpu_engine en = {0};
@@ -170,26 +230,14 @@ int enpu_run_mem(const enpu_artifact *a, enpu_tlist *in, const char *input_label
 	int opened = 0;
 	double t0, t1;
 	int rc = -1;
-	size_t asz;
 
 	if (!lim)
 		lim = enpu_limits_default();
 	if (!input_label)
 		input_label = "input.npz";
-	if (check_inputs(g, in, input_label, e) < 0)
+	if (check_inputs(g, in, input_label, e) < 0 ||
+	    !(arena = alloc_arena(enpu_artifact_plan(a), e)))
 		goto out;
-	if (p->arena_bytes > SIZE_MAX - 64) {
-		enpu_fail(e, ENPU_E_LIMIT, NULL, NULL, "the arena of %llu bytes is too large",
-			  (unsigned long long)p->arena_bytes);
-		goto out;
-	}
-	/* aligned_alloc wants a multiple of the alignment, and never 0 */
-	asz = ((size_t)p->arena_bytes + 63) & ~(size_t)63;
-	if (!(arena = aligned_alloc(64, asz ? asz : 64))) {
-		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot allocate the arena of %zu bytes", asz);
-		goto out;
-	}
-
 	en.g = g;
 	en.par = par;
 	en.cancel = cancel;
@@ -209,42 +257,11 @@ int enpu_run_mem(const enpu_artifact *a, enpu_tlist *in, const char *input_label
 	if (enpu_engine_run(&en, e) < 0)
 		goto out;
 	t1 = now();
-
-	/* outputs by name, in spec order; copies, so the arena can go */
-	for (int i = 0; i < g->n_outputs; i++) {
-		const enpu_irtensor *t = &g->tensors[g->outputs[i]];
-		enpu_tensor r = {0};
-		uint64_t n;
-		const float *src = en.data[g->outputs[i]];
-
-		r.dtype = ENPU_DT_F32;
-		r.shape = t->shape;
-		if (enpu_tensor_alloc(&r, lim, e) < 0)
-			goto out;
-		if (!(r.name = strdup(t->name))) {
-			enpu_tensor_free(&r);
-			enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot build the result");
-			goto out;
-		}
-		if (enpu_shape_numel(&t->shape, &n) == 0 && n > 0 && src)
-			memcpy(r.data, src, (size_t)n * sizeof(float));
-		if (enpu_tlist_push(res, &r, e) < 0) {
-			enpu_tensor_free(&r);
-			goto out;
-		}
-	}
-	if (report && build_report(a, t1 - t0, run, report, e) < 0)
+	if (collect_outputs(g, &en, lim, res, e) < 0 ||
+	    (report && build_report(a, t1 - t0, run, report, e) < 0))
 		goto out;
-	if (info) {
-		memset(info, 0, sizeof(*info));
-		info->n_outputs = g->n_outputs;
-		if (g->n_outputs > 0)
-			enpu_shape_pystr(&g->tensors[g->outputs[0]].shape, info->first_shape,
-					 sizeof(info->first_shape));
-		info->seconds = t1 - t0;
-		if (def->run_info)
-			def->run_info(g, enpu_artifact_options(a), enpu_artifact_state(a), run, info);
-	}
+	if (info)
+		fill_info(a, run, t1 - t0, info);
 	rc = 0;
 out:
 	if (opened && def->run_close)

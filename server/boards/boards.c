@@ -350,13 +350,13 @@ static void down_text(const srv_boards *p, int bk, char *out, size_t cap)
 static void *timer_main(void *arg)
 {
 	srv_boards *p = arg;
-	char text[ENPU_BK_COUNT][512];
-	const char *why[ENPU_BK_COUNT];
+	char text[ENPU_BACKENDS_MAX][512];
+	const char *why[ENPU_BACKENDS_MAX];
 
 	pthread_mutex_lock(&p->mu);
 	while (!p->stopping) {
 		unsigned up = 0;
-		for (int bk = 0; bk < ENPU_BK_COUNT; bk++) {
+		for (int bk = 0; bk < enpu_backend_count(); bk++) {
 			char d[440];
 			down_text(p, bk, d, sizeof d);
 			snprintf(text[bk], sizeof text[bk], "waiting for a board: %s",
@@ -587,10 +587,10 @@ json_object *srv_boards_json(srv_boards *p)
 		char ts[48];
 
 		pthread_mutex_lock(&p->mu);
-		for (bk = 0; bk < ENPU_BK_COUNT; bk++)
+		for (bk = 0; bk < enpu_backend_count(); bk++)
 			if (b->mask & (1u << bk))
 				json_object_array_add(bks, json_object_new_string(
-					enpu_backend_name((enpu_backend)bk)));
+					enpu_backend_name(bk)));
 		json_object_object_add(x, F_NAME, json_object_new_string(b->name));
 		json_object_object_add(x, F_URL, json_object_new_string(b->url));
 		json_object_object_add(x, F_STATE, json_object_new_string(b->up ? BOARD_UP : BOARD_DOWN));

@@ -177,7 +177,7 @@ void jobs_finish(srv_jobs *j, job *jb, int state)
 /* A run time for the ETA estimator. Under the lock. */
 void jobs_learn(srv_jobs *j, int bk, double seconds)
 {
-	if (bk < 0 || bk >= ENPU_BK_COUNT || !(seconds >= 0))
+	if (bk < 0 || bk >= enpu_backend_count() || !(seconds >= 0))
 		return;
 	j->avg[bk] = j->avg[bk] > 0 ? (1 - EWMA_ALPHA) * j->avg[bk] + EWMA_ALPHA * seconds
 				    : (seconds > 0 ? seconds : 1e-6);

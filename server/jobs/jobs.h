@@ -146,7 +146,7 @@ typedef struct srv_rresult {
 int srv_jobs_submit_remote(srv_jobs *j, const char *artifact, const char *backend,
 			   const char *input, const char *input_name, int timeout_s,
 			   char id[33], enpu_err *e);
-/* Take the oldest queued board job whose backend bit (1u << enpu_backend)
+/* Take the oldest queued board job whose backend bit (1u << its registry index)
  * is in mask, for board `board`, waiting up to wait_s seconds, and only
  * while *gate is non-zero (the board is up: checked when a job is there).
  * 1 = got one (it is running now), 0 = none, -1 = shutting down. */

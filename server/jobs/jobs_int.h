@@ -80,7 +80,7 @@ struct srv_jobs {
 	pthread_t timer;
 	int timer_on, timer_stop;
 	int timeout_s, ttl_s, history;
-	double avg[ENPU_BK_COUNT]; /* moving average of run seconds; 0 = none yet */
+	double avg[ENPU_BACKENDS_MAX]; /* moving average of run seconds; 0 = none yet */
 	void (*on_store)(void *);
 	void *on_store_arg;
 	const srv_observer *obs;   /* told of each final state; NULL = none */

@@ -13,7 +13,7 @@
 
 static double avg_of(const srv_jobs *j, int bk)
 {
-	return bk >= 0 && bk < ENPU_BK_COUNT ? j->avg[bk] : 0;
+	return bk >= 0 && bk < enpu_backend_count() ? j->avg[bk] : 0;
 }
 
 /* Seconds of work still ahead in the running jobs of one kind (local or

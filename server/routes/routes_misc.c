@@ -34,9 +34,9 @@ static json_object *mask_json(unsigned m)
 {
 	json_object *a = json_object_new_array();
 	int b;
-	for (b = 0; b < ENPU_BK_COUNT; b++)
+	for (b = 0; b < enpu_backend_count(); b++)
 		if (m & (1u << b))
-			json_object_array_add(a, json_object_new_string(enpu_backend_name((enpu_backend)b)));
+			json_object_array_add(a, json_object_new_string(enpu_backend_name(b)));
 	return a;
 }
 
@@ -104,8 +104,8 @@ void srv_get_backends(srv_ctx *ctx, srv_req *r)
 	int b, i;
 	(void)ctx;
 
-	for (b = 0; b < ENPU_BK_COUNT; b++)
-		json_object_array_add(all, json_object_new_string(enpu_backend_name((enpu_backend)b)));
+	for (b = 0; b < enpu_backend_count(); b++)
+		json_object_array_add(all, json_object_new_string(enpu_backend_name(b)));
 	for (i = 0; i < ENPU_OP_COUNT; i++) {
 		const enpu_opdef *d = enpu_op_by_id((enpu_opid)i);
 		json_object *row, *bk;
@@ -113,8 +113,8 @@ void srv_get_backends(srv_ctx *ctx, srv_req *r)
 			continue;
 		row = json_object_new_object();
 		bk = json_object_new_object();
-		for (b = 0; b < ENPU_BK_COUNT; b++)
-			json_object_object_add(bk, enpu_backend_name((enpu_backend)b),
+		for (b = 0; b < enpu_backend_count(); b++)
+			json_object_object_add(bk, enpu_backend_name(b),
 					       json_object_new_boolean((enpu_backends_lowering(d) >> b) & 1u));
 		json_object_object_add(row, F_OP, json_object_new_string(d->name));
 		json_object_object_add(row, F_BACKENDS, bk);

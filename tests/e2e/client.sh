@@ -79,7 +79,7 @@ expect_match "one ulp off, --exact: says the bits differ" "$(cat "$TMP/last.err"
 "$PY" -c 'import sys, numpy as np
 g = dict(np.load(sys.argv[1])); np.savez(sys.argv[2], other=list(g.values())[0])' "$GOLD" "$TMP/golden_key.npz"
 check_status "golden key not found exits 2" 2 "$CLI" compare --got "$TMP/mlp.out.npz" --expected "$TMP/golden_key.npz"
-expect_eq "golden key: first line" "$(sed -n 1p "$TMP/last.err")" "error[E0601]: golden tensor key not found"
+expect_eq "golden key: first line" "$(sed -n 1p "$TMP/last.err")" "error[E0601]: tensor keys differ"
 expect_match "golden key: names the key" "$(sed -n 2p "$TMP/last.err")" "logits"
 expect_match "golden key: see line" "$(sed -n 3p "$TMP/last.err")" '^  fix: .* · See: eulernpu explain E0601$'
 

@@ -122,7 +122,7 @@ typedef struct base {
 	enpu_buf data[F_COUNT];
 } base;
 
-static base bases[2][ENPU_BK_COUNT];
+static base bases[2][ENPU_BACKENDS_MAX];
 static enpu_limits lim;
 static char tmpdir[4096], work[4200], input[2][4200], result[4200], report[4200];
 static char outside[] = "{\"outside\": true}\n";
@@ -185,7 +185,7 @@ static void compile_base(int m, int bk)
 	enpu_buf mb = ENPU_BUF_INIT;
 	json_object *man, *files;
 	char src[4300], out[4400], p[8800];
-	const char *bkname = enpu_backend_name((enpu_backend)bk);
+	const char *bkname = enpu_backend_name(bk);
 
 	snprintf(src, sizeof(src), "%s/src", tmpdir);
 	snprintf(p, sizeof(p), "%s/%s-weights.npz", src, models[m].name);
@@ -302,11 +302,11 @@ static void dump_seeds(const char *dir)
 	char name[256];
 
 	for (int m = 0; m < 2; m++)
-		for (int bk = 0; bk < ENPU_BK_COUNT; bk++)
+		for (int bk = 0; bk < enpu_backend_count(); bk++)
 			for (int f = 0; f < F_COUNT; f++) {
 				const base *b = &bases[m][bk];
 				snprintf(name, sizeof(name), "%s_%s_%s", models[m].name,
-					 enpu_backend_name((enpu_backend)bk), fnames[f]);
+					 enpu_backend_name(bk), fnames[f]);
 				dump_seed(dir, name, f | bk << 2 | m << 4,
 					  f == F_MANIFEST ? b->manifest : b->data[f].data,
 					  f == F_MANIFEST ? b->manifest_len : b->data[f].len);
@@ -347,7 +347,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		write_npz(input[m], models[m].x);
 	}
 	for (int m = 0; m < 2; m++)
-		for (int bk = 0; bk < ENPU_BK_COUNT; bk++)
+		for (int bk = 0; bk < enpu_backend_count(); bk++)
 			compile_base(m, bk);
 	put(work, "outside.json", outside, strlen(outside));
 	snprintf(work, sizeof(work), "%s/work/a", tmpdir);

@@ -88,13 +88,13 @@ static void fuzz_spec(const uint8_t *data, size_t size)
 
 	if (enpu_spec_parse((const char *)data, size, "spec.yaml", &lim, &s, &e) < 0)
 		return;
-	for (int bk = 0; bk < ENPU_BK_COUNT; bk++) {
-		const char *name = enpu_backend_name((enpu_backend)bk);
+	for (int bk = 0; bk < enpu_backend_count(); bk++) {
+		const char *name = enpu_backend_name(bk);
 		enpu_graph *g = NULL;
 		enpu_target *t = NULL;
 		int pl, ps, seg;
 
-		if (enpu_validate(s, name, &g, &e) == 0 && bk == ENPU_BK_CPU_REF)
+		if (enpu_validate(s, name, &g, &e) == 0 && enpu_backend_at(bk) == &enpu_bk_cpu_ref)
 			roundtrip_graph(g);
 		enpu_graph_free(g);
 		g = NULL;
@@ -138,17 +138,18 @@ static void fuzz_target_file(const uint8_t *data, size_t size)
 		json_object_put(j1);
 		json_object_put(j2);
 	}
-	for (int bk = ENPU_BK_ZYNQ_PS; bk <= ENPU_BK_FPGA_BOARD; bk++) {
+	for (int k = 0; k < 2; k++) {
+		const enpu_backend_def *bk = k ? &enpu_bk_fpga_board : &enpu_bk_zynq_ps;
 		enpu_board_target b1, b2;
 		json_object *j1, *j2 = NULL;
 
-		enpu_board_target_default((enpu_backend)bk, &b1);
-		if (enpu_board_target_parse((enpu_backend)bk, root, "target.yaml", &b1, &e) < 0)
+		enpu_board_target_default(bk, &b1);
+		if (enpu_board_target_parse(bk, root, "target.yaml", &b1, &e) < 0)
 			continue;
 		if (!(j1 = enpu_board_target_json(&b1)))
 			continue;
-		enpu_board_target_default((enpu_backend)bk, &b2);
-		if (enpu_board_target_from_json((enpu_backend)bk, j1, "manifest.json", &b2, &e) < 0)
+		enpu_board_target_default(bk, &b2);
+		if (enpu_board_target_from_json(bk, j1, "manifest.json", &b2, &e) < 0)
 			die("board target JSON does not read back", &e);
 		if (!same_json(j1, j2 = enpu_board_target_json(&b2)))
 			die("board target JSON reads back as another target", &e);

@@ -8,11 +8,12 @@
 #include <json-c/json.h>
 #include "enpu.h"
 #include "npusim.h"
+#include "backend.h"
 #include "board_target.h"
 #include "spec_int.h"
 
 /* Parse a target file's text for backend bk into t; 0 or -1 with *e. */
-static int parse(enpu_backend bk, const char *yaml, enpu_board_target *t, enpu_err *e)
+static int parse(const enpu_backend_def *bk, const char *yaml, enpu_board_target *t, enpu_err *e)
 {
 	enpu_ydoc *d = NULL;
 	int rc;
@@ -43,7 +44,7 @@ Test(board_target, defaults)
 	enpu_board_target t;
 	enpu_err e = ENPU_ERR_INIT;
 
-	cr_assert_eq(enpu_board_target_parse(ENPU_BK_FPGA_BOARD, NULL, "t.yaml", &t, &e), 0);
+	cr_assert_eq(enpu_board_target_parse(&enpu_bk_fpga_board, NULL, "t.yaml", &t, &e), 0);
 	cr_expect_eq(t.cpu, ENPU_CPU_CORTEX_A9);
 	cr_expect_eq(t.buffer_kib, 512);
 	cr_expect_eq(t.max_dim, 4096);
@@ -55,9 +56,9 @@ Test(board_target, defaults)
 	cr_expect(!(t.pl_ops & (1u << ENPU_OP_DIV)), "div is not in the default");
 	expect_json(&t, FPGA_DEFAULT_JSON);
 	/* an empty file and an explicit null field keep the defaults */
-	cr_assert_eq(parse(ENPU_BK_FPGA_BOARD, "clock_mhz:\n", &t, &e), 0, "%s", e.message);
+	cr_assert_eq(parse(&enpu_bk_fpga_board, "clock_mhz:\n", &t, &e), 0, "%s", e.message);
 	expect_json(&t, FPGA_DEFAULT_JSON);
-	cr_assert_eq(parse(ENPU_BK_ZYNQ_PS, "", &t, &e), 0);
+	cr_assert_eq(parse(&enpu_bk_zynq_ps, "", &t, &e), 0);
 	expect_json(&t, "{\"cpu\":\"cortex-a9\"}");
 }
 
@@ -66,7 +67,7 @@ Test(board_target, every_field)
 	enpu_board_target t;
 	enpu_err e = ENPU_ERR_INIT;
 
-	cr_assert_eq(parse(ENPU_BK_FPGA_BOARD,
+	cr_assert_eq(parse(&enpu_bk_fpga_board,
 			   "pl_ops: [relu, conv2d, gelu, conv2d]\nbuffer_kib: 64\nmax_dim: 1024\n"
 			   "array: [4, 16]\ndataflow: is\nclock_mhz: 142.5\ndma_bytes_per_cycle: 16\n"
 			   "cpu: cortex-a53\n", &t, &e), 0, "%s", e.message);
@@ -74,14 +75,14 @@ Test(board_target, every_field)
 	expect_json(&t, "{\"array\":[4,16],\"buffer_kib\":64,\"clock_mhz\":142.5,\"cpu\":\"cortex-a53\","
 		    "\"dataflow\":\"is\",\"dma_bytes_per_cycle\":16,\"max_dim\":1024,"
 		    "\"pl_ops\":[\"conv2d\",\"gelu\",\"relu\"]}");
-	cr_assert_eq(parse(ENPU_BK_FPGA_BOARD, "pl_ops: []\n", &t, &e), 0);
+	cr_assert_eq(parse(&enpu_bk_fpga_board, "pl_ops: []\n", &t, &e), 0);
 	cr_expect_eq(t.pl_ops, 0);
-	cr_assert_eq(parse(ENPU_BK_ZYNQ_PS, "cpu: cortex-a53\n", &t, &e), 0);
+	cr_assert_eq(parse(&enpu_bk_zynq_ps, "cpu: cortex-a53\n", &t, &e), 0);
 	expect_json(&t, "{\"cpu\":\"cortex-a53\"}");
 }
 
 /* message prefix, line:col */
-static void expect_error(enpu_backend bk, const char *yaml, const char *where, const char *msg,
+static void expect_error(const enpu_backend_def *bk, const char *yaml, const char *where, const char *msg,
 			 const char *fix)
 {
 	enpu_board_target t;
@@ -97,33 +98,33 @@ static void expect_error(enpu_backend bk, const char *yaml, const char *where, c
 
 Test(board_target, errors_at_line_and_col)
 {
-	expect_error(ENPU_BK_FPGA_BOARD, "array: [8, 8]\nbuffer_kb: 64\n", "t.yaml:2:1",
+	expect_error(&enpu_bk_fpga_board, "array: [8, 8]\nbuffer_kb: 64\n", "t.yaml:2:1",
 		     "unknown field 'buffer_kb' in the fpga_board target (did you mean 'buffer_kib'?)",
 		     "use one of: array, buffer_kib, clock_mhz, cpu, dataflow, dma_bytes_per_cycle, max_dim, pl_ops");
-	expect_error(ENPU_BK_ZYNQ_PS, "cpu: cortex-a9\nbuffer_kib: 64\n", "t.yaml:2:1",
+	expect_error(&enpu_bk_zynq_ps, "cpu: cortex-a9\nbuffer_kib: 64\n", "t.yaml:2:1",
 		     "unknown field 'buffer_kib' in the zynq_ps target", "use one of: cpu");
-	expect_error(ENPU_BK_ZYNQ_PS, "cpu: cortex-a52\n", "t.yaml:1:6",
+	expect_error(&enpu_bk_zynq_ps, "cpu: cortex-a52\n", "t.yaml:1:6",
 		     "'cpu' must be one of cortex-a9, cortex-a53 (got 'cortex-a52') (did you mean 'cortex-a53'?)",
 		     NULL);
-	expect_error(ENPU_BK_FPGA_BOARD, "pl_ops: [matmul, softmax]\n", "t.yaml:1:18",
+	expect_error(&enpu_bk_fpga_board, "pl_ops: [matmul, softmax]\n", "t.yaml:1:18",
 		     "op 'softmax' in 'pl_ops' cannot run on the PL", "leave it out (it runs on the PS)");
-	expect_error(ENPU_BK_FPGA_BOARD, "pl_ops:\n  - matmul\n  - gemmm\n", "t.yaml:3:5",
+	expect_error(&enpu_bk_fpga_board, "pl_ops:\n  - matmul\n  - gemmm\n", "t.yaml:3:5",
 		     "unknown op 'gemmm' in 'pl_ops' (did you mean 'gemm'?)", "the PL takes: matmul, gemm");
-	expect_error(ENPU_BK_FPGA_BOARD, "pl_ops: matmul\n", "t.yaml:1:9", "must be a list", NULL);
-	expect_error(ENPU_BK_FPGA_BOARD, "array: [8]\n", "t.yaml:1:8", "two integers", NULL);
-	expect_error(ENPU_BK_FPGA_BOARD, "array: [8, 5000]\n", "t.yaml:1:12", "'array' cols", NULL);
-	expect_error(ENPU_BK_FPGA_BOARD, "buffer_kib: 0\n", "t.yaml:1:13", "'buffer_kib' must be", NULL);
-	expect_error(ENPU_BK_FPGA_BOARD, "buffer_kib: 1.5\n", "t.yaml:1:13", "'buffer_kib' must be", NULL);
-	expect_error(ENPU_BK_FPGA_BOARD, "max_dim: -1\n", "t.yaml:1:10", "'max_dim' must be", NULL);
-	expect_error(ENPU_BK_FPGA_BOARD, "dma_bytes_per_cycle: 0\n", "t.yaml:1:22",
+	expect_error(&enpu_bk_fpga_board, "pl_ops: matmul\n", "t.yaml:1:9", "must be a list", NULL);
+	expect_error(&enpu_bk_fpga_board, "array: [8]\n", "t.yaml:1:8", "two integers", NULL);
+	expect_error(&enpu_bk_fpga_board, "array: [8, 5000]\n", "t.yaml:1:12", "'array' cols", NULL);
+	expect_error(&enpu_bk_fpga_board, "buffer_kib: 0\n", "t.yaml:1:13", "'buffer_kib' must be", NULL);
+	expect_error(&enpu_bk_fpga_board, "buffer_kib: 1.5\n", "t.yaml:1:13", "'buffer_kib' must be", NULL);
+	expect_error(&enpu_bk_fpga_board, "max_dim: -1\n", "t.yaml:1:10", "'max_dim' must be", NULL);
+	expect_error(&enpu_bk_fpga_board, "dma_bytes_per_cycle: 0\n", "t.yaml:1:22",
 		     "'dma_bytes_per_cycle' must be", NULL);
-	expect_error(ENPU_BK_FPGA_BOARD, "clock_mhz: .inf\n", "t.yaml:1:12", "'clock_mhz' must be", NULL);
-	expect_error(ENPU_BK_FPGA_BOARD, "clock_mhz: fast\n", "t.yaml:1:12", "'clock_mhz' must be", NULL);
-	expect_error(ENPU_BK_FPGA_BOARD, "dataflow: rs\n", "t.yaml:1:11",
+	expect_error(&enpu_bk_fpga_board, "clock_mhz: .inf\n", "t.yaml:1:12", "'clock_mhz' must be", NULL);
+	expect_error(&enpu_bk_fpga_board, "clock_mhz: fast\n", "t.yaml:1:12", "'clock_mhz' must be", NULL);
+	expect_error(&enpu_bk_fpga_board, "dataflow: rs\n", "t.yaml:1:11",
 		     "'dataflow' must be one of os, ws, is", NULL);
-	expect_error(ENPU_BK_FPGA_BOARD, "cpu: cortex-a9\ncpu: cortex-a53\n", "t.yaml:2:1",
+	expect_error(&enpu_bk_fpga_board, "cpu: cortex-a9\ncpu: cortex-a53\n", "t.yaml:2:1",
 		     "duplicate field 'cpu'", NULL);
-	expect_error(ENPU_BK_FPGA_BOARD, "[1, 2]\n", "t.yaml:1:1", "must be a mapping", NULL);
+	expect_error(&enpu_bk_fpga_board, "[1, 2]\n", "t.yaml:1:1", "must be a mapping", NULL);
 }
 
 Test(board_target, json_round_trip)
@@ -139,12 +140,12 @@ Test(board_target, json_round_trip)
 		json_object *o, *o2, *p;
 		const char *s;
 
-		cr_assert_eq(parse(ENPU_BK_FPGA_BOARD, texts[i], &t, &e), 0, "%s", e.message);
+		cr_assert_eq(parse(&enpu_bk_fpga_board, texts[i], &t, &e), 0, "%s", e.message);
 		cr_assert_not_null(o = enpu_board_target_json(&t));
 		s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
 		/* through text, as the loader sees the manifest */
 		cr_assert_not_null(p = json_tokener_parse(s));
-		cr_assert_eq(enpu_board_target_from_json(ENPU_BK_FPGA_BOARD, p, "manifest.json", &back,
+		cr_assert_eq(enpu_board_target_from_json(&enpu_bk_fpga_board, p, "manifest.json", &back,
 							 &e), 0, "%s: %s", s, e.message);
 		cr_assert_not_null(o2 = enpu_board_target_json(&back));
 		cr_expect_str_eq(json_object_to_json_string_ext(o2, JSON_C_TO_STRING_PLAIN), s);
@@ -176,7 +177,7 @@ Test(board_target, from_json_refuses_what_it_does_not_know)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		json_object *o = json_tokener_parse(bad[i]);
 
-		cr_expect_eq(enpu_board_target_from_json(ENPU_BK_ZYNQ_PS, o, "m", &t, &e), -1, "%s",
+		cr_expect_eq(enpu_board_target_from_json(&enpu_bk_zynq_ps, o, "m", &t, &e), -1, "%s",
 			     bad[i]);
 		cr_expect_eq(e.code, ENPU_E_ARTIFACT);
 		json_object_put(o);
@@ -184,7 +185,7 @@ Test(board_target, from_json_refuses_what_it_does_not_know)
 	for (size_t i = 0; i < sizeof(bad_fpga) / sizeof(bad_fpga[0]); i++) {
 		json_object *o = json_tokener_parse(bad_fpga[i]);
 
-		cr_expect_eq(enpu_board_target_from_json(ENPU_BK_FPGA_BOARD, o, "m", &t, &e), -1, "%s",
+		cr_expect_eq(enpu_board_target_from_json(&enpu_bk_fpga_board, o, "m", &t, &e), -1, "%s",
 			     bad_fpga[i]);
 		json_object_put(o);
 	}
@@ -246,4 +247,95 @@ Test(board_target, resolve_from_spec_and_file)
 	remove(path);
 	remove(dir);
 	enpu_spec_free(s);
+}
+
+/* The registry: a backend is its row or its index there (its bit in masks);
+ * no enum of ids to keep in step. */
+Test(board_target, registry_rows_and_indices)
+{
+	const enpu_backend_def *seen[ENPU_BACKENDS_MAX] = {0};
+	int n = enpu_backend_count();
+
+	cr_assert(n >= 4 && n <= ENPU_BACKENDS_MAX, "%d", n);
+	for (int i = 0; i < n; i++) {
+		const enpu_backend_def *d = enpu_backend_at(i);
+
+		cr_assert_not_null(d);
+		cr_expect_eq(enpu_backend_index(d), i);
+		cr_expect_eq(enpu_backend_parse(d->name), i);
+		cr_expect_eq(enpu_backend_by_name(d->name), d);
+		cr_expect_str_eq(enpu_backend_name(i), d->name);
+		cr_expect_eq(!!(enpu_backends_on_board() & (1u << i)), !!d->on_board, "%s", d->name);
+		for (int j = 0; j < i; j++)
+			cr_expect_neq(seen[j], d, "%s twice", d->name);
+		seen[i] = d;
+	}
+	cr_expect_null(enpu_backend_at(n));
+	cr_expect_null(enpu_backend_at(-1));
+	cr_expect_eq(enpu_backend_index(NULL), -1);
+	cr_expect_str_eq(enpu_backend_name(n), "unknown");
+	cr_expect_eq(enpu_backend_parse("npu_simm"), -1);
+	cr_expect_eq(enpu_backends_on_board(), (1u << enpu_backend_index(&enpu_bk_zynq_ps)) |
+					       (1u << enpu_backend_index(&enpu_bk_fpga_board)));
+}
+
+/* What tells the board targets apart is the row's `pl`, not its name: a
+ * row named otherwise with pl set takes the PL's fields, and messages name
+ * the row. */
+Test(board_target, the_row_decides_the_fields)
+{
+	enpu_backend_def with_pl = enpu_bk_zynq_ps, without = enpu_bk_fpga_board;
+	enpu_board_target t;
+	enpu_err e = ENPU_ERR_INIT;
+
+	with_pl.name = "other_board";
+	with_pl.pl = 1;
+	without.name = "plain_board";
+	without.pl = 0;
+	cr_assert_eq(enpu_bk_fpga_board.pl, 1);
+	cr_assert_eq(enpu_bk_zynq_ps.pl, 0);
+	cr_assert_eq(parse(&with_pl, "array: [4, 2]\n", &t, &e), 0, "%s", e.message);
+	cr_expect_eq(t.pl, 1);
+	cr_expect_eq(t.rows, 4);
+	cr_expect_eq(t.cols, 2);
+	cr_assert_eq(parse(&without, "array: [4, 2]\n", &t, &e), -1);
+	cr_expect(strstr(e.message, "in the plain_board target"), "%s", e.message);
+}
+
+/* Reading back a manifest's options: errors name the backend's target and
+ * the field (enpu_jread, json.c). */
+Test(board_target, from_json_messages_name_target_and_field)
+{
+	static const struct { const enpu_backend_def *d; const char *json, *msg; } cases[] = {
+		{&enpu_bk_zynq_ps, "{\"cpu\": \"cortex-a9\", \"extra\": 1}",
+		 "zynq_ps target: unknown field 'extra'"},
+		{&enpu_bk_zynq_ps, "{}", "zynq_ps target: missing field 'cpu'"},
+		{&enpu_bk_zynq_ps, "{\"cpu\": \"cortex-a7\"}",
+		 "zynq_ps target: 'cpu' is not one of cortex-a9, cortex-a53"},
+		{&enpu_bk_fpga_board,
+		 "{\"array\":[8,8],\"buffer_kib\":0,\"clock_mhz\":100,\"cpu\":\"cortex-a9\","
+		 "\"dataflow\":\"os\",\"dma_bytes_per_cycle\":8,\"max_dim\":4096,\"pl_ops\":[]}",
+		 "fpga_board target: 'buffer_kib' is 0, not in 1..1048576"},
+		{&enpu_bk_fpga_board,
+		 "{\"array\":[8],\"buffer_kib\":512,\"clock_mhz\":100,\"cpu\":\"cortex-a9\","
+		 "\"dataflow\":\"os\",\"dma_bytes_per_cycle\":8,\"max_dim\":4096,\"pl_ops\":[]}",
+		 "fpga_board target: 'array' is not a list of 2 integers"},
+		{&enpu_bk_fpga_board,
+		 "{\"array\":[8,8],\"buffer_kib\":512,\"clock_mhz\":2e6,\"cpu\":\"cortex-a9\","
+		 "\"dataflow\":\"os\",\"dma_bytes_per_cycle\":8,\"max_dim\":4096,\"pl_ops\":[]}",
+		 "fpga_board target: 'clock_mhz' is out of range"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_object *o = json_tokener_parse(cases[i].json);
+		enpu_board_target t;
+		enpu_err e = ENPU_ERR_INIT;
+
+		cr_assert(o, "case %zu", i);
+		cr_expect_eq(enpu_board_target_from_json(cases[i].d, o, "m.json", &t, &e), -1);
+		cr_expect_eq(e.code, ENPU_E_ARTIFACT);
+		cr_expect_str_eq(e.where, "m.json");
+		cr_expect_str_eq(e.message, cases[i].msg, "case %zu", i);
+		json_object_put(o);
+	}
 }

@@ -189,6 +189,33 @@ Test(compare, nan_and_inf_rules)
 	cr_assert_eq(r.ok, 0);
 }
 
+/* A NaN or an infinity has no tolerance: the message says which values
+ * differ, without a "> tol". */
+static void expect_nonfinite(double got, double exp, const char *msg)
+{
+	enpu_cmp_result r;
+	enpu_err e = ENPU_ERR_INIT;
+
+	cr_assert_eq(cmp(npz("a.npz", "y", 1, 2, 0.0, got, NULL),
+			 npz("b.npz", "y", 1, 2, 0.0, exp, NULL), 1e-5, 0, 0, &r, &e), 0);
+	cr_assert_eq(r.ok, 0);
+	cr_assert_eq(e.code, ENPU_E_CMP_DIFF);
+	cr_assert_str_eq(e.message, msg);
+	cr_assert_null(strstr(e.message, "tol"), "%s", e.message);
+}
+
+Test(compare, nan_and_inf_messages)
+{
+	expect_nonfinite(NAN, 1.5, "tensor 'y' differs at (1,): got NaN where the golden is 1.5 "
+			 "(NaN and infinities must match exactly)");
+	expect_nonfinite(2.25, NAN, "tensor 'y' differs at (1,): got 2.25 where the golden is NaN "
+			 "(NaN and infinities must match exactly)");
+	expect_nonfinite(INFINITY, -INFINITY, "tensor 'y' differs at (1,): got +Inf where the "
+			 "golden is -Inf (NaN and infinities must match exactly)");
+	expect_nonfinite(-INFINITY, -0.5, "tensor 'y' differs at (1,): got -Inf where the "
+			 "golden is -0.5 (NaN and infinities must match exactly)");
+}
+
 Test(compare, missing_key_message)
 {
 	const char *got = npz("g.npz", "a", 1, 1, 1.0, "b", 1, 1, 1.0, NULL);
@@ -198,7 +225,7 @@ Test(compare, missing_key_message)
 
 	cr_assert_eq(cmp(got, exp, 1e-5, 0, 0, &r, &e), -1);
 	cr_assert_eq(e.code, ENPU_E_CMP_KEY);
-	cr_assert_str_eq(e.message, "golden tensor key not found: 'logits' "
+	cr_assert_str_eq(e.message, "the result lacks golden tensor 'logits' "
 			 "(got has [a, b], expected has [logits])");
 }
 
@@ -211,7 +238,9 @@ Test(compare, extra_key_in_got)
 
 	cr_assert_eq(cmp(got, exp, 1e-5, 0, 0, &r, &e), -1);
 	cr_assert_eq(e.code, ENPU_E_CMP_KEY);
-	cr_assert(strstr(e.message, "golden tensor key not found: 'extra'"), "%s", e.message);
+	/* the result has a tensor the golden lacks: said that way round */
+	cr_assert_str_eq(e.message, "the result has tensor 'extra' that the golden lacks "
+			 "(got has [logits, extra], expected has [logits])");
 }
 
 Test(compare, shape_mismatch)

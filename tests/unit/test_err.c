@@ -31,7 +31,7 @@ Test(err, seed_codes_have_their_titles)
 {
 	cr_assert_str_eq(enpu_code_info_of(ENPU_E_WEIGHT_SHAPE)->title, "weights tensor shape mismatch");
 	cr_assert_str_eq(enpu_code_info_of(ENPU_E_WEIGHT_SHAPE)->id, "E0301");
-	cr_assert_str_eq(enpu_code_info_of(ENPU_E_CMP_KEY)->title, "golden tensor key not found");
+	cr_assert_str_eq(enpu_code_info_of(ENPU_E_CMP_KEY)->title, "tensor keys differ");
 	cr_assert_str_eq(enpu_code_info_of(ENPU_E_LOWERING)->title, "backend lowering missing for op");
 	cr_assert_eq(enpu_code_info_of(ENPU_E_UNREACHABLE)->exit_code, 3);
 	cr_assert_eq(enpu_code_info_of(ENPU_E_CMP_DIFF)->exit_code, 1);

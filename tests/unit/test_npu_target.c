@@ -257,6 +257,7 @@ Test(npusim, target_from_json_rejects)
 		cr_expect_eq(enpu_npu_target_from_json(o, "manifest.json", &t, &e), -1, "case %zu accepted", i);
 		cr_expect_eq(e.code, ENPU_E_ARTIFACT, "case %zu", i);
 		cr_expect_str_eq(e.where, "manifest.json");
+		cr_expect(!strncmp(e.message, "npu_sim target: ", 16), "case %zu: %s", i, e.message);
 		json_object_put(o);
 	}
 }

@@ -21,7 +21,7 @@ static char root[256];
 static srv_cas *cas;
 static srv_jobs *jobs;
 static atomic_int up = 1;
-static const unsigned ZYNQ = 1u << ENPU_BK_ZYNQ_PS;
+#define ZYNQ (1u << enpu_backend_parse("zynq_ps"))
 
 static void setup(void)
 {

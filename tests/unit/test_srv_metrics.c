@@ -81,6 +81,8 @@ Test(metrics, jobs_by_backend_and_state)
 	cr_assert(has_line(page, "eulernpu_jobs_total{backend=\"npu_sim\",state=\"timed_out\"} 1"));
 	cr_assert(has_line(page, "eulernpu_jobs_total{backend=\"other\",state=\"other\"} 1"));
 	cr_assert_null(strstr(page, "warp_drive"));
+	/* the registry's backends and "other": no slot beyond them shows */
+	cr_assert_null(strstr(page, "backend=\"unknown\""), "%s", page);
 	cr_assert(has_line(page, "eulernpu_job_queue_seconds_count{backend=\"cpu_ref\"} 2"));
 	cr_assert(has_line(page, "eulernpu_job_run_seconds_count{backend=\"cpu_ref\"} 1"),
 		  "a job that never ran has no run time");

@@ -10,6 +10,7 @@
 #include "ops.h"
 #include "cas.h"
 #include "jobs.h"
+#include "backend.h"
 #include "artifact.h"
 
 #define ART "1111111111111111111111111111111111111111111111111111111111111111"
@@ -19,7 +20,8 @@ static char root[256];
 static srv_cas *cas;
 static srv_jobs *jobs;
 static atomic_int up = 1;
-static const unsigned ZYNQ = 1u << ENPU_BK_ZYNQ_PS, FPGA = 1u << ENPU_BK_FPGA_BOARD;
+#define ZYNQ (1u << enpu_backend_parse("zynq_ps"))
+#define FPGA (1u << enpu_backend_parse("fpga_board"))
 
 static void setup(void)
 {
@@ -203,18 +205,19 @@ Test(rjobs, cancel_a_queued_board_job)
 
 Test(rjobs, with_no_board_up_a_queued_job_says_why_then_fails_after_board_wait)
 {
-	const char *why[ENPU_BK_COUNT] = {NULL};
+	const char *why[ENPU_BACKENDS_MAX] = {NULL};
+	int zps = enpu_backend_index(enpu_backend_by_name("zynq_ps"));
 	char id[33], w[33];
 	int final;
 	json_object *o;
 
-	why[ENPU_BK_ZYNQ_PS] = "waiting for a board: b1 down since T: refused";
+	why[zps] = "waiting for a board: b1 down since T: refused";
 	submit("zynq_ps", 60, id);
 	srv_jobs_expire(jobs, FPGA, why, 30);       /* only fpga boards up */
 	o = srv_jobs_get(jobs, id, 0, &final);
 	cr_expect(!final);
 	cr_expect_str_eq(field(o, F_STATE), "queued");
-	cr_expect_str_eq(field(o, F_WAITING), why[ENPU_BK_ZYNQ_PS]);
+	cr_expect_str_eq(field(o, F_WAITING), why[zps]);
 	json_object_put(o);
 	srv_jobs_expire(jobs, ZYNQ, why, 30);       /* a board came up: no reason to show */
 	o = srv_jobs_get(jobs, id, 0, &final);

@@ -14,8 +14,10 @@
 #include "npusim.h"
 #include "plan.h"
 
-static int npu_parse(void *o, const struct enpu_ynode *node, const char *label, enpu_err *e)
+static int npu_parse(const enpu_backend_def *d, void *o, const struct enpu_ynode *node,
+		     const char *label, enpu_err *e)
 {
+	(void)d;
 	return enpu_npu_target_parse(node, label, o, e);
 }
 
@@ -24,8 +26,10 @@ static struct json_object *npu_json(const void *o)
 	return enpu_npu_target_json(o);
 }
 
-static int npu_from_json(void *o, struct json_object *v, const char *label, enpu_err *e)
+static int npu_from_json(const enpu_backend_def *d, void *o, struct json_object *v,
+			 const char *label, enpu_err *e)
 {
+	(void)d;
 	return enpu_npu_target_from_json(v, label, o, e);
 }
 
@@ -197,7 +201,6 @@ static void npu_run_info(const enpu_graph *g, const void *o, const void *st, voi
 
 const enpu_backend_def enpu_bk_npu_sim = {
 	.name = "npu_sim",
-	.id = ENPU_BK_NPU_SIM,
 	.section = "npu",
 	.opts_size = sizeof(enpu_npu_target),
 	.opts_parse = npu_parse,

@@ -307,132 +307,74 @@ json_object *enpu_npu_target_json(const enpu_npu_target *t)
 
 /* ---- target from JSON --------------------------------------------------- */
 
-typedef struct jctx {
-	const char *label;
-	enpu_err *e;
-} jctx;
-
-static int jfail(jctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int jfail(jctx *c, const char *fmt, ...)
+static int read_ops(enpu_jread *r, json_object *v, enpu_npu_target *t)
 {
-	char msg[512];
-	va_list ap;
+	if (!v)
+		return 0;
+	if (!json_object_is_type(v, json_type_array))
+		return enpu_jread_fail(r, "'ops' is neither null nor a list");
+	t->ops = 0;
+	t->ops_given = 1;
+	for (size_t i = 0; i < json_object_array_length(v); i++) {
+		json_object *x = json_object_array_get_idx(v, i);
+		const enpu_opdef *d = json_object_is_type(x, json_type_string) ?
+			enpu_op_by_name(json_object_get_string(x)) : NULL;
 
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return enpu_fail(c->e, ENPU_E_ARTIFACT, c->label, "recompile the artifact",
-			 "npu_sim target: %s", msg);
-}
-
-static int jint(jctx *c, json_object *v, const char *what, int64_t lo, int64_t hi, int64_t *out)
-{
-	int64_t x;
-
-	if (!json_object_is_type(v, json_type_int))
-		return jfail(c, "'%s' is not an integer", what);
-	x = json_object_get_int64(v);
-	if (x < lo || x > hi)
-		return jfail(c, "'%s' is %lld, not in %lld..%lld", what, (long long)x, (long long)lo,
-			     (long long)hi);
-	*out = x;
+		if (!d)
+			return enpu_jread_fail(r, "'ops' names an unknown op");
+		t->ops |= 1u << d->id;
+	}
 	return 0;
 }
 
-static int jnum(jctx *c, json_object *v, const char *what, int zero_ok, double *out)
+static int read_sram(enpu_jread *r, json_object *v, enpu_npu_target *t)
 {
-	double x;
+	json_object *x[ENPU_SRAM_COUNT];
+	int64_t n;
+	enpu_jread rs = *r;
 
-	if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double))
-		return jfail(c, "'%s' is not a number", what);
-	x = json_object_get_double(v);
-	if (!isfinite(x) || x < 0 || (x == 0 && !zero_ok))
-		return jfail(c, "'%s' is out of range", what);
-	*out = x;
+	rs.what = "npu_sim target: 'sram_kib'";
+	if (enpu_jread_fields(&rs, v, sram_names, x))
+		return -1;
+	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
+		if (enpu_jread_int(r, x[i], sram_names[i], 1, MAX_SRAM_KIB, &n))
+			return -1;
+		t->sram_kib[i] = (uint32_t)n;
+	}
 	return 0;
 }
 
 int enpu_npu_target_from_json(json_object *o, const char *label, enpu_npu_target *t,
 			      enpu_err *e)
 {
-	jctx c = {label ? label : "manifest.json", e};
-	json_object *v[F_COUNT], *x;
-	int64_t n;
+	enpu_jread r = {label ? label : "manifest.json", "npu_sim target", e};
+	json_object *v[F_COUNT];
+	int64_t rc[2], lanes, word;
+	int df;
 
 	enpu_npu_target_default(t);
-	if (!json_object_is_type(o, json_type_object))
-		return jfail(&c, "not an object");
-	json_object_object_foreach(o, key, val) {
-		int j;
-
-		(void)val;
-		for (j = 0; j < F_COUNT; j++)
-			if (!strcmp(key, field_names[j]))
-				break;
-		if (j == F_COUNT)
-			return jfail(&c, "unknown field '%.64s'", key);
-	}
-	for (int i = 0; i < F_COUNT; i++)
-		if (!json_object_object_get_ex(o, field_names[i], &v[i]))
-			return jfail(&c, "missing field '%s'", field_names[i]);
-	if (!json_object_is_type(v[F_ARRAY], json_type_array) ||
-	    json_object_array_length(v[F_ARRAY]) != 2)
-		return jfail(&c, "'array' is not [rows, cols]");
-	if (jint(&c, json_object_array_get_idx(v[F_ARRAY], 0), "array", 1, MAX_ARRAY, &n))
+	if (enpu_jread_fields(&r, o, field_names, v) ||
+	    enpu_jread_ints(&r, v[F_ARRAY], "array", 2, 1, MAX_ARRAY, rc) ||
+	    enpu_jread_num(&r, v[F_CLOCK], "clock_mhz", 0, HUGE_VAL, &t->clock_mhz) ||
+	    enpu_jread_num(&r, v[F_DRAM], "dram_bytes_per_cycle", 1, HUGE_VAL,
+			   &t->dram_bytes_per_cycle) ||
+	    enpu_jread_choice(&r, v[F_DATAFLOW], "dataflow", df_names, &df) ||
+	    read_ops(&r, v[F_OPS], t))
 		return -1;
-	t->rows = (int)n;
-	if (jint(&c, json_object_array_get_idx(v[F_ARRAY], 1), "array", 1, MAX_ARRAY, &n))
-		return -1;
-	t->cols = (int)n;
-	if (jnum(&c, v[F_CLOCK], "clock_mhz", 0, &t->clock_mhz) ||
-	    jnum(&c, v[F_DRAM], "dram_bytes_per_cycle", 1, &t->dram_bytes_per_cycle))
-		return -1;
-	{
-		const char *s = json_object_is_type(v[F_DATAFLOW], json_type_string)
-					? json_object_get_string(v[F_DATAFLOW]) : "";
-		int i;
-
-		for (i = 0; df_names[i]; i++)
-			if (!strcmp(s, df_names[i]))
-				break;
-		if (!df_names[i])
-			return jfail(&c, "'dataflow' is not os, ws or is");
-		t->dataflow = (enpu_dataflow)i;
-	}
-	if (v[F_OPS]) {
-		if (!json_object_is_type(v[F_OPS], json_type_array))
-			return jfail(&c, "'ops' is neither null nor a list");
-		t->ops = 0;
-		t->ops_given = 1;
-		for (size_t i = 0; i < json_object_array_length(v[F_OPS]); i++) {
-			const enpu_opdef *d;
-
-			x = json_object_array_get_idx(v[F_OPS], i);
-			d = json_object_is_type(x, json_type_string) ? enpu_op_by_name(json_object_get_string(x)) : NULL;
-			if (!d)
-				return jfail(&c, "'ops' names an unknown op");
-			t->ops |= 1u << d->id;
-		}
-	}
 	if (!json_object_is_type(v[F_COMPAT], json_type_boolean))
-		return jfail(&c, "'scalesim_compat' is not a boolean");
+		return enpu_jread_fail(&r, "'scalesim_compat' is not a boolean");
+	if (read_sram(&r, v[F_SRAM], t) ||
+	    enpu_jread_int(&r, v[F_LANES], "vector_lanes", 1, MAX_LANES, &lanes) ||
+	    enpu_jread_int(&r, v[F_WORD], "word_bytes", 1, MAX_WORD_BYTES, &word))
+		return -1;
+	t->rows = (int)rc[0];
+	t->cols = (int)rc[1];
+	t->dataflow = (enpu_dataflow)df;
 	t->scalesim_compat = json_object_get_boolean(v[F_COMPAT]) ? 1 : 0;
-	if (!json_object_is_type(v[F_SRAM], json_type_object) || json_object_object_length(v[F_SRAM]) != 3)
-		return jfail(&c, "'sram_kib' is not {filter, ifmap, ofmap}");
-	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
-		if (!json_object_object_get_ex(v[F_SRAM], sram_names[i], &x))
-			return jfail(&c, "'sram_kib' lacks '%s'", sram_names[i]);
-		if (jint(&c, x, sram_names[i], 1, MAX_SRAM_KIB, &n))
-			return -1;
-		t->sram_kib[i] = (uint32_t)n;
-	}
-	if (jint(&c, v[F_LANES], "vector_lanes", 1, MAX_LANES, &n))
-		return -1;
-	t->vector_lanes = (int)n;
-	if (jint(&c, v[F_WORD], "word_bytes", 1, MAX_WORD_BYTES, &n))
-		return -1;
-	t->word_bytes = (int)n;
+	t->vector_lanes = (int)lanes;
+	t->word_bytes = (int)word;
 	if (t->scalesim_compat && t->word_bytes != 1)
-		return jfail(&c, "'word_bytes' is %d with scalesim_compat (must be 1)", t->word_bytes);
+		return enpu_jread_fail(&r, "'word_bytes' is %d with scalesim_compat (must be 1)",
+				       t->word_bytes);
 	return 0;
 }

@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "backend.h"
 #include "board_target.h"
 #include "graphjson.h"
+#include "json.h"
 #include "spec_int.h"
 
 #define MAX_ARRAY 4096
@@ -32,10 +34,10 @@ const char *enpu_board_cpu_name(enpu_board_cpu c)
 	return (unsigned)c < ENPU_CPU_COUNT ? cpu_names[c] : "?";
 }
 
-void enpu_board_target_default(enpu_backend bk, enpu_board_target *t)
+void enpu_board_target_default(const enpu_backend_def *d, enpu_board_target *t)
 {
 	memset(t, 0, sizeof(*t));
-	t->bk = bk;
+	t->pl = d->pl;
 	t->cpu = ENPU_CPU_CORTEX_A9;
 	t->pl_ops = ENPU_PL_OPS_DEFAULT;
 	t->buffer_kib = 512;
@@ -124,7 +126,7 @@ static int get_choice(pctx *c, const enpu_ynode *v, const char *field, const cha
 static int split(pctx *c, const enpu_ynode *map, const char *const *allowed,
 		 const enpu_ynode **vals)
 {
-	char in_what[64];
+	char in_what[96];
 
 	snprintf(in_what, sizeof(in_what), "in %s", c->what);
 	return enpu_yaml_fields(map, allowed, in_what, c->label, ENPU_E_TARGET,
@@ -182,19 +184,64 @@ static int parse_pl_ops(pctx *c, const enpu_ynode *v, enpu_board_target *t)
 	return 0;
 }
 
-int enpu_board_target_parse(enpu_backend bk, const enpu_ynode *node, const char *label,
-			    enpu_board_target *t, enpu_err *e)
+/* fpga_board's fields: the cpu and the PL's (v indexed by F_*). */
+static int parse_pl_fields(pctx *c, const enpu_ynode *const *v, enpu_board_target *t)
 {
-	const enpu_ynode *v[F_COUNT];
-	const char *const *fields = bk == ENPU_BK_FPGA_BOARD ? fpga_fields : zynq_fields;
-	pctx c = {label ? label : "target",
-		  bk == ENPU_BK_FPGA_BOARD ? "the fpga_board target" : "the zynq_ps target", e};
 	int64_t x;
 	int idx;
 
-	enpu_board_target_default(bk, t);
-	if (bk != ENPU_BK_ZYNQ_PS && bk != ENPU_BK_FPGA_BOARD)
-		return enpu_fail(e, ENPU_E_INTERNAL, label, NULL, "not a board backend");
+	if (v[F_CPU]) {
+		if (get_choice(c, v[F_CPU], "cpu", cpu_names, &idx))
+			return -1;
+		t->cpu = (enpu_board_cpu)idx;
+	}
+	if (v[F_ARRAY] && parse_array(c, v[F_ARRAY], t))
+		return -1;
+	if (v[F_DATAFLOW]) {
+		if (get_choice(c, v[F_DATAFLOW], "dataflow", df_names, &idx))
+			return -1;
+		t->dataflow = (enpu_dataflow)idx;
+	}
+	if (v[F_BUFFER]) {
+		if (get_int(c, v[F_BUFFER], "'buffer_kib'", 1, MAX_BUFFER_KIB, &x))
+			return -1;
+		t->buffer_kib = (uint32_t)x;
+	}
+	if (v[F_MAXDIM]) {
+		if (get_int(c, v[F_MAXDIM], "'max_dim'", 1, MAX_DIM_LIMIT, &x))
+			return -1;
+		t->max_dim = x;
+	}
+	if (v[F_DMA]) {
+		if (get_int(c, v[F_DMA], "'dma_bytes_per_cycle'", 1, MAX_DMA, &x))
+			return -1;
+		t->dma_bytes_per_cycle = (uint32_t)x;
+	}
+	if (v[F_CLOCK]) {
+		double mhz;
+
+		if (enpu_ynode_float(v[F_CLOCK], &mhz) || !isfinite(mhz) || !(mhz > 0) || mhz > 1e6)
+			return fail_at(c, v[F_CLOCK], NULL,
+				       "'clock_mhz' must be a number greater than 0 and at most 1000000 (got '%.32s')",
+				       txt(v[F_CLOCK]));
+		t->clock_mhz = mhz;
+	}
+	if (v[F_PLOPS] && parse_pl_ops(c, v[F_PLOPS], t))
+		return -1;
+	return 0;
+}
+
+int enpu_board_target_parse(const enpu_backend_def *d, const enpu_ynode *node,
+			    const char *label, enpu_board_target *t, enpu_err *e)
+{
+	const enpu_ynode *v[F_COUNT];
+	const char *const *fields = d->pl ? fpga_fields : zynq_fields;
+	char what[64];
+	pctx c = {label ? label : "target", what, e};
+	int idx;
+
+	snprintf(what, sizeof(what), "the %s target", d->name);
+	enpu_board_target_default(d, t);
 	if (!node || enpu_ynode_null(node))
 		return 0;
 	if (node->kind != ENPU_YN_MAP) {
@@ -205,7 +252,7 @@ int enpu_board_target_parse(enpu_backend bk, const enpu_ynode *node, const char 
 	}
 	if (split(&c, node, fields, v))
 		return -1;
-	if (bk == ENPU_BK_ZYNQ_PS) {
+	if (!t->pl) {
 		/* zynq_fields is {"cpu"}: its one slot is v[0] */
 		if (v[0] && get_choice(&c, v[0], "cpu", cpu_names, &idx))
 			return -1;
@@ -213,45 +260,7 @@ int enpu_board_target_parse(enpu_backend bk, const enpu_ynode *node, const char 
 			t->cpu = (enpu_board_cpu)idx;
 		return 0;
 	}
-	if (v[F_CPU]) {
-		if (get_choice(&c, v[F_CPU], "cpu", cpu_names, &idx))
-			return -1;
-		t->cpu = (enpu_board_cpu)idx;
-	}
-	if (v[F_ARRAY] && parse_array(&c, v[F_ARRAY], t))
-		return -1;
-	if (v[F_DATAFLOW]) {
-		if (get_choice(&c, v[F_DATAFLOW], "dataflow", df_names, &idx))
-			return -1;
-		t->dataflow = (enpu_dataflow)idx;
-	}
-	if (v[F_BUFFER]) {
-		if (get_int(&c, v[F_BUFFER], "'buffer_kib'", 1, MAX_BUFFER_KIB, &x))
-			return -1;
-		t->buffer_kib = (uint32_t)x;
-	}
-	if (v[F_MAXDIM]) {
-		if (get_int(&c, v[F_MAXDIM], "'max_dim'", 1, MAX_DIM_LIMIT, &x))
-			return -1;
-		t->max_dim = x;
-	}
-	if (v[F_DMA]) {
-		if (get_int(&c, v[F_DMA], "'dma_bytes_per_cycle'", 1, MAX_DMA, &x))
-			return -1;
-		t->dma_bytes_per_cycle = (uint32_t)x;
-	}
-	if (v[F_CLOCK]) {
-		double d;
-
-		if (enpu_ynode_float(v[F_CLOCK], &d) || !isfinite(d) || !(d > 0) || d > 1e6)
-			return fail_at(&c, v[F_CLOCK], NULL,
-				       "'clock_mhz' must be a number greater than 0 and at most 1000000 (got '%.32s')",
-				       txt(v[F_CLOCK]));
-		t->clock_mhz = d;
-	}
-	if (v[F_PLOPS] && parse_pl_ops(&c, v[F_PLOPS], t))
-		return -1;
-	return 0;
+	return parse_pl_fields(&c, v, t);
 }
 
 /* ---- JSON --------------------------------------------------------------- */
@@ -264,7 +273,7 @@ json_object *enpu_board_target_json(const enpu_board_target *t)
 
 	if (bad)
 		return NULL;
-	if (t->bk != ENPU_BK_FPGA_BOARD) {
+	if (!t->pl) {
 		enpu_json_put(o, "cpu", json_object_new_string(enpu_board_cpu_name(t->cpu)), &bad);
 		goto out;
 	}
@@ -297,122 +306,10 @@ out:
 	return o;
 }
 
-typedef struct jctx {
-	const char *label;
-	enpu_err *e;
-} jctx;
-
-static int jfail(jctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int jfail(jctx *c, const char *fmt, ...)
+static int read_pl_ops(enpu_jread *r, json_object *v, enpu_board_target *t)
 {
-	char msg[512];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	return enpu_fail(c->e, ENPU_E_ARTIFACT, c->label, "recompile the artifact",
-			 "target: %s", msg);
-}
-
-static int jfield(jctx *c, json_object *o, const char *k, json_type ty, json_object **out)
-{
-	if (!json_object_object_get_ex(o, k, out) || !json_object_is_type(*out, ty))
-		return jfail(c, "field '%s' is missing or of the wrong type", k);
-	return 0;
-}
-
-static int jint(jctx *c, json_object *o, const char *k, int64_t lo, int64_t hi, int64_t *out)
-{
-	json_object *v;
-
-	if (jfield(c, o, k, json_type_int, &v))
-		return -1;
-	*out = json_object_get_int64(v);
-	if (*out < lo || *out > hi)
-		return jfail(c, "field '%s' is %lld, outside [%lld, %lld]", k, (long long)*out,
-			     (long long)lo, (long long)hi);
-	return 0;
-}
-
-static int jchoice(jctx *c, json_object *o, const char *k, const char *const *names, int *idx)
-{
-	json_object *v;
-
-	if (jfield(c, o, k, json_type_string, &v))
-		return -1;
-	for (int i = 0; names[i]; i++)
-		if (strcmp(json_object_get_string(v), names[i]) == 0) {
-			*idx = i;
-			return 0;
-		}
-	return jfail(c, "field '%s' has the unknown value '%.32s'", k, json_object_get_string(v));
-}
-
-int enpu_board_target_from_json(enpu_backend bk, json_object *o, const char *label,
-				enpu_board_target *t, enpu_err *e)
-{
-	jctx c = {label ? label : "target", e};
-	const char *const *fields = bk == ENPU_BK_FPGA_BOARD ? fpga_fields : zynq_fields;
-	json_object *v;
-	int64_t x;
-	int idx, nf = 0;
-	double d;
-
-	enpu_board_target_default(bk, t);
-	if (bk != ENPU_BK_ZYNQ_PS && bk != ENPU_BK_FPGA_BOARD)
-		return jfail(&c, "not a board backend");
-	if (!json_object_is_type(o, json_type_object))
-		return jfail(&c, "must be an object");
-	while (fields[nf])
-		nf++;
-	json_object_object_foreach(o, key, val) {
-		int known = 0;
-
-		(void)val;
-		for (int i = 0; i < nf; i++)
-			known |= strcmp(key, fields[i]) == 0;
-		if (!known)
-			return jfail(&c, "unknown field '%.64s'", key);
-	}
-	if (jchoice(&c, o, "cpu", cpu_names, &idx))
-		return -1;
-	t->cpu = (enpu_board_cpu)idx;
-	if (bk == ENPU_BK_ZYNQ_PS)
-		return 0;
-	if (jfield(&c, o, "array", json_type_array, &v))
-		return -1;
-	if (json_object_array_length(v) != 2)
-		return jfail(&c, "field 'array' must hold two integers");
-	for (int i = 0; i < 2; i++) {
-		json_object *it = json_object_array_get_idx(v, (size_t)i);
-
-		if (!json_object_is_type(it, json_type_int) || json_object_get_int64(it) < 1 ||
-		    json_object_get_int64(it) > MAX_ARRAY)
-			return jfail(&c, "field 'array' must hold two integers from 1 to %d", MAX_ARRAY);
-		*(i ? &t->cols : &t->rows) = (int)json_object_get_int64(it);
-	}
-	if (jint(&c, o, "buffer_kib", 1, MAX_BUFFER_KIB, &x))
-		return -1;
-	t->buffer_kib = (uint32_t)x;
-	if (jint(&c, o, "max_dim", 1, MAX_DIM_LIMIT, &x))
-		return -1;
-	t->max_dim = x;
-	if (jint(&c, o, "dma_bytes_per_cycle", 1, MAX_DMA, &x))
-		return -1;
-	t->dma_bytes_per_cycle = (uint32_t)x;
-	if (jchoice(&c, o, "dataflow", df_names, &idx))
-		return -1;
-	t->dataflow = (enpu_dataflow)idx;
-	if (!json_object_object_get_ex(o, "clock_mhz", &v) ||
-	    !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
-		return jfail(&c, "field 'clock_mhz' is missing or not a number");
-	d = json_object_get_double(v);
-	if (!isfinite(d) || !(d > 0) || d > 1e6)
-		return jfail(&c, "field 'clock_mhz' is out of range");
-	t->clock_mhz = d;
-	if (jfield(&c, o, "pl_ops", json_type_array, &v))
-		return -1;
+	if (!json_object_is_type(v, json_type_array))
+		return enpu_jread_fail(r, "'pl_ops' is not a list");
 	t->pl_ops = 0;
 	for (size_t i = 0; i < json_object_array_length(v); i++) {
 		json_object *it = json_object_array_get_idx(v, i);
@@ -420,8 +317,68 @@ int enpu_board_target_from_json(enpu_backend bk, json_object *o, const char *lab
 			enpu_op_by_name(json_object_get_string(it)) : NULL;
 
 		if (!od || !((ENPU_PL_GEMMS | ENPU_PL_ELEMENTWISE) & (1u << od->id)))
-			return jfail(&c, "field 'pl_ops' entry %zu is not an op the PL takes", i);
+			return enpu_jread_fail(r, "'pl_ops' entry %zu is not an op the PL takes", i);
 		t->pl_ops |= 1u << od->id;
 	}
 	return 0;
+}
+
+int enpu_board_target_from_json(const enpu_backend_def *d, json_object *o, const char *label,
+				enpu_board_target *t, enpu_err *e)
+{
+	char what[64];
+	enpu_jread r = {label ? label : "target", what, e};
+	json_object *v[F_COUNT];
+	int64_t x[3], rc[2];
+	int idx[2];
+
+	snprintf(what, sizeof(what), "%s target", d->name);
+	enpu_board_target_default(d, t);
+	if (!t->pl) {
+		/* zynq_fields is {"cpu"}: its one slot is v[0] */
+		if (enpu_jread_fields(&r, o, zynq_fields, v) ||
+		    enpu_jread_choice(&r, v[0], "cpu", cpu_names, &idx[0]))
+			return -1;
+		t->cpu = (enpu_board_cpu)idx[0];
+		return 0;
+	}
+	if (enpu_jread_fields(&r, o, fpga_fields, v) ||
+	    enpu_jread_choice(&r, v[F_CPU], "cpu", cpu_names, &idx[0]) ||
+	    enpu_jread_ints(&r, v[F_ARRAY], "array", 2, 1, MAX_ARRAY, rc) ||
+	    enpu_jread_int(&r, v[F_BUFFER], "buffer_kib", 1, MAX_BUFFER_KIB, &x[0]) ||
+	    enpu_jread_int(&r, v[F_MAXDIM], "max_dim", 1, MAX_DIM_LIMIT, &x[1]) ||
+	    enpu_jread_int(&r, v[F_DMA], "dma_bytes_per_cycle", 1, MAX_DMA, &x[2]) ||
+	    enpu_jread_choice(&r, v[F_DATAFLOW], "dataflow", df_names, &idx[1]) ||
+	    enpu_jread_num(&r, v[F_CLOCK], "clock_mhz", 0, 1e6, &t->clock_mhz) ||
+	    read_pl_ops(&r, v[F_PLOPS], t))
+		return -1;
+	t->cpu = (enpu_board_cpu)idx[0];
+	t->rows = (int)rc[0];
+	t->cols = (int)rc[1];
+	t->buffer_kib = (uint32_t)x[0];
+	t->max_dim = x[1];
+	t->dma_bytes_per_cycle = (uint32_t)x[2];
+	t->dataflow = (enpu_dataflow)idx[1];
+	return 0;
+}
+
+/* ---- the options hooks of both board backends (backend.h) -------------- */
+
+int enpu_board_opts_parse(const enpu_backend_def *d, void *o, const enpu_ynode *node,
+			  const char *label, enpu_err *e)
+{
+	if (enpu_backend_need_map(d, node, label, e) < 0)
+		return -1;
+	return enpu_board_target_parse(d, node, label, o, e);
+}
+
+json_object *enpu_board_opts_json(const void *o)
+{
+	return enpu_board_target_json(o);
+}
+
+int enpu_board_opts_from_json(const enpu_backend_def *d, void *o, json_object *v,
+			      const char *label, enpu_err *e)
+{
+	return enpu_board_target_from_json(d, v, label, o, e);
 }

@@ -12,6 +12,7 @@
 struct json_object;
 struct enpu_ynode;
 struct enpu_target;
+struct enpu_backend_def;
 
 typedef enum enpu_board_cpu {
 	ENPU_CPU_CORTEX_A9,    /* Zynq-7000 (the default) */
@@ -39,7 +40,7 @@ typedef enum enpu_board_cpu {
 	 (1u << ENPU_OP_GELU))
 
 typedef struct enpu_board_target {
-	enpu_backend bk;               /* ENPU_BK_ZYNQ_PS or ENPU_BK_FPGA_BOARD */
+	int pl;                        /* 1: fpga_board's (its row's `pl`): the PL fields count */
 	enpu_board_cpu cpu;            /* both; informational in v1 */
 	/* fpga_board only (defaults filled for zynq_ps too, never used) */
 	uint32_t pl_ops;               /* bit (1u << enpu_opid); ENPU_PL_OPS_DEFAULT */
@@ -53,14 +54,16 @@ typedef struct enpu_board_target {
 
 const char *enpu_board_cpu_name(enpu_board_cpu c);   /* "cortex-a9" */
 
-void enpu_board_target_default(enpu_backend bk, enpu_board_target *t);
+/* Board targets differ by their backend's row: d->pl says whether the PL
+ * fields belong to it (fpga_board) or only the cpu (zynq_ps). */
+void enpu_board_target_default(const struct enpu_backend_def *d, enpu_board_target *t);
 
 /* From the YAML mapping of targets.<backend> (or a target file's root);
  * node NULL or null = all defaults. Unknown fields (with did-you-mean),
  * wrong types, values out of range and unknown ops or CPUs are
  * ENPU_E_TARGET at label:line:col of the offending node. */
-int enpu_board_target_parse(enpu_backend bk, const struct enpu_ynode *node, const char *label,
-			    enpu_board_target *t, enpu_err *e);
+int enpu_board_target_parse(const struct enpu_backend_def *d, const struct enpu_ynode *node,
+			    const char *label, enpu_board_target *t, enpu_err *e);
 
 /* Canonical JSON: every field present, keys sorted, pl_ops sorted by name.
  * zynq_ps: {"cpu"}; fpga_board: {"array", "buffer_kib", "clock_mhz", "cpu",
@@ -68,8 +71,16 @@ int enpu_board_target_parse(enpu_backend bk, const struct enpu_ynode *node, cons
 struct json_object *enpu_board_target_json(const enpu_board_target *t);
 /* Back from that JSON (an artifact's manifest): every field required,
  * nothing else allowed. ENPU_E_ARTIFACT naming label. */
-int enpu_board_target_from_json(enpu_backend bk, struct json_object *o, const char *label,
-				enpu_board_target *t, enpu_err *e);
+int enpu_board_target_from_json(const struct enpu_backend_def *d, struct json_object *o,
+				const char *label, enpu_board_target *t, enpu_err *e);
+
+/* The options hooks of both board backends' rows (backend.h), o an
+ * enpu_board_target. */
+int enpu_board_opts_parse(const struct enpu_backend_def *d, void *o, const struct enpu_ynode *node,
+			  const char *label, enpu_err *e);
+struct json_object *enpu_board_opts_json(const void *o);
+int enpu_board_opts_from_json(const struct enpu_backend_def *d, void *o, struct json_object *v,
+			      const char *label, enpu_err *e);
 
 /* The board options of a resolved target (target.c), NULL for other
  * backends. */

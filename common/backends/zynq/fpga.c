@@ -128,6 +128,59 @@ static int seg_buffers(const enpu_graph *g, enpu_fpga_seg *s, const int *last_re
 	return 0;
 }
 
+/* The end (one past) of the PL segment that starts with GEMM k: the
+ * elementwise ops that follow, each reading only its predecessor's output. */
+static int seg_end(const enpu_graph *g, const enpu_board_target *t, const int *readers, int k)
+{
+	int j = k + 1;
+
+	while (j < g->n_ops) {
+		const enpu_irop *nx = &g->ops[j];
+		int prev = g->ops[j - 1].out[0];
+
+		if (!(t->pl_ops & ENPU_PL_ELEMENTWISE & (1u << nx->def->id)) ||
+		    nx->n_in < 1 || nx->in[0] != prev || readers[prev] != 1 || !fits(g, t, j))
+			break;
+		j++;
+	}
+	return j;
+}
+
+/* Ops k..j-1 as a new segment of p: its buffers, its compute (from nr)
+ * and DMA cycles. *sat set when a count overflows. -1: out of memory. */
+static int add_seg(const enpu_graph *g, enpu_fpga_part *p, int k, int j, const int *last_reader,
+		   const enpu_npu_report *nr, int *sat)
+{
+	uint64_t bytes, d = p->target.dma_bytes_per_cycle ? p->target.dma_bytes_per_cycle : 1;
+	enpu_fpga_seg *s;
+
+	if (!(s = realloc(p->segs, sizeof(*p->segs) * (size_t)(p->n_segs + 1))))
+		return -1;
+	p->segs = s;
+	s = &p->segs[p->n_segs];
+	memset(s, 0, sizeof(*s));
+	s->id = p->n_segs++;
+	s->first_op = k;
+	s->n_ops = j - k;
+	if (seg_buffers(g, s, last_reader, sat) < 0)
+		return -1;
+	for (int i = k; i < j; i++) {
+		p->op_seg[i] = s->id;
+		if (__builtin_add_overflow(s->compute_cycles, nr->ops[i].compute_cycles,
+					   &s->compute_cycles))
+			*sat = 1;
+	}
+	p->pl_ops += j - k;
+	if (__builtin_add_overflow(s->dma_in_bytes, s->dma_out_bytes, &bytes))
+		*sat = 1;
+	s->dma_cycles = bytes / d + (bytes % d != 0);
+	if (__builtin_add_overflow(s->compute_cycles, s->dma_cycles, &s->pl_cycles) ||
+	    __builtin_add_overflow(p->pl_cycles, s->pl_cycles, &p->pl_cycles) ||
+	    __builtin_add_overflow(p->dma_bytes, bytes, &p->dma_bytes))
+		*sat = 1;
+	return 0;
+}
+
 int enpu_fpga_partition(const enpu_graph *g, const enpu_board_target *t, enpu_fpga_part *p,
 			enpu_err *e)
 {
@@ -150,55 +203,17 @@ int enpu_fpga_partition(const enpu_graph *g, const enpu_board_target *t, enpu_fp
 	enpu_board_pl_model(t, &model);
 	if (enpu_npu_model(g, &model, 0, &nr, e) < 0)
 		goto fail;
-
 	for (int k = 0; k < g->n_ops;) {
-		const enpu_irop *op = &g->ops[k];
-		unsigned bit = 1u << op->def->id;
-		enpu_fpga_seg *s;
-		int j = k + 1;
+		int j;
 
-		if (!(t->pl_ops & bit & ENPU_PL_GEMMS) || !fits(g, t, k)) {
+		if (!(t->pl_ops & (1u << g->ops[k].def->id) & ENPU_PL_GEMMS) || !fits(g, t, k)) {
 			p->op_seg[k++] = -1;
 			p->ps_ops++;
 			continue;
 		}
-		while (j < g->n_ops) {
-			const enpu_irop *nx = &g->ops[j];
-			int prev = g->ops[j - 1].out[0];
-
-			if (!(t->pl_ops & ENPU_PL_ELEMENTWISE & (1u << nx->def->id)) ||
-			    nx->n_in < 1 || nx->in[0] != prev || readers[prev] != 1 || !fits(g, t, j))
-				break;
-			j++;
-		}
-		if (!(s = realloc(p->segs, sizeof(*p->segs) * (size_t)(p->n_segs + 1))))
+		j = seg_end(g, t, readers, k);
+		if (add_seg(g, p, k, j, last_reader, &nr, &sat) < 0)
 			goto nomem;
-		p->segs = s;
-		s = &p->segs[p->n_segs];
-		memset(s, 0, sizeof(*s));
-		s->id = p->n_segs++;
-		s->first_op = k;
-		s->n_ops = j - k;
-		if (seg_buffers(g, s, last_reader, &sat) < 0)
-			goto nomem;
-		for (int i = k; i < j; i++) {
-			p->op_seg[i] = s->id;
-			if (__builtin_add_overflow(s->compute_cycles, nr.ops[i].compute_cycles,
-						   &s->compute_cycles))
-				sat = 1;
-		}
-		p->pl_ops += j - k;
-		{
-			uint64_t bytes, d = t->dma_bytes_per_cycle ? t->dma_bytes_per_cycle : 1;
-
-			if (__builtin_add_overflow(s->dma_in_bytes, s->dma_out_bytes, &bytes))
-				sat = 1;
-			s->dma_cycles = bytes / d + (bytes % d != 0);
-			if (__builtin_add_overflow(s->compute_cycles, s->dma_cycles, &s->pl_cycles) ||
-			    __builtin_add_overflow(p->pl_cycles, s->pl_cycles, &p->pl_cycles) ||
-			    __builtin_add_overflow(p->dma_bytes, bytes, &p->dma_bytes))
-				sat = 1;
-		}
 		k = j;
 	}
 	if (sat) {

@@ -14,23 +14,6 @@
 #include "json.h"
 #include "pl.h"
 
-static int fpga_parse(void *o, const struct enpu_ynode *node, const char *label, enpu_err *e)
-{
-	if (enpu_backend_need_map(&enpu_bk_fpga_board, node, label, e) < 0)
-		return -1;
-	return enpu_board_target_parse(ENPU_BK_FPGA_BOARD, node, label, o, e);
-}
-
-static struct json_object *fpga_json(const void *o)
-{
-	return enpu_board_target_json(o);
-}
-
-static int fpga_from_json(void *o, struct json_object *v, const char *label, enpu_err *e)
-{
-	return enpu_board_target_from_json(ENPU_BK_FPGA_BOARD, v, label, o, e);
-}
-
 static int fpga_plan(const enpu_graph *g, const void *o, uint64_t arena_bytes, void **st,
 		     enpu_err *e)
 {
@@ -175,13 +158,13 @@ static void fpga_run_close(void *run)
 
 const enpu_backend_def enpu_bk_fpga_board = {
 	.name = "fpga_board",
-	.id = ENPU_BK_FPGA_BOARD,
 	.on_board = 1,
 	.section = "fpga",
+	.pl = 1,
 	.opts_size = sizeof(enpu_board_target),
-	.opts_parse = fpga_parse,
-	.opts_json = fpga_json,
-	.opts_from_json = fpga_from_json,
+	.opts_parse = enpu_board_opts_parse,
+	.opts_json = enpu_board_opts_json,
+	.opts_from_json = enpu_board_opts_from_json,
 	.plan = fpga_plan,
 	.state_free = fpga_state_free,
 	.lowering = fpga_lowering,

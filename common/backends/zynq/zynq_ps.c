@@ -10,23 +10,6 @@
 #include "enpu.h"
 #include "json.h"
 
-static int zynq_parse(void *o, const struct enpu_ynode *node, const char *label, enpu_err *e)
-{
-	if (enpu_backend_need_map(&enpu_bk_zynq_ps, node, label, e) < 0)
-		return -1;
-	return enpu_board_target_parse(ENPU_BK_ZYNQ_PS, node, label, o, e);
-}
-
-static struct json_object *zynq_json(const void *o)
-{
-	return enpu_board_target_json(o);
-}
-
-static int zynq_from_json(void *o, struct json_object *v, const char *label, enpu_err *e)
-{
-	return enpu_board_target_from_json(ENPU_BK_ZYNQ_PS, v, label, o, e);
-}
-
 static const char *zynq_lowering(const enpu_graph *g, const void *st, int k, char *kernel,
 				 size_t cap)
 {
@@ -91,13 +74,12 @@ static void zynq_run_info(const enpu_graph *g, const void *o, const void *st, vo
 
 const enpu_backend_def enpu_bk_zynq_ps = {
 	.name = "zynq_ps",
-	.id = ENPU_BK_ZYNQ_PS,
 	.on_board = 1,
 	.section = "zynq",
 	.opts_size = sizeof(enpu_board_target),
-	.opts_parse = zynq_parse,
-	.opts_json = zynq_json,
-	.opts_from_json = zynq_from_json,
+	.opts_parse = enpu_board_opts_parse,
+	.opts_json = enpu_board_opts_json,
+	.opts_from_json = enpu_board_opts_from_json,
 	.lowering = zynq_lowering,
 	.plan_json = zynq_section,
 	.check_plan = zynq_check_plan,
