@@ -202,7 +202,7 @@ expect_match "... and none for b2" "$(dcurl two_lab http://localhost/metrics)" \
 
 # ---- boards down: said at once, and a queued job waits at most --board-wait ----------
 touch "$TMP/hold"
-LABARGS+=(--board-wait 1)
+LABARGS+=(--board-wait 3)   # the client looks after 1 s; the job fails at 3
 lab down --hold "$TMP/hold"
 run_on down_lab &
 RUNPID=$!

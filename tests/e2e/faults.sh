@@ -332,7 +332,7 @@ B=$(sha "$TMP/b100k")
 S=$(sha "$C/spec.yaml"); W=$(sha "$C/weights.npz"); I2=$(sha "$TMP/in2.npz")
 mkdir -p "$SMALL"
 # (never without the tmpfs: dd would fill the disk under it; its count stops at 8 MiB anyway)
-if mount -t tmpfs -o size=4m tmpfs "$SMALL"; then
+if mount -t tmpfs -o size=4m,mode=0700 tmpfs "$SMALL"; then
 	ok "disk full: a 4 MiB tmpfs as the cache"
 	start_daemon full || { finish; exit 1; }
 	check "full: compile tiny_mlp" enpu full compile --spec "$M/spec.yaml" --weights "$M/weights.npz" --out "$TMP/f.art"
