@@ -200,7 +200,8 @@ J2=$(jget "$TMP/j2.json" id)
 jstate() { dcurl d "$U/v1/jobs/$1" | jget - state; }
 until_eq "slow job 1 is running" running jstate "$J1"
 # a long-poll for job 2 that must see it finish although the daemon is stopping
-dcurl d -o "$TMP/w2.json" "$U/v1/jobs/$J2?wait=120" &
+# (slow jobs under ASan on a busy machine take a minute each: no 60 s cap)
+dcurl d --max-time 330 -o "$TMP/w2.json" "$U/v1/jobs/$J2?wait=300" &
 W=$!
 DP=$(daemon_pid d)
 kill -TERM "$DP"
