@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # outputs.sh: what the client writes never destroys data (issue 12, point
-# 5, and `jobs result` of point 7): compile --out
+# 5, and `jobs result` / `compare --junit` of point 7): compile --out
 # refuses a directory of other files and swaps a finished artifact into
 # place (a failed compile leaves nothing); an output that names another
 # output or an input is a usage error; outputs follow the umask; a local
 # write failure is the user's disk (E0003), not the server's (E0810);
-# `jobs result` fetches a finished job's files.
+# `jobs result` fetches a finished job's files; `compare --junit` writes a
+# JUnit report, parsed here, whether the comparison passes or fails.
 . "$(dirname "$0")/lib.sh"
 
 CLI=$BIN/eulernpu
@@ -106,6 +107,9 @@ check_status "run --out a symlink to --input: exit 2" 2 \
 expect_eq "  the input is untouched" "$(sha256sum <"$TMP/in.npz")" "$insum"
 check_status "compile --out equal to --spec: exit 2" 2 \
 	"$CLI" compile --spec "$M/spec.yaml" --weights "$M/weights.npz" --out "$M/spec.yaml"
+check_status "compare --junit equal to --got: exit 2" 2 \
+	"$CLI" compare --got "$TMP/in.npz" --expected "$M/input.npz" --junit "$TMP/in.npz"
+expect_eq "  the input is untouched" "$(sha256sum <"$TMP/in.npz")" "$insum"
 
 # ---- modes follow the umask -------------------------------------------------
 mode() { stat -c %a "$1"; }
@@ -191,6 +195,60 @@ check_status "jobs result of a cancelled job: exit 1" 1 "$CLI" jobs result "$S" 
 expect_match "  its error" "$(sed -n 1,2p "$TMP/last.err")" "cancel"
 check "  nothing written" test ! -e "$TMP/s.npz"
 
+# ---- compare --junit ---------------------------------------------------------
+# Tensor names with XML's special characters; a pass, a difference in one
+# tensor, and a comparison that cannot be made each give a report that
+# parses, with what each tensor did.
+"$PY" - "$TMP" <<'PYEOF'
+import sys, numpy as np
+t = sys.argv[1]
+a = np.arange(6, dtype="<f4").reshape(2, 3)
+b = np.ones((4,), "<f4")
+names = ["a<b&\"c'd", "plain"]
+np.savez(t + "/jg.npz", **{names[0]: a, names[1]: b})
+b2 = b.copy(); b2[3] += 0.5
+np.savez(t + "/je_off.npz", **{names[0]: a, names[1]: b2})
+np.savez(t + "/je_key.npz", other=a)
+PYEOF
+# junit FILE: "suite tests failures errors skipped | name:verdict ..." from
+# the XML (xml.etree fails on anything that is not well-formed)
+junit() {
+	"$PY" - "$1" <<'PYEOF'
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+assert root.tag == "testsuites", root.tag
+s = root.find("testsuite")
+out = [s.get("name"), s.get("tests"), s.get("failures"), s.get("errors"), s.get("skipped")]
+float(s.get("time"))
+cases = []
+for c in s.findall("testcase"):
+    float(c.get("time"))
+    v = "pass"
+    for k in ("failure", "error", "skipped"):
+        el = c.find(k)
+        if el is not None:
+            v = k + ("[" + el.get("message") + "]" if k == "failure" else "")
+    cases.append(c.get("name") + ":" + v)
+print(" ".join(out) + " | " + " ; ".join(cases))
+PYEOF
+}
+check "compare --junit on a pass: exit 0" "$CLI" compare --got "$TMP/jg.npz" --expected "$TMP/jg.npz" --junit "$TMP/pass.xml"
+expect_eq "  the report: two passed testcases" "$(junit "$TMP/pass.xml")" \
+	"eulernpu compare 2 0 0 0 | a<b&\"c'd:pass ; plain:pass"
+check_status "compare --junit on a difference: exit 1" 1 \
+	"$CLI" compare --got "$TMP/jg.npz" --expected "$TMP/je_off.npz" --junit "$TMP/fail.xml"
+r=$(junit "$TMP/fail.xml")
+expect_match "  the report: one failure, on the tensor that differs" "$r" \
+	"^eulernpu compare 2 1 0 1 \| a<b&\"c'd:skipped ; plain:failure\[tensor 'plain' differs at \(3,\): "
+check_status "compare --junit when not comparable: exit 2" 2 \
+	"$CLI" compare --got "$TMP/jg.npz" --expected "$TMP/je_key.npz" --junit "$TMP/err.xml"
+expect_match "  the report: an error" "$(junit "$TMP/err.xml")" "^eulernpu compare 1 0 1 0 \| other:error$"
+check "  the error carries the code" grep -q 'type="E0601"' "$TMP/err.xml"
+expect_eq "  nothing else left beside the reports" "$(litter "$TMP/pass.xml")$(litter "$TMP/fail.xml")" ""
+check_status "compare --junit into a missing directory: exit 2" 2 \
+	"$CLI" compare --got "$TMP/jg.npz" --expected "$TMP/jg.npz" --junit "$TMP/nodir/j.xml"
+expect_match "  a local error naming it" "$(cat "$TMP/last.err")" "E0003.*|nodir/j\.xml"
+
 # ---- bash completion knows the new words (it reads --help) ---------------------
 comp() {
 	bash -c '. "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
@@ -199,4 +257,5 @@ comp() {
 expect_match "completion: jobs r<TAB> offers result" "$(comp "$CLI" jobs r)" "^result$"
 expect_match "completion: jobs result ID --<TAB> offers --out and --report" \
 	"$(comp "$CLI" jobs result "$J" --)" "--report"
+expect_match "completion: compare --ju<TAB> offers --junit" "$(comp "$CLI" compare --ju)" "^--junit$"
 finish
