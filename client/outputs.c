@@ -227,9 +227,10 @@ int cli_outdir_begin(const char *verb, const char *dir, char *tmp, size_t cap, e
 	struct stat st;
 
 	if (lstat(dir, &st) == 0) {
-		if (!S_ISDIR(st.st_mode))
-			return cli_usage(e, verb, "--out '%s' exists and is not a directory: "
-					 "remove it or choose another --out", dir);
+		if (!S_ISDIR(st.st_mode))   /* a symbolic link too: it would be replaced */
+			return cli_usage(e, verb, "--out '%s' exists and is not a directory%s: "
+					 "remove it or choose another --out", dir,
+					 S_ISLNK(st.st_mode) ? " (a symbolic link)" : "");
 		if (dir_empty(dir) != 1 && !is_artifact(dir))
 			return cli_usage(e, verb, "--out '%s' holds files that are not an eulernpu "
 					 "artifact (no valid %s): give a new or empty directory, "

@@ -57,6 +57,13 @@ check "  the old directory's stray file is gone" test ! -e "$TMP/mlp/stray.txt"
 expect_eq "  no temporary or old copy left beside it" "$(litter "$TMP/mlp")" ""
 check "  run uses the replaced artifact" \
 	"$CLI" run --artifact "$TMP/mlp" --input "$M/input.npz" --out "$TMP/r2.npz"
+check "recompile into it spelled with a trailing slash" \
+	"$CLI" compile --spec "$M/spec.yaml" --weights "$TMP/weights2.npz" --out "$TMP/mlp/"
+expect_eq "  the same artifact, nothing beside it" "$(jget "$TMP/mlp/manifest.json" id)$(litter "$TMP/mlp")" "$id2"
+ln -s "$TMP/mlp" "$TMP/mlp.link"
+check_status "compile --out a symbolic link: exit 2 (it would replace the link)" 2 \
+	"$CLI" compile --spec "$M/spec.yaml" --weights "$TMP/weights2.npz" --out "$TMP/mlp.link"
+check "  the link is still a link" test -L "$TMP/mlp.link"
 
 # A compile that fails midway, during the downloads: a server whose
 # weights file arrives damaged (a proxy flips its last byte; the digest
