@@ -66,17 +66,17 @@ static int file_url(const char *id, const char *path, enpu_buf *b)
 	}
 }
 
-/* Download every file the server listed into dir, refusing paths that
- * would leave it. */
+/* Download every file the server listed into dir (the temporary one),
+ * refusing paths that would leave it; progress shows them under out. */
 static int download_files(cli_conn *c, const char *id, struct json_object *files,
-			  const char *dir, enpu_err *e)
+			  const char *dir, const char *out, enpu_err *e)
 {
 	size_t n = json_object_array_length(files);
 
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *f = json_object_array_get_idx(files, i);
 		const char *path = cli_json_str(f, F_PATH), *sha = cli_json_str(f, F_SHA256);
-		char dest[PATH_MAX], parent[PATH_MAX];
+		char dest[PATH_MAX], parent[PATH_MAX], label[PATH_MAX];
 		enpu_buf url = ENPU_BUF_INIT;
 		char *slash;
 		int r;
@@ -88,6 +88,7 @@ static int download_files(cli_conn *c, const char *id, struct json_object *files
 		if ((size_t)snprintf(dest, sizeof dest, "%s/%s", dir, path) >= sizeof dest)
 			return enpu_fail(e, ENPU_E_IO, dir, NULL, "path too long for '%s'", path);
 		snprintf(parent, sizeof parent, "%s", dest);
+		snprintf(label, sizeof label, "%s/%s", out, path);
 		slash = strrchr(parent, '/');
 		if (slash) {
 			*slash = '\0';
@@ -98,7 +99,7 @@ static int download_files(cli_conn *c, const char *id, struct json_object *files
 			enpu_buf_free(&url);
 			return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
 		}
-		r = cli_http_download(c, url.data, dest, sha, 0, e);
+		r = cli_http_download_as(c, url.data, dest, label, sha, 0, e);
 		enpu_buf_free(&url);
 		if (r < 0)
 			return -1;
@@ -138,10 +139,10 @@ static int compile_post(cli_ctx *ctx, const char *spec, const char *weights, con
 	return rc < 0 ? -1 : 0;
 }
 
-/* The artifact of the answer res into directory out; *nops its ops. 0,
- * or -1 with e. */
-static int compile_fetch(cli_ctx *ctx, struct json_object *res, const char *out, long long *nops,
-			 enpu_err *e)
+/* The artifact of the answer res into directory tmp (to become out);
+ * *nops its ops. 0, or -1 with e. */
+static int compile_fetch(cli_ctx *ctx, struct json_object *res, const char *tmp, const char *out,
+			 long long *nops, enpu_err *e)
 {
 	struct json_object *files;
 	const char *id = cli_json_str(res, F_ARTIFACT);
@@ -151,7 +152,7 @@ static int compile_fetch(cli_ctx *ctx, struct json_object *res, const char *out,
 	    !json_object_is_type(files, json_type_array))
 		return enpu_fail(e, ENPU_E_SERVER, API_COMPILE, NULL,
 				 "the answer lacks a valid '%s', '%s' or '%s'", F_ARTIFACT, F_OPERATORS, F_FILES);
-	return download_files(ctx->conn, id, files, out, e) < 0 ? -1 : 0;
+	return download_files(ctx->conn, id, files, tmp, out, e) < 0 ? -1 : 0;
 }
 
 /* --out is neither an input nor a directory of other files: its
@@ -205,7 +206,7 @@ int cmd_compile(cli_ctx *ctx, int argc, char **argv)
 	 * a failed compile leaves out as it was */
 	cli_progress_setup(json);
 	if (compile_post(ctx, spec, weights, target, backend, &res, &e) < 0 ||
-	    compile_fetch(ctx, res, tmp, &nops, &e) < 0) {
+	    compile_fetch(ctx, res, tmp, out, &nops, &e) < 0) {
 		if (e.code == ENPU_E_IO)   /* a local write: name --out, not tmp */
 			snprintf(e.where, sizeof e.where, "%s", out);
 		cli_outdir_abort(tmp);

@@ -214,6 +214,12 @@ int cli_http_json(cli_conn *c, const char *method, const char *path,
 int cli_http_download(cli_conn *c, const char *path, const char *dest,
 		      const char *sha256, long timeout, enpu_err *e)
 {
+	return cli_http_download_as(c, path, dest, dest, sha256, timeout, e);
+}
+
+int cli_http_download_as(cli_conn *c, const char *path, const char *dest, const char *label,
+			 const char *sha256, long timeout, enpu_err *e)
+{
 	char tmp[PATH_MAX], got[65];
 	enpu_rest_req q = {0};
 	int fd;
@@ -228,7 +234,7 @@ int cli_http_download(cli_conn *c, const char *path, const char *dest,
 	q.sink = fd_sink;
 	q.sink_ud = &fd;
 	q.timeout = timeout;
-	q.label = dest;
+	q.label = label;
 	/* the bytes are hashed as they arrive */
 	if (enpu_rest_fetch(c, &q, sha256 ? got : NULL, e) != 0) {
 		close(fd);

@@ -53,6 +53,10 @@ int cli_http_json(cli_conn *c, const char *method, const char *path,
  * (ENPU_E_ARTIFACT_DIGEST otherwise, dest untouched). */
 int cli_http_download(cli_conn *c, const char *path, const char *dest,
 		      const char *sha256, long timeout, enpu_err *e);
+/* The same, its progress bar naming label instead of dest (compile's
+ * files land in a temporary directory but are shown under --out). */
+int cli_http_download_as(cli_conn *c, const char *path, const char *dest, const char *label,
+			 const char *sha256, long timeout, enpu_err *e);
 
 /* A finished job jid's result into out, verified against wj->result, and
  * (report non-NULL) its report.json into report. 0 or -1 with *e. */
