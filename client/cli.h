@@ -112,11 +112,12 @@ typedef struct cli_path {
 } cli_path;
 
 /* Refuse (ENPU_E_USAGE for verb, -1) outputs that name the same file as
- * each other or as an input, paths compared resolved (realpath of existing
- * ones, the parent's realpath plus the base name of new ones). At most 8
- * of each. 0 when they are all distinct. */
-int cli_outputs_check(const char *verb, const cli_path *outs, int n_out, const cli_path *ins,
-		      int n_in, enpu_err *e);
+ * each other or as an input, or a file output naming an existing
+ * directory (bit i of dirs set: outs[i] is one, compile --out); paths
+ * compared resolved (realpath of existing ones, the parent's realpath plus
+ * the base name of new ones). At most 8 of each. 0 when all is well. */
+int cli_outputs_check(const char *verb, const cli_path *outs, int n_out, unsigned dirs,
+		      const cli_path *ins, int n_in, enpu_err *e);
 
 /* A new file beside dest (".BASE.tmp.XXXXXX", mode 0666 & ~umask) for an
  * atomic write: its fd, its name into tmp; -1 with *e (ENPU_E_IO naming

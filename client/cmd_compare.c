@@ -202,7 +202,7 @@ static int check_junit(const char *junit, const char *got, const char *exp, enpu
 	const cli_path outs[1] = {{"--junit", junit}};
 	const cli_path ins[2] = {{"--got", got}, {"--expected", exp}};
 
-	return cli_outputs_check("compare", outs, 1, ins, 2, e);
+	return cli_outputs_check("compare", outs, 1, 0, ins, 2, e);
 }
 
 static double wall_s(void)

@@ -163,7 +163,7 @@ static int begin_out(const char *out, const char *spec, const char *weights, con
 	const cli_path outs[1] = {{"--out", out}};
 	const cli_path ins[3] = {{"--spec", spec}, {"--weights", weights}, {"--target", target}};
 
-	if (cli_outputs_check("compile", outs, 1, ins, 3, e) < 0)
+	if (cli_outputs_check("compile", outs, 1, 1, ins, 3, e) < 0)
 		return -1;
 	return cli_outdir_begin("compile", out, tmp, cap, e);
 }

@@ -369,7 +369,7 @@ static int cmd_jobs_result(cli_ctx *ctx, const char *id, const char *out, const 
 	if (json)
 		return cli_report((cli_usage(e, "jobs", "`jobs result` has no --json: use "
 					     "`jobs show ID --json`"), e));
-	if (cli_outputs_check("jobs", outs, 2, NULL, 0, e) < 0 || cli_connect(ctx, e) < 0 ||
+	if (cli_outputs_check("jobs", outs, 2, 0, NULL, 0, e) < 0 || cli_connect(ctx, e) < 0 ||
 	    jobs_result(ctx, id, out, report, e) < 0)
 		return cli_report(e);
 	return 0;

@@ -211,7 +211,7 @@ static int check_opts(const run_opts *o, enpu_err *e)
 				 o->out ? "--out" : o->report ? "--report" : "--json");
 	if (o->timeout <= 0)
 		return cli_usage(e, "run", "option '--timeout' must be more than 0 s");
-	if (cli_outputs_check("run", outs, 2, ins, 2, e) < 0)
+	if (cli_outputs_check("run", outs, 2, 0, ins, 2, e) < 0)
 		return -1;
 	if (o->prio && strcmp(o->prio, PRIO_LOW) && strcmp(o->prio, PRIO_NORMAL) &&
 	    strcmp(o->prio, PRIO_HIGH))

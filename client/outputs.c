@@ -52,15 +52,22 @@ static int resolve(const char *path, char *out)
 	return 0;
 }
 
-int cli_outputs_check(const char *verb, const cli_path *outs, int n_out, const cli_path *ins,
-		      int n_in, enpu_err *e)
+int cli_outputs_check(const char *verb, const cli_path *outs, int n_out, unsigned dirs,
+		      const cli_path *ins, int n_in, enpu_err *e)
 {
 	static char ro[8][PATH_MAX], ri[8][PATH_MAX];
 
 	if (n_out > 8 || n_in > 8)
 		return enpu_fail(e, ENPU_E_INTERNAL, verb, NULL, "too many paths to check");
 	for (int i = 0; i < n_out; i++) {
-		if (!outs[i].path || resolve(outs[i].path, ro[i]) < 0)
+		struct stat st;
+
+		if (!outs[i].path)
+			continue;
+		if (!(dirs >> i & 1) && stat(outs[i].path, &st) == 0 && S_ISDIR(st.st_mode))
+			return cli_usage(e, verb, "'%s' names the directory '%s': give a file name "
+					 "in it", outs[i].flag, outs[i].path);
+		if (resolve(outs[i].path, ro[i]) < 0)
 			continue;
 		for (int j = 0; j < i; j++)
 			if (outs[j].path && strcmp(ro[i], ro[j]) == 0)

@@ -112,6 +112,9 @@ ln -s "$TMP/in.npz" "$TMP/in.link"
 check_status "run --out a symlink to --input: exit 2" 2 \
 	"$CLI" run --artifact "$TMP/mlp" --input "$TMP/in.npz" --out "$TMP/in.link"
 expect_eq "  the input is untouched" "$(sha256sum <"$TMP/in.npz")" "$insum"
+check_status "run --out naming a directory: exit 2 before any job" 2 \
+	"$CLI" run --artifact "$TMP/mlp" --input "$TMP/in.npz" --out "$TMP/empty"
+expect_match "  says to give a file name" "$(cat "$TMP/last.err")" "'--out' names the directory"
 check_status "compile --out equal to --spec: exit 2" 2 \
 	"$CLI" compile --spec "$M/spec.yaml" --weights "$M/weights.npz" --out "$M/spec.yaml"
 check_status "compare --junit equal to --got: exit 2" 2 \

@@ -79,7 +79,7 @@ Test(cli_outputs, clashes_are_found_on_resolved_paths)
 		cli_path outs[2] = {{"--out", at("out.npz")}, {"--report", spelled}};
 		cli_path ins[1] = {{"--input", at("in.npz")}};
 
-		cr_assert_eq(cli_outputs_check("run", outs, 2, ins, 1, &e), -1);
+		cr_assert_eq(cli_outputs_check("run", outs, 2, 0, ins, 1, &e), -1);
 		cr_assert_eq(e.code, ENPU_E_USAGE);
 		cr_assert(strstr(e.message, "'--out' and '--report' name the same file"), "%s",
 			  e.message);
@@ -89,14 +89,21 @@ Test(cli_outputs, clashes_are_found_on_resolved_paths)
 		cli_path outs[2] = {{"--out", at("link")}, {"--report", NULL}};
 		cli_path ins[1] = {{"--input", at("in.npz")}};
 
-		cr_assert_eq(cli_outputs_check("run", outs, 2, ins, 1, &e), -1);
+		cr_assert_eq(cli_outputs_check("run", outs, 2, 0, ins, 1, &e), -1);
 		cr_assert(strstr(e.message, "names the input"), "%s", e.message);
+	}
+	{
+		cli_path outs[1] = {{"--out", sub}};
+
+		cr_assert_eq(cli_outputs_check("run", outs, 1, 0, NULL, 0, &e), -1);
+		cr_assert(strstr(e.message, "names the directory"), "%s", e.message);
+		cr_assert_eq(cli_outputs_check("compile", outs, 1, 1, NULL, 0, &e), 0);
 	}
 	{
 		cli_path outs[2] = {{"--out", at("a.npz")}, {"--report", at("b.json")}};
 		cli_path ins[1] = {{"--input", at("in.npz")}};
 
-		cr_assert_eq(cli_outputs_check("run", outs, 2, ins, 1, &e), 0);
+		cr_assert_eq(cli_outputs_check("run", outs, 2, 0, ins, 1, &e), 0);
 	}
 }
 
