@@ -104,6 +104,44 @@ void cli_err_from_json(struct json_object *err, enpu_err *e);
  * is configured). 0 or -1 with *e. */
 int cli_connect(cli_ctx *ctx, enpu_err *e);
 
+/* ---- outputs (outputs.c) ---------------------------------------------- */
+
+/* A path option as the user gave it: "--out" and its value (NULL: absent). */
+typedef struct cli_path {
+	const char *flag, *path;
+} cli_path;
+
+/* Refuse (ENPU_E_USAGE for verb, -1) outputs that name the same file as
+ * each other or as an input, or a file output naming an existing
+ * directory (bit i of dirs set: outs[i] is one, compile --out); paths
+ * compared resolved (realpath of existing ones, the parent's realpath plus
+ * the base name of new ones). At most 8 of each. 0 when all is well. */
+int cli_outputs_check(const char *verb, const cli_path *outs, int n_out, unsigned dirs,
+		      const cli_path *ins, int n_in, enpu_err *e);
+
+/* A new file beside dest (".BASE.tmp.XXXXXX", mode 0666 & ~umask) for an
+ * atomic write: its fd, its name into tmp; -1 with *e (ENPU_E_IO naming
+ * dest, the fix about the user's disk). */
+int cli_tmp_open(const char *dest, char *tmp, size_t cap, enpu_err *e);
+/* fsync and close fd, rename tmp to dest; on failure tmp is removed and
+ * *e says so (ENPU_E_IO as above). 0 or -1. */
+int cli_tmp_commit(int fd, const char *tmp, const char *dest, enpu_err *e);
+/* Write n bytes to path atomically through the two above. 0 or -1. */
+int cli_write_output(const char *path, const void *p, size_t n, enpu_err *e);
+/* When *e is an ENPU_E_IO (a local write failed), reword it to name the
+ * output path and the user's disk (not the server's storage). Returns -1. */
+int cli_local_io(enpu_err *e, const char *path);
+
+/* compile --out DIR: check that DIR is absent, an empty directory or an
+ * eulernpu artifact (else ENPU_E_USAGE for verb), and create a temporary
+ * directory beside it (name into tmp). 0 or -1 with *e. */
+int cli_outdir_begin(const char *verb, const char *dir, char *tmp, size_t cap, enpu_err *e);
+/* Move the finished tmp into DIR's place (an old artifact there is set
+ * aside, then removed). tmp is gone afterwards either way. 0 or -1. */
+int cli_outdir_commit(const char *tmp, const char *dir, enpu_err *e);
+/* Remove the temporary directory of a failed compile. */
+void cli_outdir_abort(const char *tmp);
+
 /* ---- formatting (fmt.c) ---------------------------------------------- */
 
 /* Python's repr() of a float: the shortest digits that round-trip, fixed

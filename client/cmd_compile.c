@@ -1,6 +1,9 @@
 /* cmd_compile.c: `eulernpu compile --spec F --weights F --out DIR`: upload
  * what the server lacks, compile there (or hit its cache), and download the
- * artifact's files into DIR, each verified against its digest. --json
+ * artifact's files into DIR, each verified against its digest. DIR is
+ * built beside itself and renamed into place (outputs.c): it is never
+ * half-written, and only an empty directory or an old artifact is
+ * replaced. --json
  * prints the server's answer with "out" (DIR) added. */
 #include <errno.h>
 #include <limits.h>
@@ -31,7 +34,9 @@ static const char usage[] =
 	"  --target F    the backend's target options (a YAML mapping with the\n"
 	"                fields of the spec's targets.<backend>), instead of the\n"
 	"                spec's; part of the cache key like every other input\n"
-	"  --out DIR     where to write the artifact (created)\n"
+	"  --out DIR     where to write the artifact: a new or empty directory, or\n"
+	"                one holding an artifact (replaced); written beside DIR\n"
+	"                and renamed into place, so a failed compile leaves it be\n"
 	"  --json        print one JSON document: artifact, cached, backend,\n"
 	"                operators, components, out (DIR), files [{path, sha256,\n"
 	"                bytes}] (and pl_ops, ps_ops, pl_segments for fpga_board)\n";
@@ -61,19 +66,17 @@ static int file_url(const char *id, const char *path, enpu_buf *b)
 	}
 }
 
-/* Download every file the server listed into dir, refusing paths that
- * would leave it. */
+/* Download every file the server listed into dir (the temporary one),
+ * refusing paths that would leave it; progress shows them under out. */
 static int download_files(cli_conn *c, const char *id, struct json_object *files,
-			  const char *dir, enpu_err *e)
+			  const char *dir, const char *out, enpu_err *e)
 {
 	size_t n = json_object_array_length(files);
 
-	if (enpu_mkdirs(dir, 0755, e) < 0)
-		return -1;
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *f = json_object_array_get_idx(files, i);
 		const char *path = cli_json_str(f, F_PATH), *sha = cli_json_str(f, F_SHA256);
-		char dest[PATH_MAX], parent[PATH_MAX];
+		char dest[PATH_MAX], parent[PATH_MAX], label[PATH_MAX];
 		enpu_buf url = ENPU_BUF_INIT;
 		char *slash;
 		int r;
@@ -85,17 +88,18 @@ static int download_files(cli_conn *c, const char *id, struct json_object *files
 		if ((size_t)snprintf(dest, sizeof dest, "%s/%s", dir, path) >= sizeof dest)
 			return enpu_fail(e, ENPU_E_IO, dir, NULL, "path too long for '%s'", path);
 		snprintf(parent, sizeof parent, "%s", dest);
+		snprintf(label, sizeof label, "%s/%s", out, path);
 		slash = strrchr(parent, '/');
 		if (slash) {
 			*slash = '\0';
-			if (enpu_mkdirs(parent, 0755, e) < 0)
-				return -1;
+			if (enpu_mkdirs(parent, 0777, e) < 0)   /* the umask decides */
+				return cli_local_io(e, dir);
 		}
 		if (file_url(id, path, &url) < 0) {
 			enpu_buf_free(&url);
 			return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
 		}
-		r = cli_http_download(c, url.data, dest, sha, 0, e);
+		r = cli_http_download_as(c, url.data, dest, label, sha, 0, e);
 		enpu_buf_free(&url);
 		if (r < 0)
 			return -1;
@@ -135,10 +139,10 @@ static int compile_post(cli_ctx *ctx, const char *spec, const char *weights, con
 	return rc < 0 ? -1 : 0;
 }
 
-/* The artifact of the answer res into directory out; *nops its ops. 0,
- * or -1 with e. */
-static int compile_fetch(cli_ctx *ctx, struct json_object *res, const char *out, long long *nops,
-			 enpu_err *e)
+/* The artifact of the answer res into directory tmp (to become out);
+ * *nops its ops. 0, or -1 with e. */
+static int compile_fetch(cli_ctx *ctx, struct json_object *res, const char *tmp, const char *out,
+			 long long *nops, enpu_err *e)
 {
 	struct json_object *files;
 	const char *id = cli_json_str(res, F_ARTIFACT);
@@ -148,7 +152,20 @@ static int compile_fetch(cli_ctx *ctx, struct json_object *res, const char *out,
 	    !json_object_is_type(files, json_type_array))
 		return enpu_fail(e, ENPU_E_SERVER, API_COMPILE, NULL,
 				 "the answer lacks a valid '%s', '%s' or '%s'", F_ARTIFACT, F_OPERATORS, F_FILES);
-	return download_files(ctx->conn, id, files, out, e) < 0 ? -1 : 0;
+	return download_files(ctx->conn, id, files, tmp, out, e) < 0 ? -1 : 0;
+}
+
+/* --out is neither an input nor a directory of other files: its
+ * temporary sibling into tmp. 0, or -1 with e. */
+static int begin_out(const char *out, const char *spec, const char *weights, const char *target,
+		     char *tmp, size_t cap, enpu_err *e)
+{
+	const cli_path outs[1] = {{"--out", out}};
+	const cli_path ins[3] = {{"--spec", spec}, {"--weights", weights}, {"--target", target}};
+
+	if (cli_outputs_check("compile", outs, 1, 1, ins, 3, e) < 0)
+		return -1;
+	return cli_outdir_begin("compile", out, tmp, cap, e);
 }
 
 int cmd_compile(cli_ctx *ctx, int argc, char **argv)
@@ -167,7 +184,7 @@ int cmd_compile(cli_ctx *ctx, int argc, char **argv)
 		{NULL, 0, NULL},
 	};
 	struct json_object *res = NULL;
-	char line[256];
+	char line[256], tmp[PATH_MAX];
 	long long nops = 0;
 	int n_pos, r;
 
@@ -182,9 +199,21 @@ int cmd_compile(cli_ctx *ctx, int argc, char **argv)
 		return cli_report((cli_usage(&e, "compile", "missing required option '%s'",
 					     !spec ? "--spec" : !weights ? "--weights" : "--out"), &e));
 
+	if (begin_out(out, spec, weights, target, tmp, sizeof tmp, &e) < 0)
+		return cli_report(&e);
+
+	/* the files go into tmp beside out, which replaces out once complete:
+	 * a failed compile leaves out as it was */
 	cli_progress_setup(json);
 	if (compile_post(ctx, spec, weights, target, backend, &res, &e) < 0 ||
-	    compile_fetch(ctx, res, out, &nops, &e) < 0) {
+	    compile_fetch(ctx, res, tmp, out, &nops, &e) < 0) {
+		if (e.code == ENPU_E_IO)   /* a local write: name --out, not tmp */
+			snprintf(e.where, sizeof e.where, "%s", out);
+		cli_outdir_abort(tmp);
+		json_object_put(res);
+		return cli_report(&e);
+	}
+	if (cli_outdir_commit(tmp, out, &e) < 0) {
 		json_object_put(res);
 		return cli_report(&e);
 	}

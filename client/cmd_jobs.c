@@ -1,7 +1,8 @@
-/* cmd_jobs.c: `eulernpu jobs ls|show|wait|cancel`: the server's jobs as an
+/* cmd_jobs.c: `eulernpu jobs ls|show|wait|cancel|result`: the server's jobs as an
  * aligned table (GET /v1/jobs, filtered), one job's fields, waiting for a
  * job to end (exit 0 when it succeeded, 1 otherwise: scripts and CI follow
- * a `run --detach` with it), and cancelling one. --json prints the
+ * a `run --detach` with it), cancelling one, and fetching a finished
+ * one's result and report (as `run` does, through outputs.c). --json prints the
  * server's JSON as it is. */
 #include <math.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@ static const char usage[] =
 	"       eulernpu jobs show ID [--json]\n"
 	"       eulernpu jobs wait ID [--timeout S] [--json]\n"
 	"       eulernpu jobs cancel ID [--json]\n"
+	"       eulernpu jobs result ID --out F [--report F]\n"
 	"\n"
 	"The server's jobs. States: queued, running, succeeded, failed, cancelled,\n"
 	"timed_out.\n"
@@ -35,6 +37,9 @@ static const char usage[] =
 	"           when --timeout S (default 600) passes first\n"
 	"  cancel   cancel a queued or running job (a running one stops between\n"
 	"           ops); a finished job cannot be cancelled (exit 2)\n"
+	"  result   download a succeeded job's result (--out F) and report.json\n"
+	"           (--report F), verified by digest as `run` writes them (a job\n"
+	"           still queued or running: exit 2; a failed one: its error)\n"
 	"\n"
 	"  --state S     ls: only jobs in these states (comma-separated)\n"
 	"  --backend B   ls: only jobs of this backend\n"
@@ -313,6 +318,63 @@ out:
 	return ret;
 }
 
+/* `jobs result ID --out F [--report F]`: a finished job's result (and
+ * report), verified by digest as `run` does. 0, or -1 with e: the job is
+ * not finished (its state), failed (its error), or unknown (the 404). */
+static int jobs_result(cli_ctx *ctx, const char *id, const char *out, const char *report,
+		       enpu_err *e)
+{
+	static enpu_wire_job wj;   /* large; one per process */
+	struct json_object *jb = NULL;
+	char path[256], why[160];
+	int ret = -1;
+
+	snprintf(path, sizeof path, "%s/%s", API_JOBS, id);
+	if (cli_http_json(ctx->conn, "GET", path, NULL, 30, &jb, NULL, NULL, e) < 0)
+		goto out;
+	if (enpu_wire_job_read(jb, &wj, why, sizeof why) != 0) {
+		enpu_fail(e, ENPU_E_SERVER, API_JOBS, NULL, "job '%s': %s", id, why);
+		goto out;
+	}
+	if (!final_state(wj.state)) {
+		enpu_fail(e, ENPU_E_CONFLICT, id, "wait for it: eulernpu jobs wait ID",
+			  "job '%s' is %s: it has no result yet", id, wj.state);
+		goto out;
+	}
+	if (strcmp(wj.state, JOB_SUCCEEDED) != 0) {
+		if (wj.error)
+			cli_err_from_json(wj.error, e);
+		else
+			enpu_fail(e, ENPU_E_JOB_FAILED, id, NULL, "the job ended %s", wj.state);
+		goto out;
+	}
+	ret = cli_job_fetch(ctx->conn, id, &wj, out, report, e);
+	if (ret == 0)
+		printf("%s: result written to %s%s%s\n", id, out, report ? ", report to " : "",
+		       report ? report : "");
+out:
+	json_object_put(jb);
+	return ret;
+}
+
+/* `jobs result`'s checks (--out required, no clash), then the download.
+ * The exit status. */
+static int cmd_jobs_result(cli_ctx *ctx, const char *id, const char *out, const char *report,
+			   int json, enpu_err *e)
+{
+	const cli_path outs[2] = {{"--out", out}, {"--report", report}};
+
+	if (!out)
+		return cli_report((cli_usage(e, "jobs", "`jobs result` needs --out F"), e));
+	if (json)
+		return cli_report((cli_usage(e, "jobs", "`jobs result` has no --json: use "
+					     "`jobs show ID --json`"), e));
+	if (cli_outputs_check("jobs", outs, 2, 0, NULL, 0, e) < 0 || cli_connect(ctx, e) < 0 ||
+	    jobs_result(ctx, id, out, report, e) < 0)
+		return cli_report(e);
+	return 0;
+}
+
 /* `jobs ls`: its checks, then the table. The exit status. */
 static int cmd_jobs_ls(cli_ctx *ctx, const char **pos, int n_pos, const char *state,
 		       const char *backend, double limit, int json, enpu_err *e)
@@ -329,6 +391,7 @@ int cmd_jobs(cli_ctx *ctx, int argc, char **argv)
 {
 	enpu_err e = ENPU_ERR_INIT;
 	const char *pos[2], *state = NULL, *backend = NULL, *sub, *id = NULL;
+	const char *out = NULL, *report = NULL;
 	double limit = 100, timeout = 600;
 	int json = 0, n_pos, r;
 	const cli_opt opts[] = {
@@ -337,6 +400,8 @@ int cmd_jobs(cli_ctx *ctx, int argc, char **argv)
 		{"--limit", CLI_OPT_DOUBLE, &limit},
 		{"--timeout", CLI_OPT_DOUBLE, &timeout},
 		{"--json", CLI_OPT_FLAG, &json},
+		{"--out", CLI_OPT_STR, &out},
+		{"--report", CLI_OPT_STR, &report},
 		{NULL, 0, NULL},
 	};
 
@@ -348,13 +413,17 @@ int cmd_jobs(cli_ctx *ctx, int argc, char **argv)
 	if (r < 0)
 		return cli_report(&e);
 	if (n_pos < 1)
-		return cli_report((cli_usage(&e, "jobs", "no subcommand given (ls, show, wait, cancel)"), &e));
+		return cli_report((cli_usage(&e, "jobs", "no subcommand given (ls, show, wait, cancel, result)"), &e));
 	sub = pos[0];
 	if (strcmp(sub, "ls") == 0)
 		return cmd_jobs_ls(ctx, pos, n_pos, state, backend, limit, json, &e);
-	if (strcmp(sub, "show") && strcmp(sub, "wait") && strcmp(sub, "cancel"))
+	if (strcmp(sub, "show") && strcmp(sub, "wait") && strcmp(sub, "cancel") &&
+	    strcmp(sub, "result"))
 		return cli_report((cli_usage(&e, "jobs", "unknown subcommand '%s' (ls, show, wait, "
-					     "cancel)", sub), &e));
+					     "cancel, result)", sub), &e));
+	if ((out || report) && strcmp(sub, "result") != 0)
+		return cli_report((cli_usage(&e, "jobs", "--out and --report go with "
+					     "`jobs result`"), &e));
 	if (state || backend || limit != 100)
 		return cli_report((cli_usage(&e, "jobs", "--state, --backend and --limit go with "
 					     "`jobs ls`"), &e));
@@ -365,6 +434,8 @@ int cmd_jobs(cli_ctx *ctx, int argc, char **argv)
 	id = pos[1];
 	if (timeout <= 0)
 		return cli_report((cli_usage(&e, "jobs", "option '--timeout' must be more than 0 s"), &e));
+	if (strcmp(sub, "result") == 0)
+		return cmd_jobs_result(ctx, id, out, report, json, &e);
 	if (cli_connect(ctx, &e) < 0)
 		r = -1;
 	else if (strcmp(sub, "wait") != 0)

@@ -199,6 +199,9 @@ typedef struct run_opts {
 /* Options that parse but do not go together: 0, or -1 with *e. */
 static int check_opts(const run_opts *o, enpu_err *e)
 {
+	const cli_path outs[2] = {{"--out", o->out}, {"--report", o->report}};
+	const cli_path ins[2] = {{"--input", o->input}, {"--artifact", o->art}};
+
 	if (!o->art || !o->input || (!o->out && !o->detach))
 		return cli_usage(e, "run", "missing required option '%s'",
 				 !o->art ? "--artifact" : !o->input ? "--input" : "--out");
@@ -208,6 +211,8 @@ static int check_opts(const run_opts *o, enpu_err *e)
 				 o->out ? "--out" : o->report ? "--report" : "--json");
 	if (o->timeout <= 0)
 		return cli_usage(e, "run", "option '--timeout' must be more than 0 s");
+	if (cli_outputs_check("run", outs, 2, 0, ins, 2, e) < 0)
+		return -1;
 	if (o->prio && strcmp(o->prio, PRIO_LOW) && strcmp(o->prio, PRIO_NORMAL) &&
 	    strcmp(o->prio, PRIO_HIGH))
 		return cli_usage(e, "run", "option '--priority' must be low, normal or high, not "
@@ -327,8 +332,7 @@ static int finish(cli_ctx *ctx, const run_opts *o, struct json_object *job,
 {
 	const char *state = wj->state;
 	struct json_object *npu;
-	char path[256], line[600], npuline[400];
-	const char *rd, *rep;
+	char line[600], npuline[400];
 
 	if (o->json && strcmp(state, JOB_SUCCEEDED) != 0)
 		print_job(job);
@@ -344,20 +348,8 @@ static int finish(cli_ctx *ctx, const run_opts *o, struct json_object *job,
 		return enpu_fail(e, ENPU_E_JOB_FAILED, jid, NULL, "the job ended in state '%s'", state);
 	if (describe_outputs(wj, line, sizeof line, e) < 0)
 		return -1;
-	rd = wj->result;
-	snprintf(path, sizeof path, "%s/%s%s", API_JOBS, jid, API_JOB_RESULT);
-	if (cli_http_download(ctx->conn, path, o->out, rd && enpu_is_sha256_hex(rd) ? rd : NULL, 0,
-			      e) < 0)
+	if (cli_job_fetch(ctx->conn, jid, wj, o->out, o->report, e) < 0)
 		return -1;
-	if (o->report) {
-		rep = wj->report;
-		if (!enpu_is_sha256_hex(rep))
-			return enpu_fail(e, ENPU_E_SERVER, jid, "upgrade the server, or run without "
-					 "--report", "job '%s' has no '%s' digest", jid, F_REPORT);
-		snprintf(path, sizeof path, "%s/%s%s", API_JOBS, jid, API_JOB_REPORT);
-		if (cli_http_download(ctx->conn, path, o->report, rep, 0, e) < 0)
-			return -1;
-	}
 	if (o->json) {
 		print_job(job);
 	} else {

@@ -2,7 +2,7 @@
  * how the CLI words failures (exit codes, fixes to suggest), progress bars,
  * and atomic downloads verified against their digest. */
 #include <errno.h>
-#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -214,63 +214,41 @@ int cli_http_json(cli_conn *c, const char *method, const char *path,
 int cli_http_download(cli_conn *c, const char *path, const char *dest,
 		      const char *sha256, long timeout, enpu_err *e)
 {
-	char *dcopy = NULL, *bcopy = NULL, *tmp = NULL;
-	char got[65];
-	enpu_rest_req q = {0};
-	int fd = -1, ret = -1;
-	size_t n;
+	return cli_http_download_as(c, path, dest, dest, sha256, timeout, e);
+}
 
-	dcopy = strdup(dest);
-	bcopy = strdup(dest);
-	n = strlen(dest) + 32;
-	tmp = malloc(n);
-	if (!dcopy || !bcopy || !tmp) {
-		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory for '%s'", dest);
-		goto out;
-	}
-	snprintf(tmp, n, "%s/.%s.tmp.XXXXXX", dirname(dcopy), basename(bcopy));
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		enpu_fail(e, ENPU_E_IO, dest, NULL, "cannot create a file next to '%s': %s",
-			  dest, strerror(errno));
-		goto out;
-	}
+int cli_http_download_as(cli_conn *c, const char *path, const char *dest, const char *label,
+			 const char *sha256, long timeout, enpu_err *e)
+{
+	char tmp[PATH_MAX], got[65];
+	enpu_rest_req q = {0};
+	int fd;
+
+	/* a temporary file beside dest, renamed into place once verified: a
+	 * failed or cut download leaves dest as it was and nothing else */
+	fd = cli_tmp_open(dest, tmp, sizeof tmp, e);
+	if (fd < 0)
+		return -1;
 	q.method = "GET";
 	q.path = path;
 	q.sink = fd_sink;
 	q.sink_ud = &fd;
 	q.timeout = timeout;
-	q.label = dest;
+	q.label = label;
 	/* the bytes are hashed as they arrive */
-	if (enpu_rest_fetch(c, &q, sha256 ? got : NULL, e) != 0)
-		goto out;
-	if (fsync(fd) < 0 || close(fd) < 0) {
-		fd = -1;
-		enpu_fail(e, ENPU_E_IO, dest, NULL, "cannot write '%s': %s", dest, strerror(errno));
-		goto out;
-	}
-	fd = -1;
-	if (sha256 && strcmp(got, sha256) != 0) {
-		enpu_fail(e, ENPU_E_ARTIFACT_DIGEST, path, NULL,
-			  "downloaded bytes hash to %.12s…, the server listed %.12s…", got, sha256);
-		goto out;
-	}
-	if (rename(tmp, dest) < 0) {
-		enpu_fail(e, ENPU_E_IO, dest, NULL, "cannot rename into '%s': %s", dest,
-			  strerror(errno));
-		goto out;
-	}
-	tmp[0] = '\0';
-	ret = 0;
-out:
-	if (fd >= 0)
+	if (enpu_rest_fetch(c, &q, sha256 ? got : NULL, e) != 0) {
 		close(fd);
-	if (tmp && tmp[0] && ret < 0)
 		unlink(tmp);
-	free(tmp);
-	free(dcopy);
-	free(bcopy);
-	return ret;
+		return cli_local_io(e, dest);   /* a local write failing is the user's disk */
+	}
+	if (sha256 && strcmp(got, sha256) != 0) {
+		close(fd);
+		unlink(tmp);
+		return enpu_fail(e, ENPU_E_ARTIFACT_DIGEST, path, NULL,
+				 "downloaded bytes hash to %.12s…, the server listed %.12s…", got,
+				 sha256);
+	}
+	return cli_tmp_commit(fd, tmp, dest, e);
 }
 
 int cli_http_health(cli_conn *c, enpu_err *e)

@@ -48,11 +48,21 @@ int cli_http_json(cli_conn *c, const char *method, const char *path,
 		  struct json_object *body, long timeout, struct json_object **out,
 		  long *out_status, struct json_object **err_body, enpu_err *e);
 
-/* GET path into dest atomically (temporary name in dest's directory,
+/* GET path into dest atomically (cli_tmp_open: a temporary name beside it,
  * fsync, rename). If sha256 is non-NULL the bytes must hash to it
  * (ENPU_E_ARTIFACT_DIGEST otherwise, dest untouched). */
 int cli_http_download(cli_conn *c, const char *path, const char *dest,
 		      const char *sha256, long timeout, enpu_err *e);
+/* The same, its progress bar naming label instead of dest (compile's
+ * files land in a temporary directory but are shown under --out). */
+int cli_http_download_as(cli_conn *c, const char *path, const char *dest, const char *label,
+			 const char *sha256, long timeout, enpu_err *e);
+
+/* A finished job jid's result into out, verified against wj->result, and
+ * (report non-NULL) its report.json into report. 0 or -1 with *e. */
+struct enpu_wire_job;
+int cli_job_fetch(cli_conn *c, const char *jid, const struct enpu_wire_job *wj, const char *out,
+		  const char *report, enpu_err *e);
 
 /* GET /v1/health with a short timeout: 0 when a daemon answers 200. */
 int cli_http_health(cli_conn *c, enpu_err *e);
