@@ -202,3 +202,42 @@ Test(wire, summary_to_json)
 			 "{\"operators\":7,\"components\":2,\"arena_bytes\":4096}");
 	json_object_put(o);
 }
+
+/* Unsafe paths with everything else right: the files stay sorted and the
+ * id is recomputed for the edited path, so only the path rule can refuse. */
+Test(wire, unsafe_paths_refused_by_the_path_rule)
+{
+	static const char *bad[] = {"../graph.json", "a/../graph.json", "./graph.json",
+				    "/graph.json", "a//graph.json", "a\\graph.json"};
+	enpu_compiled cc;
+	enpu_manifest m;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_buf o = ENPU_BUF_INIT, o2 = ENPU_BUF_INIT;
+	const enpu_buf *b;
+	char from[80], to[80], id[65];
+
+	compile_tiny(NULL, &cc);
+	b = manifest_of(&cc);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const char *paths[3] = {bad[i], cc.files[1].path, cc.files[2].path};
+		const char *digs[3] = {cc.files[0].sha256, cc.files[1].sha256, cc.files[2].sha256};
+
+		cr_assert_str_eq(cc.files[0].path, "graph.json");
+		cr_assert_lt(strcmp(bad[i], cc.files[1].path), 0, "'%s' keeps the order", bad[i]);
+		enpu_artifact_id_of(paths, digs, 3, id);
+		/* JSON text: the backslash escaped */
+		snprintf(to, sizeof to, "\"path\": \"%s\"", strchr(bad[i], '\\') ? "a\\\\graph.json"
+			 : bad[i]);
+		edited(b, "\"path\": \"graph.json\"", to, &o);
+		snprintf(from, sizeof from, "\"id\": \"%s\"", cc.info.artifact_id);
+		snprintf(to, sizeof to, "\"id\": \"%s\"", id);
+		edited(&o, from, to, &o2);
+		cr_assert_eq(enpu_manifest_parse(o2.data, o2.len, NULL, &m, &e), -1, "'%s' accepted",
+			     bad[i]);
+		cr_assert(strstr(e.message, "is not a plain relative path"), "'%s': %s", bad[i],
+			  e.message);
+	}
+	enpu_buf_free(&o);
+	enpu_buf_free(&o2);
+	enpu_compiled_free(&cc);
+}
