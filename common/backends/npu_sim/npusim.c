@@ -342,56 +342,6 @@ static uint64_t stalls(const enpu_npu_target *t, const enpu_npu_opstats *st, int
 	return dt > st->compute_cycles ? dt - st->compute_cycles : 0;
 }
 
-/* A GEMM op's utilisation and mapping efficiency from its counts: what
- * model_gemm computes, for a model read back from plan.json. */
-void enpu_npu_ratios(const enpu_npu_target *t, enpu_npu_opstats *st)
-{
-	uint64_t R = (uint64_t)t->rows, C = (uint64_t)t->cols;
-	int sat = 0;
-	uint64_t macs = mul(mul(mul(st->groups, st->M, &sat), st->N, &sat), st->K, &sat);
-
-	st->utilisation = st->mapping_efficiency = 0;
-	if (st->cls != ENPU_NPU_GEMM)
-		return;
-	if (st->compute_cycles)
-		st->utilisation = (double)macs / ((double)st->compute_cycles * (double)(R * C));
-	if (st->folds)
-		st->mapping_efficiency = (double)st->Sr * (double)st->Sc /
-					 ((double)st->folds * (double)(R * C));
-}
-
-int enpu_npu_totals(enpu_npu_report *r)
-{
-	const enpu_npu_target *t = &r->target;
-	uint64_t macs = 0, gemm_cycles = 0;
-	int sat = 0;
-
-	r->compute_cycles = r->stall_cycles = r->dram_read_bytes = r->dram_write_bytes = 0;
-	r->peak_sram_bytes = 0;
-	r->utilisation = 0;
-	for (int i = 0; i < r->n_ops; i++) {
-		const enpu_npu_opstats *st = &r->ops[i];
-
-		if (st->cls == ENPU_NPU_GEMM) {
-			macs = add(macs, mul(mul(mul(st->groups, st->M, &sat), st->N, &sat), st->K, &sat), &sat);
-			gemm_cycles = add(gemm_cycles, st->compute_cycles, &sat);
-		}
-		r->compute_cycles = add(r->compute_cycles, st->compute_cycles, &sat);
-		r->stall_cycles = add(r->stall_cycles, st->stall_cycles, &sat);
-		for (int k = 0; k < ENPU_SRAM_COUNT; k++) {
-			r->dram_read_bytes = add(r->dram_read_bytes, st->dram_read_bytes[k], &sat);
-			r->dram_write_bytes = add(r->dram_write_bytes, st->dram_write_bytes[k], &sat);
-		}
-		if (st->sram_bytes > r->peak_sram_bytes)
-			r->peak_sram_bytes = st->sram_bytes;
-	}
-	r->total_cycles = add(r->compute_cycles, r->stall_cycles, &sat);
-	r->time_us = (double)r->total_cycles / t->clock_mhz;
-	if (gemm_cycles)
-		r->utilisation = (double)macs / ((double)gemm_cycles * (double)t->rows * (double)t->cols);
-	return sat;
-}
-
 int enpu_npu_model(const enpu_graph *g, const enpu_npu_target *t, uint64_t arena_bytes,
 		   enpu_npu_report *r, enpu_err *e)
 {
@@ -453,6 +403,56 @@ int enpu_npu_model(const enpu_graph *g, const enpu_npu_target *t, uint64_t arena
 fail:
 	enpu_npu_report_free(r);
 	return -1;
+}
+
+/* A GEMM op's utilisation and mapping efficiency from its counts: what
+ * model_gemm computes, for a model read back from plan.json. */
+void enpu_npu_ratios(const enpu_npu_target *t, enpu_npu_opstats *st)
+{
+	uint64_t R = (uint64_t)t->rows, C = (uint64_t)t->cols;
+	int sat = 0;
+	uint64_t macs = mul(mul(mul(st->groups, st->M, &sat), st->N, &sat), st->K, &sat);
+
+	st->utilisation = st->mapping_efficiency = 0;
+	if (st->cls != ENPU_NPU_GEMM)
+		return;
+	if (st->compute_cycles)
+		st->utilisation = (double)macs / ((double)st->compute_cycles * (double)(R * C));
+	if (st->folds)
+		st->mapping_efficiency = (double)st->Sr * (double)st->Sc /
+					 ((double)st->folds * (double)(R * C));
+}
+
+int enpu_npu_totals(enpu_npu_report *r)
+{
+	const enpu_npu_target *t = &r->target;
+	uint64_t macs = 0, gemm_cycles = 0;
+	int sat = 0;
+
+	r->compute_cycles = r->stall_cycles = r->dram_read_bytes = r->dram_write_bytes = 0;
+	r->peak_sram_bytes = 0;
+	r->utilisation = 0;
+	for (int i = 0; i < r->n_ops; i++) {
+		const enpu_npu_opstats *st = &r->ops[i];
+
+		if (st->cls == ENPU_NPU_GEMM) {
+			macs = add(macs, mul(mul(mul(st->groups, st->M, &sat), st->N, &sat), st->K, &sat), &sat);
+			gemm_cycles = add(gemm_cycles, st->compute_cycles, &sat);
+		}
+		r->compute_cycles = add(r->compute_cycles, st->compute_cycles, &sat);
+		r->stall_cycles = add(r->stall_cycles, st->stall_cycles, &sat);
+		for (int k = 0; k < ENPU_SRAM_COUNT; k++) {
+			r->dram_read_bytes = add(r->dram_read_bytes, st->dram_read_bytes[k], &sat);
+			r->dram_write_bytes = add(r->dram_write_bytes, st->dram_write_bytes[k], &sat);
+		}
+		if (st->sram_bytes > r->peak_sram_bytes)
+			r->peak_sram_bytes = st->sram_bytes;
+	}
+	r->total_cycles = add(r->compute_cycles, r->stall_cycles, &sat);
+	r->time_us = (double)r->total_cycles / t->clock_mhz;
+	if (gemm_cycles)
+		r->utilisation = (double)macs / ((double)gemm_cycles * (double)t->rows * (double)t->cols);
+	return sat;
 }
 
 void enpu_npu_report_free(enpu_npu_report *r)
