@@ -85,8 +85,9 @@ int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 		       enpu_artifact **out, enpu_err *e);
 /* The same with flags: ENPU_LOAD_TRUSTED when the caller has just checked
  * every listed file's digest itself (the daemon's content-addressed cache,
- * srv_artifact_verify): the files' sizes are checked, not hashed again;
- * everything else is as deep. */
+ * srv_artifact_verify, after a deep load at import): the files' sizes are
+ * checked, not hashed again, and the backend's plan is read from plan.json
+ * where it can be (the npu model), not derived again; the rest is as deep. */
 #define ENPU_LOAD_TRUSTED 1u
 int enpu_artifact_load_ex(const char *dir, const enpu_limits *lim, unsigned flags,
 			  enpu_artifact **out, enpu_err *e);

@@ -196,12 +196,18 @@ static int mf_count(json_object *o, const char *key, int64_t hi, const char *lab
 	return v ? enpu_json_int(v, 0, hi, label, what, out, e) : -1;
 }
 
+/* "summary", when there (an older build's manifest has none: has_summary
+ * stays 0, and loading derives it). */
 static int mf_summary(enpu_manifest *m, const char *label, enpu_err *e)
 {
-	json_object *s = enpu_json_field(m->root, "summary", json_type_object, label, "", e);
+	json_object *s;
 	enpu_msummary *sm = &m->summary;
 	int64_t v[6];
 
+	if (!json_object_object_get_ex(m->root, "summary", NULL))
+		return 0;
+	m->has_summary = 1;
+	s = enpu_json_field(m->root, "summary", json_type_object, label, "", e);
 	if (!s || mf_count(s, F_OPERATORS, INT_MAX, label, &v[0], e) < 0 ||
 	    mf_count(s, F_COMPONENTS, INT_MAX, label, &v[1], e) < 0 ||
 	    mf_count(s, F_ARENA_BYTES, INT64_MAX, label, &v[2], e) < 0)
@@ -282,6 +288,35 @@ int enpu_msummary_to_json(const enpu_msummary *s, json_object *o)
 		enpu_json_put(o, F_PL_SEGMENTS, json_object_new_int(s->pl_segments), &bad);
 	}
 	return bad ? -1 : 0;
+}
+
+int enpu_manifest_with_summary(const enpu_manifest *m, const enpu_msummary *s, enpu_buf *out,
+			       enpu_err *e)
+{
+	json_object *root = json_object_new_object(), *sum = json_object_new_object();
+	int bad = !root || !sum, rc;
+
+	json_object_object_foreach(m->root, key, val) {
+		if (!strcmp(key, "summary"))
+			continue;
+		if (!strcmp(key, "files") && sum) {
+			enpu_json_put(root, "summary", sum, &bad);
+			sum = NULL;
+		}
+		/* values may be null (a spec without a digest) */
+		if (root && json_object_object_add(root, key, json_object_get(val)) != 0) {
+			json_object_put(val);
+			bad = 1;
+		}
+	}
+	if (sum)
+		enpu_json_put(root, "summary", sum, &bad);
+	else if (!bad)
+		bad = enpu_msummary_to_json(s, json_object_object_get(root, "summary")) < 0;
+	rc = bad ? enpu_fail(e, ENPU_E_NOMEM, "manifest.json", NULL, "cannot build manifest.json")
+		 : enpu_json_dump(root, out, e);
+	json_object_put(root);
+	return rc;
 }
 
 /* ---- error objects out ------------------------------------------------------ */

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "err.h"
+#include "buf.h"
 
 struct json_object;
 
@@ -61,7 +62,8 @@ typedef struct enpu_manifest {
 	char weights[ENPU_MANIFEST_PATH + 1];   /* a listed file */
 	enpu_mfile *files;           /* n, sorted by path, no duplicate */
 	int n;
-	enpu_msummary summary;
+	enpu_msummary summary;       /* valid when has_summary */
+	int has_summary;             /* 0: an older build's manifest, without one */
 	struct json_object *root;    /* the document (owned) */
 	struct json_object *target;  /* root's "target" (borrowed): an object for
 				      * a backend with options, else NULL */
@@ -72,13 +74,18 @@ typedef struct enpu_manifest {
  * files), a known backend and its target object, compiler, spec name,
  * layout, the weights file, files [{path, sha256, bytes}] (safe relative
  * paths, not manifest.json, strictly sorted, graph.json, plan.json and the
- * weights among them, at most ENPU_MANIFEST_FILES), and the summary. 0, or
- * -1 with ENPU_E_ARTIFACT (*m then holds nothing). */
+ * weights among them, at most ENPU_MANIFEST_FILES), and the summary when
+ * there (an older build wrote none). 0, or -1 with ENPU_E_ARTIFACT (*m then
+ * holds nothing). */
 int enpu_manifest_parse(const char *text, size_t len, const char *label, enpu_manifest *m,
 			enpu_err *e);
 void enpu_manifest_free(enpu_manifest *m);
 /* The listed file at path, or NULL. */
 const enpu_mfile *enpu_manifest_find(const enpu_manifest *m, const char *path);
+/* m's document with summary s (before "files", as compile writes it), in
+ * enpu_json_dump's form: an older build's manifest, completed at import. */
+int enpu_manifest_with_summary(const enpu_manifest *m, const enpu_msummary *s, enpu_buf *out,
+			       enpu_err *e);
 /* s's fields into object o (the summary's own keys, also those of a
  * compile answer: operators, components, arena_bytes[, pl_ops, ps_ops,
  * pl_segments]). 0, or -1 when out of memory. */

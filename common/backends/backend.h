@@ -81,6 +81,13 @@ typedef struct enpu_backend_def {
 	 * (then the section must be absent). */
 	int (*check_plan)(const enpu_graph *g, const void *o, const void *st,
 			  struct json_object *section, const char *label, enpu_err *e);
+	/* A trusted load (ENPU_LOAD_TRUSTED): st read back from plan.json's
+	 * section instead of derived again (NULL = always derive). 1 = the
+	 * section predates the facts it needs (an older build's artifact):
+	 * the loader derives st with plan() and checks it with check_plan(). */
+	int (*plan_read)(const enpu_graph *g, const void *o, uint64_t arena_bytes,
+			 struct json_object *section, const char *label, void **st,
+			 enpu_err *e);
 	/* What compile, validate and a run report: PL/PS op counts. */
 	void (*counts)(const enpu_graph *g, const void *st, int *pl_ops, int *ps_ops,
 		       int *pl_segments);

@@ -6,7 +6,9 @@
  * weights against each other. The backend's target options (manifest
  * "target") must parse; its plan (an npu model, a PL partition) is derived
  * again from them, and graph.json's lowerings, plan.json's backend section
- * and the manifest's summary must be what it gives (backend.h). */
+ * and the manifest's summary must be what it gives (backend.h). A trusted
+ * load reads the plan from plan.json where the backend can (plan_read: the
+ * npu model) instead of deriving it. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -282,15 +284,16 @@ static int read_files(const char *dir, const enpu_manifest *m, int hash, loaded_
 	return 0;
 }
 
-/* graph.json (parsed once), plan.json and the backend's plan derived
- * again: graph.json's lowerings and plan.json's section must be what it
- * gives. */
+/* graph.json (parsed once), plan.json and the backend's plan: derived
+ * again, and then graph.json's lowerings and plan.json's section must be
+ * what it gives; or, on a trusted load, read from plan.json's section
+ * (plan_read), which an older build's artifact may not allow. */
 static int load_graph_plan(enpu_artifact *a, const char *wpath, const loaded_file *gf,
-			   const loaded_file *pf, const enpu_limits *lim, enpu_err *e)
+			   const loaded_file *pf, const enpu_limits *lim, int trusted, enpu_err *e)
 {
 	json_object *groot, *section = NULL;
 	char *gweights = NULL;
-	int rc = -1;
+	int rc = -1, derive = 1;
 
 	if (!(groot = enpu_json_parse(gf->data.data, gf->data.len, "graph.json", e)))
 		return -1;
@@ -304,11 +307,19 @@ static int load_graph_plan(enpu_artifact *a, const char *wpath, const loaded_fil
 	if (enpu_plan_from_json_section(a->g, pf->data.data, pf->data.len, "plan.json", &a->plan,
 					a->def->section, &section, e) < 0)
 		goto out;
-	if (a->def->plan && a->def->plan(a->g, a->opts, a->plan.arena_bytes, &a->st, e) < 0)
+	if (trusted && a->def->plan_read) {
+		if ((derive = a->def->plan_read(a->g, a->opts, a->plan.arena_bytes, section,
+						"plan.json", &a->st, e)) < 0)
+			goto out;
+	}
+	if (derive && a->def->plan &&
+	    a->def->plan(a->g, a->opts, a->plan.arena_bytes, &a->st, e) < 0)
 		goto out;
 	if (enpu_graph_check_lowerings(a->g, a->st, groot, "graph.json", e) < 0)
 		goto out;
-	if (a->def->check_plan) {
+	if (!derive) {
+		/* read, not derived: nothing to compare it with */
+	} else if (a->def->check_plan) {
 		if (a->def->check_plan(a->g, a->opts, a->st, section, "plan.json", e) < 0)
 			goto out;
 	} else if (section) {
@@ -325,7 +336,9 @@ out:
 }
 
 /* The manifest's summary is what the loaded artifact gives: the daemon
- * answers compiles and takes jobs from the summary alone. */
+ * answers compiles and takes jobs from the summary alone. An older build's
+ * manifest has none: it is derived (enpu_artifact_summary), and the
+ * daemon's import stores the manifest with it. */
 static int check_summary(const enpu_artifact *a, const enpu_msummary *got, enpu_err *e)
 {
 	enpu_msummary want;
@@ -346,7 +359,7 @@ static int check_summary(const enpu_artifact *a, const enpu_msummary *got, enpu_
 /* The artifact of manifest m from files lf: target options, graph, plan,
  * summary, weights. */
 static int build(enpu_artifact *a, const enpu_manifest *m, loaded_file *lf, int nf,
-		 const enpu_limits *lim, enpu_err *e)
+		 const enpu_limits *lim, int trusted, enpu_err *e)
 {
 	const loaded_file *gf = find_file(lf, nf, "graph.json"), *pf = find_file(lf, nf, "plan.json");
 	const loaded_file *wf = find_file(lf, nf, m->weights);
@@ -360,7 +373,8 @@ static int build(enpu_artifact *a, const enpu_manifest *m, loaded_file *lf, int 
 		if (a->def->opts_from_json(a->def, a->opts, m->target, "manifest.json", e) < 0)
 			return -1;
 	}
-	if (load_graph_plan(a, m->weights, gf, pf, lim, e) < 0 || check_summary(a, &m->summary, e) < 0)
+	if (load_graph_plan(a, m->weights, gf, pf, lim, trusted, e) < 0 ||
+	    (m->has_summary && check_summary(a, &m->summary, e) < 0))
 		return -1;
 	if (enpu_npz_read_mem(wf->data.data, wf->data.len, m->weights, lim, &a->weights, e) < 0) {
 		if (e)
@@ -392,7 +406,7 @@ int enpu_artifact_load_ex(const char *dir, const enpu_limits *lim, unsigned flag
 	if (!(a = calloc(1, sizeof(*a))))
 		enpu_fail(e, ENPU_E_NOMEM, "manifest.json", NULL, "cannot load the artifact");
 	else if (read_files(dir, &m, !(flags & ENPU_LOAD_TRUSTED), lf, &nf, e) == 0 &&
-		 build(a, &m, lf, nf, lim, e) == 0)
+		 build(a, &m, lf, nf, lim, flags & ENPU_LOAD_TRUSTED, e) == 0)
 		rc = 0;
 	free_files(lf, nf);
 	enpu_manifest_free(&m);
@@ -452,6 +466,11 @@ const enpu_backend_def *enpu_artifact_def(const struct enpu_artifact *a)
 const void *enpu_artifact_options(const struct enpu_artifact *a)
 {
 	return a->opts;
+}
+
+void enpu_artifact_summary(const enpu_artifact *a, enpu_msummary *s)
+{
+	enpu_msummary_of(a->g, a->plan.arena_bytes, a->def, a->st, s);
 }
 
 const void *enpu_artifact_state(const struct enpu_artifact *a)

@@ -55,5 +55,9 @@ int enpu_manifest_to_json(const char *id, const char *backend, const char *spec_
 struct enpu_backend_def;
 void enpu_msummary_of(const enpu_graph *g, uint64_t arena_bytes,
 		      const struct enpu_backend_def *def, const void *st, enpu_msummary *s);
+/* The summary of a loaded artifact, derived from it (what its manifest
+ * says, or would say: an older build's manifest has none). */
+struct enpu_artifact;
+void enpu_artifact_summary(const struct enpu_artifact *a, enpu_msummary *s);
 
 #endif

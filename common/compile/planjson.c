@@ -58,12 +58,51 @@ nomem:
 	return enpu_fail(e, ENPU_E_NOMEM, "plan.json", NULL, "cannot build plan.json");
 }
 
-static int op_index(const enpu_graph *g, const char *name)
+/* The graph's op and tensor names, sorted: buffers name their tensor and
+ * ops, and a plan of many buffers is read in n log n, not n * ops. */
+typedef struct name_ix {
+	const char *name;
+	int idx;
+} name_ix;
+
+typedef struct plan_names {
+	name_ix *ops, *tensors;
+} plan_names;
+
+static int cmp_ix(const void *a, const void *b)
 {
+	return strcmp(((const name_ix *)a)->name, ((const name_ix *)b)->name);
+}
+
+static int names_init(const enpu_graph *g, plan_names *nm)
+{
+	nm->ops = malloc(sizeof(name_ix) * (size_t)(g->n_ops ? g->n_ops : 1));
+	nm->tensors = malloc(sizeof(name_ix) * (size_t)(g->n_tensors ? g->n_tensors : 1));
+	if (!nm->ops || !nm->tensors)
+		return -1;
 	for (int k = 0; k < g->n_ops; k++)
-		if (strcmp(g->ops[k].name, name) == 0)
-			return k;
-	return -1;
+		nm->ops[k] = (name_ix){g->ops[k].name, k};
+	for (int k = 0; k < g->n_tensors; k++)
+		nm->tensors[k] = (name_ix){g->tensors[k].name, k};
+	qsort(nm->ops, (size_t)g->n_ops, sizeof(name_ix), cmp_ix);
+	qsort(nm->tensors, (size_t)g->n_tensors, sizeof(name_ix), cmp_ix);
+	return 0;
+}
+
+static void names_free(plan_names *nm)
+{
+	free(nm->ops);
+	free(nm->tensors);
+	nm->ops = nm->tensors = NULL;
+}
+
+/* name's index in ix (n entries), or -1. */
+static int name_find(const name_ix *ix, int n, const char *name)
+{
+	name_ix key = {name, -1};
+	const name_ix *hit = bsearch(&key, ix, (size_t)n, sizeof(name_ix), cmp_ix);
+
+	return hit ? hit->idx : -1;
 }
 
 /* The backend's section (key) into *section, new reference, NULL when
@@ -132,22 +171,22 @@ static int read_header(const enpu_graph *g, json_object *root, const char *label
 }
 
 /* An op named by buffer k's field (first_op, last_op): its index. */
-static int buf_op(const enpu_graph *g, json_object *o, const char *field, size_t k,
-		  const char *label, const char *ctx, int *out, enpu_err *e)
+static int buf_op(const enpu_graph *g, const plan_names *nm, json_object *o, const char *field,
+		  size_t k, const char *label, const char *ctx, int *out, enpu_err *e)
 {
 	json_object *v;
 
 	if (!(v = enpu_json_field(o, field, json_type_string, label, ctx, e)))
 		return -1;
-	if ((*out = op_index(g, json_object_get_string(v))) < 0)
+	if ((*out = name_find(nm->ops, g->n_ops, json_object_get_string(v))) < 0)
 		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "buffer %zu: unknown op '%s'",
 				 k, json_object_get_string(v));
 	return 0;
 }
 
 /* Buffer k (object o) into p->bufs[k], claiming its tensor. */
-static int read_buffer(const enpu_graph *g, json_object *o, size_t k, const char *label,
-		       enpu_plan *p, enpu_err *e)
+static int read_buffer(const enpu_graph *g, const plan_names *nm, json_object *o, size_t k,
+		       const char *label, enpu_plan *p, enpu_err *e)
 {
 	enpu_plan_buf *b = &p->bufs[k];
 	json_object *v;
@@ -159,7 +198,7 @@ static int read_buffer(const enpu_graph *g, json_object *o, size_t k, const char
 		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "buffer %zu is not an object", k);
 	if (!(v = enpu_json_field(o, "tensor", json_type_string, label, ctx, e)))
 		return -1;
-	b->tensor = enpu_graph_find(g, json_object_get_string(v));
+	b->tensor = name_find(nm->tensors, g->n_tensors, json_object_get_string(v));
 	if (b->tensor < 0 || g->tensors[b->tensor].kind != ENPU_TK_INTERMEDIATE)
 		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
 				 "buffer %zu: tensor '%s' is not an intermediate of the graph",
@@ -176,8 +215,8 @@ static int read_buffer(const enpu_graph *g, json_object *o, size_t k, const char
 	    enpu_json_int(v, 0, INT64_MAX, label, "field 'bytes'", &iv, e) < 0)
 		return -1;
 	b->bytes = (uint64_t)iv;
-	if (buf_op(g, o, "first_op", k, label, ctx, &b->first_op, e) < 0 ||
-	    buf_op(g, o, "last_op", k, label, ctx, &b->last_op, e) < 0)
+	if (buf_op(g, nm, o, "first_op", k, label, ctx, &b->first_op, e) < 0 ||
+	    buf_op(g, nm, o, "last_op", k, label, ctx, &b->last_op, e) < 0)
 		return -1;
 	return 0;
 }
@@ -187,6 +226,7 @@ int enpu_plan_from_json_section(const enpu_graph *g, const char *text, size_t le
 				struct json_object **section, enpu_err *e)
 {
 	json_object *root, *bufs;
+	plan_names nm = {NULL, NULL};
 	size_t nb;
 
 	memset(p, 0, sizeof(*p));
@@ -205,15 +245,16 @@ int enpu_plan_from_json_section(const enpu_graph *g, const char *text, size_t le
 	p->n_tensors = g->n_tensors;
 	p->tensor_buf = malloc(sizeof(int) * (size_t)(g->n_tensors ? g->n_tensors : 1));
 	p->bufs = calloc(nb ? nb : 1, sizeof(*p->bufs));
-	if (!p->tensor_buf || !p->bufs) {
+	if (!p->tensor_buf || !p->bufs || names_init(g, &nm) < 0) {
 		enpu_fail(e, ENPU_E_NOMEM, label, NULL, "cannot allocate the memory plan");
 		goto fail;
 	}
 	for (int i = 0; i < g->n_tensors; i++)
 		p->tensor_buf[i] = -1;
 	for (size_t k = 0; k < nb; k++)
-		if (read_buffer(g, json_object_array_get_idx(bufs, k), k, label, p, e) < 0)
+		if (read_buffer(g, &nm, json_object_array_get_idx(bufs, k), k, label, p, e) < 0)
 			goto fail;
+	names_free(&nm);
 	p->n_bufs = (int)nb;
 	if (read_section(g, root, label, key, section, e) < 0)
 		goto fail;
@@ -228,6 +269,7 @@ int enpu_plan_from_json_section(const enpu_graph *g, const char *text, size_t le
 	}
 	return 0;
 fail:
+	names_free(&nm);
 	json_object_put(root);
 	enpu_plan_free(p);
 	return -1;

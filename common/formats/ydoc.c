@@ -249,6 +249,94 @@ int enpu_yaml_fail(enpu_err *e, enpu_code code, const char *label, int line, int
 	return r;
 }
 
+/* ---- typed getters ---------------------------------------------------- */
+
+int enpu_yread_failv(const enpu_yread *r, const enpu_ynode *n, const char *fix, const char *fmt,
+		     va_list ap)
+{
+	return enpu_yaml_failv(r->e, r->code, r->label, n ? n->line : 1, n ? n->col : 1, fix, fmt,
+			       ap);
+}
+
+int enpu_yread_fail(const enpu_yread *r, const enpu_ynode *n, const char *fix, const char *fmt,
+		    ...)
+{
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = enpu_yread_failv(r, n, fix, fmt, ap);
+	va_end(ap);
+	return rc;
+}
+
+const char *enpu_ynode_txt(const enpu_ynode *n)
+{
+	if (!n)
+		return "";
+	return n->kind == ENPU_YN_SCALAR ? n->text : n->kind == ENPU_YN_SEQ ? "[...]" : "{...}";
+}
+
+int enpu_yread_int(const enpu_yread *r, const enpu_ynode *v, const char *what, int64_t lo,
+		   int64_t hi, int64_t *out)
+{
+	int64_t x;
+
+	if (!v || enpu_ynode_int(v, &x) || x < lo || x > hi)
+		return enpu_yread_fail(r, v, NULL, "%s must be an integer from %lld to %lld (got '%.32s')",
+				       what, (long long)lo, (long long)hi, enpu_ynode_txt(v));
+	*out = x;
+	return 0;
+}
+
+int enpu_yread_pos(const enpu_yread *r, const enpu_ynode *v, const char *what, double hi,
+		   const char *fix, double *out)
+{
+	double x;
+
+	if (!v || enpu_ynode_float(v, &x) || !isfinite(x) || !(x > 0) || x > hi) {
+		if (isinf(hi))
+			return enpu_yread_fail(r, v, fix, "%s must be a finite number greater than 0 "
+					       "(got '%.32s')", what, enpu_ynode_txt(v));
+		return enpu_yread_fail(r, v, fix, "%s must be a number greater than 0 and at most "
+				       "%.0f (got '%.32s')", what, hi, enpu_ynode_txt(v));
+	}
+	*out = x;
+	return 0;
+}
+
+int enpu_yread_choice(const enpu_yread *r, const enpu_ynode *v, const char *field,
+		      const char *const *names, int *idx)
+{
+	char list[128], fix[160];
+	const char *near;
+
+	if (v && v->kind == ENPU_YN_SCALAR)
+		for (int i = 0; names[i]; i++)
+			if (strcmp(v->text, names[i]) == 0) {
+				*idx = i;
+				return 0;
+			}
+	enpu_join(names, list, sizeof(list));
+	snprintf(fix, sizeof(fix), "use one of: %s", list);
+	near = v && v->kind == ENPU_YN_SCALAR ? enpu_closest(v->text, names) : NULL;
+	return enpu_yread_fail(r, v, fix, "'%s' must be one of %s (got '%.32s')%s%s%s", field, list,
+			       enpu_ynode_txt(v), near ? " (did you mean '" : "", near ? near : "",
+			       near ? "'?)" : "");
+}
+
+int enpu_yread_ints(const enpu_yread *r, const enpu_ynode *v, const char *what, const char *shape,
+		    const char *fix, size_t n, const char *const *item_what, int64_t lo,
+		    int64_t hi, int64_t *out)
+{
+	if (!v || v->kind != ENPU_YN_SEQ || v->n != n)
+		return enpu_yread_fail(r, v, fix, "%s must be a list of %s", what, shape);
+	for (size_t i = 0; i < n; i++)
+		if (enpu_yread_int(r, v->kids[i], item_what[i], lo, hi, &out[i]))
+			return -1;
+	return 0;
+}
+
 static int unknown_key(enpu_err *e, const enpu_ynode *k, const char *const *allowed,
 		       const char *in_what, const char *label, enpu_code code, int flags)
 {

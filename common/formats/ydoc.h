@@ -88,6 +88,42 @@ int enpu_yaml_fail(enpu_err *e, enpu_code code, const char *label, int line, int
 int enpu_yaml_failv(enpu_err *e, enpu_code code, const char *label, int line, int col,
 		    const char *fix, const char *fmt, va_list ap);
 
+/* ---- typed getters --------------------------------------------------- */
+
+/* What the readers of one document share (a target file, targets.X of a
+ * spec): every error is code at label:line:col of the offending node
+ * (1:1 without one), with the three lines (code, message, fix). */
+typedef struct enpu_yread {
+	const char *label;
+	enpu_code code;
+	enpu_err *e;
+} enpu_yread;
+
+int enpu_yread_fail(const enpu_yread *r, const enpu_ynode *n, const char *fix, const char *fmt,
+		    ...) __attribute__((format(printf, 4, 5)));
+int enpu_yread_failv(const enpu_yread *r, const enpu_ynode *n, const char *fix, const char *fmt,
+		     va_list ap);
+/* A node for messages: a scalar's text, "[...]", "{...}", "" for NULL. */
+const char *enpu_ynode_txt(const enpu_ynode *n);
+/* An integer in [lo, hi]: "<what> must be an integer from lo to hi (got 'x')". */
+int enpu_yread_int(const enpu_yread *r, const enpu_ynode *v, const char *what, int64_t lo,
+		   int64_t hi, int64_t *out);
+/* A finite number > 0 and at most hi (INFINITY: no bound): "<what> must
+ * be a finite number greater than 0" / "... a number greater than 0 and at
+ * most hi". */
+int enpu_yread_pos(const enpu_yread *r, const enpu_ynode *v, const char *what, double hi,
+		   const char *fix, double *out);
+/* One of names (NULL-terminated) into *idx: "'field' must be one of a, b
+ * (got 'x') (did you mean 'a'?)", fix "use one of: a, b". */
+int enpu_yread_choice(const enpu_yread *r, const enpu_ynode *v, const char *field,
+		      const char *const *names, int *idx);
+/* A list of exactly n integers, each in [lo, hi]; else "<what> must be a
+ * list of <shape>" with fix (an example), or the item's enpu_yread_int
+ * error (item_what[i] names item i). */
+int enpu_yread_ints(const enpu_yread *r, const enpu_ynode *v, const char *what, const char *shape,
+		    const char *fix, size_t n, const char *const *item_what, int64_t lo,
+		    int64_t hi, int64_t *out);
+
 /* Levenshtein distance, capped: returns cap + 1 when larger (cheap on
  * long or very different strings). */
 int enpu_edit_distance(const char *a, const char *b, int cap);

@@ -35,11 +35,12 @@ static int fail_at(pctx *c, const enpu_ynode *n, enpu_code code, const char *fix
 static int fail_at(pctx *c, const enpu_ynode *n, enpu_code code, const char *fix,
 		   const char *fmt, ...)
 {
+	enpu_yread rd = {c->s->label, code, c->e};
 	va_list ap;
 	int r;
 
 	va_start(ap, fmt);
-	r = enpu_yaml_failv(c->e, code, c->s->label, n ? n->line : 1, n ? n->col : 1, fix, fmt, ap);
+	r = enpu_yread_failv(&rd, n, fix, fmt, ap);
 	va_end(ap);
 	return r;
 }

@@ -16,6 +16,7 @@
 #include "digest.h"
 #include "artifact.h"
 #include "wire.h"
+#include "graphjson.h"
 #include "fault.h"
 
 #define MANIFEST "manifest.json"
@@ -44,6 +45,11 @@ int srv_artifact_manifest(srv_cas *c, const char *id, enpu_manifest *m, enpu_buf
 				 API_ARTIFACTS "{id}", "no artifact '%s' on this server", id);
 	}
 	ret = enpu_manifest_parse(b.data, b.len, MANIFEST, m, e);
+	if (ret == 0 && !m->has_summary) {   /* import completes it: not from here */
+		enpu_manifest_free(m);
+		ret = enpu_fail(e, ENPU_E_ARTIFACT, id, "compile it again, or import it again with PUT "
+				API_ARTIFACTS "{id}", "artifact '%.12s' on this server has no summary", id);
+	}
 	if (ret == 0 && raw) {
 		enpu_buf_free(raw);
 		*raw = b;
@@ -384,6 +390,24 @@ static int materialize(srv_cas *c, const enpu_manifest *m, const char *text, siz
 	return srv_cas_write_atomic(c, to, text, len, e);
 }
 
+/* An older build's manifest has no summary: the one the loaded artifact a
+ * gives goes into *full and over tmp's manifest.json (the id hashes the
+ * files, not the manifest: it stays). full stays empty otherwise. */
+static int complete_manifest(srv_cas *c, const enpu_manifest *m, const enpu_artifact *a,
+			     const char *tmp, enpu_buf *full, enpu_err *e)
+{
+	enpu_msummary s;
+	char to[5400];
+
+	if (m->has_summary)
+		return 0;
+	enpu_artifact_summary(a, &s);
+	if (enpu_manifest_with_summary(m, &s, full, e) != 0)
+		return -1;
+	snprintf(to, sizeof to, "%s/" MANIFEST, tmp);
+	return srv_cas_write_atomic(c, to, full->data, full->len, e);
+}
+
 int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len,
 			const enpu_limits *lim, json_object **missing, int *created,
 			enpu_err *e)
@@ -391,6 +415,7 @@ int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len
 	enpu_manifest m;
 	char tmp[4300] = "", dir[4300], dig[65];
 	enpu_artifact *a = NULL;
+	enpu_buf full = ENPU_BUF_INIT;
 	int ret = -1;
 
 	*missing = NULL;
@@ -418,8 +443,12 @@ int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len
 	if (materialize(c, &m, text, len, tmp, e) != 0)
 		goto out;
 	srv_cas_count(c, SRV_EV_LOAD, 0);
-	if (enpu_artifact_load(tmp, lim, &a, e) != 0)
+	if (enpu_artifact_load(tmp, lim, &a, e) != 0 || complete_manifest(c, &m, a, tmp, &full, e) != 0)
 		goto out;
+	if (full.len) {   /* an older build's manifest, now with its summary */
+		text = full.data;
+		len = full.len;
+	}
 	if (srv_cas_put_mem(c, text, len, dig, e) != 0 || install_dir(c, tmp, id, e) != 0)
 		goto out;
 	tmp[0] = '\0';
@@ -431,6 +460,7 @@ int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len
 	ret = 0;
 out:
 	enpu_artifact_free(a);
+	enpu_buf_free(&full);
 	if (tmp[0])
 		srv_rmtree(tmp);
 	enpu_manifest_free(&m);

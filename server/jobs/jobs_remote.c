@@ -71,6 +71,74 @@ int srv_jobs_take_remote(srv_jobs *j, unsigned mask, const atomic_int *gate, con
 	return 1;
 }
 
+/* A board's result for jb: its files become the job's. Under the lock. */
+static void remote_ok(srv_jobs *j, job *jb, srv_rresult *res)
+{
+	memcpy(jb->result, res->result, sizeof jb->result);
+	memcpy(jb->report, res->report, sizeof jb->report);
+	jb->seconds = res->seconds;
+	jb->outputs = res->outputs;
+	jb->extra = res->extra;
+	res->outputs = res->extra = NULL;
+	jobs_learn(j, jb->bk, srv_now() - jb->t_attempt);
+	jobs_finish(j, jb, S_SUCCEEDED);
+}
+
+/* A board fault: jb goes back to the head of the remote queue while it
+ * has tries left, else fails E0812. Under the lock. 1 = requeued. */
+static int remote_fault(srv_jobs *j, job *jb, srv_rresult *res, const enpu_err *e, int retries)
+{
+	snprintf(jb->last_fault, sizeof jb->last_fault, "%s", e->message);
+	json_object_put(jb->board_error);
+	jb->board_error = res ? res->board_error : NULL;
+	if (res)
+		res->board_error = NULL;
+	if (jb->attempts <= retries && !jb->cancel && !j->stopping) {
+		/* back to the head: it has waited longest */
+		jb->qnext = j->rhead;
+		j->rhead = jb;
+		if (!j->rtail)
+			j->rtail = jb;
+		j->rqueued++;
+		jobs_set_state(j, jb, S_QUEUED);
+		pthread_cond_broadcast(&j->rwork);
+		return 1;
+	}
+	jb->err = *e;
+	jb->err.code = ENPU_E_BOARD_FAULT;
+	if (jb->attempts > 1) {
+		size_t n = strlen(jb->err.message);
+		snprintf(jb->err.message + n, sizeof jb->err.message - n,
+			 " (after %d tries on boards)", jb->attempts);
+	}
+	jb->failure = "board";
+	jobs_finish(j, jb, S_FAILED);
+	return 0;
+}
+
+/* A run on a board that ended cancelled: by the user, by shutdown, or by
+ * its deadline. Under the lock. */
+static void remote_cancelled(srv_jobs *j, job *jb)
+{
+	char what[160];
+
+	if (jb->cancel == SRV_CANCEL_USER) {
+		enpu_fail(&jb->err, ENPU_E_JOB_FAILED, jb->id, NULL,
+			  "job '%s' was cancelled (and on board '%s')", jb->id, jb->board);
+		jb->failure = "cancelled";
+		jobs_finish(j, jb, S_CANCELLED);
+	} else if (jb->cancel == SRV_CANCEL_SHUTDOWN) {
+		enpu_fail(&jb->err, ENPU_E_JOB_FAILED, jb->id, "submit it again",
+			  "the server shut down while job '%s' ran on board '%s'", jb->id,
+			  jb->board);
+		jb->failure = "cancelled";
+		jobs_finish(j, jb, S_CANCELLED);
+	} else {
+		snprintf(what, sizeof what, "cancelled on board '%s'", jb->board);
+		jobs_fail_timeout(j, jb, what);
+	}
+}
+
 int srv_jobs_remote_done(srv_jobs *j, const char *id, srv_rkind kind, srv_rresult *res,
 			 const enpu_err *e, int retries)
 {
@@ -89,14 +157,7 @@ int srv_jobs_remote_done(srv_jobs *j, const char *id, srv_rkind kind, srv_rresul
 		kind = SRV_RUN_CANCEL;
 	switch (kind) {
 	case SRV_RUN_OK:
-		memcpy(jb->result, res->result, sizeof jb->result);
-		memcpy(jb->report, res->report, sizeof jb->report);
-		jb->seconds = res->seconds;
-		jb->outputs = res->outputs;
-		jb->extra = res->extra;
-		res->outputs = res->extra = NULL;
-		jobs_learn(j, jb->bk, srv_now() - jb->t_attempt);
-		jobs_finish(j, jb, S_SUCCEEDED);
+		remote_ok(j, jb, res);
 		break;
 	case SRV_RUN_MODEL:
 		jb->err = *e;
@@ -104,50 +165,10 @@ int srv_jobs_remote_done(srv_jobs *j, const char *id, srv_rkind kind, srv_rresul
 		jobs_finish(j, jb, S_FAILED);
 		break;
 	case SRV_RUN_FAULT:
-		snprintf(jb->last_fault, sizeof jb->last_fault, "%s", e->message);
-		json_object_put(jb->board_error);
-		jb->board_error = res ? res->board_error : NULL;
-		if (res)
-			res->board_error = NULL;
-		if (jb->attempts <= retries && !jb->cancel && !j->stopping) {
-			/* back to the head: it has waited longest */
-			jb->qnext = j->rhead;
-			j->rhead = jb;
-			if (!j->rtail)
-				j->rtail = jb;
-			j->rqueued++;
-			requeued = 1;
-			jobs_set_state(j, jb, S_QUEUED);
-			pthread_cond_broadcast(&j->rwork);
-			break;
-		}
-		jb->err = *e;
-		jb->err.code = ENPU_E_BOARD_FAULT;
-		if (jb->attempts > 1) {
-			size_t n = strlen(jb->err.message);
-			snprintf(jb->err.message + n, sizeof jb->err.message - n,
-				 " (after %d tries on boards)", jb->attempts);
-		}
-		jb->failure = "board";
-		jobs_finish(j, jb, S_FAILED);
+		requeued = remote_fault(j, jb, res, e, retries);
 		break;
 	case SRV_RUN_CANCEL:
-		if (jb->cancel == SRV_CANCEL_USER) {
-			enpu_fail(&jb->err, ENPU_E_JOB_FAILED, jb->id, NULL,
-				  "job '%s' was cancelled (and on board '%s')", jb->id, jb->board);
-			jb->failure = "cancelled";
-			jobs_finish(j, jb, S_CANCELLED);
-		} else if (jb->cancel == SRV_CANCEL_SHUTDOWN) {
-			enpu_fail(&jb->err, ENPU_E_JOB_FAILED, jb->id, "submit it again",
-				  "the server shut down while job '%s' ran on board '%s'", jb->id,
-				  jb->board);
-			jb->failure = "cancelled";
-			jobs_finish(j, jb, S_CANCELLED);
-		} else {
-			char what[160];
-			snprintf(what, sizeof what, "cancelled on board '%s'", jb->board);
-			jobs_fail_timeout(j, jb, what);
-		}
+		remote_cancelled(j, jb);
 		break;
 	}
 	pthread_mutex_unlock(&j->mu);

@@ -223,6 +223,41 @@ enpu compile --spec "$A4/spec.yaml" --weights "$A4/weights.npz" --backend npu_si
 enpu run --artifact "$A4/b" --input "$A4/input.npz" --out "$A4/b.npz" --report "$A4/b.json" >/dev/null
 expect_eq "alexnet conv1 on 224x224 (54x54 outputs): 108359 cycles" "$(conv_cycles "$A4/b.json")" 108359
 
+# ---- an older build's artifact: no summary in manifest.json, no counts in plan.json ----
+# The daemon imports it deep, completes its manifest, and runs it with the same numbers.
+"$PY" - "$TMP/tiny_cnn.b" "$TMP/old" <<'PYEOF'
+import hashlib, json, os, shutil, sys
+src, dst = sys.argv[1], sys.argv[2]
+shutil.copytree(src, dst)
+plan = json.load(open(os.path.join(dst, "plan.json")))
+plan["npu"].pop("peak_dram_bytes")
+for op in plan["npu"]["ops"]:
+    op.pop("compute_cycles"); op.pop("stall_cycles")
+open(os.path.join(dst, "plan.json"), "w").write(json.dumps(plan, indent=2))
+man = json.load(open(os.path.join(dst, "manifest.json")))
+man.pop("summary")
+h = hashlib.sha256(b"eulernpu-artifact-v1\n")
+for f in man["files"]:
+    data = open(os.path.join(dst, f["path"]), "rb").read()
+    f["sha256"], f["bytes"] = hashlib.sha256(data).hexdigest(), len(data)
+    h.update(f["path"].encode() + b"\0" + f["sha256"].encode() + b"\n")
+man["id"] = h.hexdigest()
+open(os.path.join(dst, "manifest.json"), "w").write(json.dumps(man, indent=2))
+PYEOF
+oid=$(art_id "$TMP/old")
+expect_eq "older artifact: no summary in its manifest" "$(jexpr "$TMP/old/manifest.json" '"summary" in d')" false
+expect_eq "older artifact: a new id (plan.json differs)" "$([ "$oid" != "$(art_id "$TMP/tiny_cnn.b")" ] && echo yes)" yes
+out=$(enpu run --artifact "$TMP/old" --input "$EX/tiny_cnn/input.npz" --out "$TMP/old.npz" --report "$TMP/old.json" 2>&1); rc=$?
+expect_eq "older artifact: run --artifact imports and runs it" "$rc" 0
+check "older artifact: the same result" cmp "$TMP/old.npz" "$TMP/tiny_cnn.b.npz"
+expect_eq "older artifact: the same npu report" "$(jexpr "$TMP/old.json" 'json.dumps(d["npu"], sort_keys=True)')" \
+	"$(jexpr "$TMP/tiny_cnn.b.json" 'json.dumps(d["npu"], sort_keys=True)')"
+curl -sf --unix-socket "$TMP/a.sock" "$U/v1/artifacts/$oid/files/manifest.json" -o "$TMP/old.served.json"
+expect_eq "older artifact: the daemon's manifest has the derived summary" \
+	"$(jexpr "$TMP/old.served.json" 'json.dumps(d["summary"], sort_keys=True)')" \
+	"$(jexpr "$TMP/tiny_cnn.b/manifest.json" 'json.dumps(d["summary"], sort_keys=True)')"
+expect_eq "older artifact: under the same id" "$(jget "$TMP/old.served.json" id)" "$oid"
+
 # ---- the capability matrix ----------------------------------------------------------------
 out=$(enpu backends); rc=$?
 expect_eq "backends exits 0" "$rc" 0

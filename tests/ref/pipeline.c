@@ -4,7 +4,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "pipeline.h"
+#include <json-c/json.h>
 #include "buf.h"
+#include "digest.h"
+#include "json.h"
 
 int tpl_compile_run(const char *dir, const char *backend, const char *target_yaml, int threads,
 		    const char *work, const char *report, enpu_buf *res,
@@ -101,4 +104,58 @@ const char *tpl_data_dir(const char *probe)
 			return tries[i];
 	}
 	return "tests/data";
+}
+
+/* manifest.json's listed files, hashed again: their digests, sizes and the
+ * id (enpu_artifact_id_of) follow the bytes on disk. */
+static int refresh_manifest(const char *adir, enpu_err *e)
+{
+	enpu_buf b = ENPU_BUF_INIT, c = ENPU_BUF_INIT;
+	json_object *m = NULL, *fl;
+	const char *paths[16], *digests[16];
+	char id[65], dig[16][65], p[1024];
+	size_t n;
+	int rc = -1;
+
+	snprintf(p, sizeof p, "%s/manifest.json", adir);
+	if (enpu_read_file(p, 0, &b, e) < 0 || !(m = json_tokener_parse(b.data)) ||
+	    !json_object_object_get_ex(m, "files", &fl) || (n = json_object_array_length(fl)) > 16)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		json_object *f = json_object_array_get_idx(fl, i);
+		const char *fp = json_object_get_string(json_object_object_get(f, "path"));
+
+		snprintf(p, sizeof p, "%s/%s", adir, fp);
+		enpu_buf_reset(&c);
+		if (enpu_read_file(p, 0, &c, e) < 0)
+			goto out;
+		enpu_sha256_hex(c.data, c.len, dig[i]);
+		json_object_object_add(f, "sha256", json_object_new_string(dig[i]));
+		json_object_object_add(f, "bytes", json_object_new_int64((int64_t)c.len));
+		paths[i] = fp;
+		digests[i] = dig[i];
+	}
+	enpu_artifact_id_of(paths, digests, (int)n, id);
+	json_object_object_add(m, "id", json_object_new_string(id));
+	b.len = 0;
+	if (enpu_json_dump(m, &b, e) < 0)
+		goto out;
+	snprintf(p, sizeof p, "%s/manifest.json", adir);
+	rc = enpu_write_file_atomic(p, b.data, b.len, e);
+out:
+	json_object_put(m);
+	enpu_buf_free(&b);
+	enpu_buf_free(&c);
+	return rc;
+}
+
+int tpl_rewrite_member(const char *adir, const char *rel, const char *text, size_t len)
+{
+	enpu_err e = ENPU_ERR_INIT;
+	char p[1024];
+
+	snprintf(p, sizeof p, "%s/%s", adir, rel);
+	if (enpu_write_file_atomic(p, text, len, &e) < 0)
+		return -1;
+	return strcmp(rel, "manifest.json") ? refresh_manifest(adir, &e) : 0;
 }

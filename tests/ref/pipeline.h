@@ -27,4 +27,9 @@ const char *tpl_data_dir(const char *probe);
  * prefixed, into names; their number, or -1 when list cannot be read. */
 int tpl_read_cases(const char *list, const char *prefix, char names[][256], int max);
 
+/* Replace member rel of the artifact in adir with text and fix its
+ * manifest (digests, sizes, id), so that only the member's own
+ * consistency is left to catch (rel "manifest.json": just written). 0 or -1. */
+int tpl_rewrite_member(const char *adir, const char *rel, const char *text, size_t len);
+
 #endif

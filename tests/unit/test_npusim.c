@@ -553,25 +553,26 @@ static json_object *path(json_object *o, const char *p)
 
 /* The model of a small spec, validated as cpu_ref (the graph is the same
  * for every backend), and its plan and report JSON. */
+static const char small_spec[] =
+	"eulernpu: 1\n"
+	"name: small\n"
+	"inputs:\n"
+	"  - {name: x, dtype: float32, shape: [1, 3, 8, 8]}\n"
+	"outputs: [y]\n"
+	"weights:\n"
+	"  - {name: w, dtype: float32, shape: [4, 3, 3, 3]}\n"
+	"  - {name: w2, dtype: float32, shape: [16, 5]}\n"
+	"components:\n"
+	"  - name: c\n"
+	"    ops:\n"
+	"      - {name: conv, op: conv2d, in: [x, w], out: c1, attrs: {strides: [2, 2], pads: [1, 1, 1, 1]}}\n"
+	"      - {name: act, op: relu, in: [c1], out: a1}\n"
+	"      - {name: pool, op: maxpool2d, in: [a1], out: p1, attrs: {kernel: [2, 2]}}\n"
+	"      - {name: flat, op: flatten, in: [p1], out: f1}\n"
+	"      - {name: fc, op: matmul, in: [f1, w2], out: y}\n";
+
 Test(npusim, spec_graph_and_json)
 {
-	static const char spec[] =
-		"eulernpu: 1\n"
-		"name: small\n"
-		"inputs:\n"
-		"  - {name: x, dtype: float32, shape: [1, 3, 8, 8]}\n"
-		"outputs: [y]\n"
-		"weights:\n"
-		"  - {name: w, dtype: float32, shape: [4, 3, 3, 3]}\n"
-		"  - {name: w2, dtype: float32, shape: [16, 5]}\n"
-		"components:\n"
-		"  - name: c\n"
-		"    ops:\n"
-		"      - {name: conv, op: conv2d, in: [x, w], out: c1, attrs: {strides: [2, 2], pads: [1, 1, 1, 1]}}\n"
-		"      - {name: act, op: relu, in: [c1], out: a1}\n"
-		"      - {name: pool, op: maxpool2d, in: [a1], out: p1, attrs: {kernel: [2, 2]}}\n"
-		"      - {name: flat, op: flatten, in: [p1], out: f1}\n"
-		"      - {name: fc, op: matmul, in: [f1, w2], out: y}\n";
 	enpu_spec *s = NULL;
 	enpu_graph *g = NULL;
 	enpu_err e = ENPU_ERR_INIT;
@@ -581,7 +582,7 @@ Test(npusim, spec_graph_and_json)
 	const char *txt1;
 	char *txt2;
 
-	cr_assert_eq(enpu_spec_parse(spec, sizeof(spec) - 1, "small.yaml", NULL, &s, &e), 0, "%s", e.message);
+	cr_assert_eq(enpu_spec_parse(small_spec, sizeof(small_spec) - 1, "small.yaml", NULL, &s, &e), 0, "%s", e.message);
 	cr_assert_eq(enpu_validate(s, "cpu_ref", &g, &e), 0, "%s %s", e.where, e.message);
 	enpu_npu_target_default(&t);
 	model(g, &t, 4096, &r);
@@ -599,7 +600,7 @@ Test(npusim, spec_graph_and_json)
 	cr_expect_eq(r.peak_dram_bytes, 380 * 4 + 4096);
 
 	rep = enpu_npu_report_json(g, &r);
-	plan = enpu_npu_plan_json(g, &r);
+	plan = enpu_npu_plan_json(g, &r, 1);
 	cr_assert(rep && plan);
 	cr_expect_str_eq(json_object_get_string(path(rep, "ops.0.lowering")), "gemm");
 	cr_expect_str_eq(json_object_get_string(path(rep, "ops.1.lowering")), "vector");
@@ -618,7 +619,10 @@ Test(npusim, spec_graph_and_json)
 	cr_expect_str_eq(json_object_to_json_string(path(rep, "ops.0.utilisation")), "0.118421");
 	cr_expect_null(path(rep, "ops.1.gemm"));
 	cr_expect_null(path(plan, "totals"));
-	cr_expect_null(path(plan, "ops.0.compute_cycles"));
+	/* plan.json holds the counts, not what is derived from them */
+	cr_expect_eq(json_object_get_int64(path(plan, "ops.0.compute_cycles")), 57);
+	cr_expect_eq(json_object_get_int64(path(plan, "peak_dram_bytes")), 380 * 4 + 4096);
+	cr_expect_null(path(plan, "ops.0.utilisation"));
 	cr_expect_not_null(path(plan, "ops.0.gemm.tiles.ofmap"));
 	cr_expect_not_null(path(plan, "target.array"));
 	/* deterministic: the same text twice */
@@ -631,6 +635,85 @@ Test(npusim, spec_graph_and_json)
 	json_object_put(rep);
 	json_object_put(plan);
 	enpu_npu_report_free(&r);
+	enpu_graph_free(g);
+	enpu_spec_free(s);
+}
+
+/* The model read back from plan.json (a trusted load) reports the same
+ * bytes as the model itself, doubles included (a fractional DRAM rate
+ * gives stalls, a ws array non-trivial ratios); an older plan (no counts)
+ * says so; a tampered one is refused. */
+static void plan_roundtrip(const enpu_graph *g, const enpu_npu_target *t)
+{
+	enpu_npu_report r, back;
+	enpu_err e = ENPU_ERR_INIT;
+	json_object *plan, *old, *rep, *rep2;
+	char *txt;
+
+	model(g, t, 4096, &r);
+	plan = enpu_npu_plan_json(g, &r, 1);
+	cr_assert_not_null(plan);
+	cr_assert_eq(enpu_npu_plan_read(g, t, plan, "plan.json", &back, &e), 0, "%s", e.message);
+	rep = enpu_npu_report_json(g, &r);
+	rep2 = enpu_npu_report_json(g, &back);
+	cr_assert(rep && rep2);
+	txt = strdup(json_object_to_json_string_ext(rep, JSON_C_TO_STRING_PLAIN));
+	cr_expect_str_eq(json_object_to_json_string_ext(rep2, JSON_C_TO_STRING_PLAIN), txt);
+	cr_expect_eq(back.time_us, r.time_us);
+	cr_expect_eq(back.utilisation, r.utilisation);
+	for (int i = 0; i < r.n_ops; i++) {
+		cr_expect_eq(back.ops[i].utilisation, r.ops[i].utilisation);
+		cr_expect_eq(back.ops[i].mapping_efficiency, r.ops[i].mapping_efficiency);
+	}
+	free(txt);
+	json_object_put(rep);
+	json_object_put(rep2);
+	enpu_npu_report_free(&back);
+
+	old = enpu_npu_plan_json(g, &r, 0);
+	cr_assert_not_null(old);
+	cr_expect_null(path(old, "ops.0.compute_cycles"));
+	cr_expect_eq(enpu_npu_plan_read(g, t, old, "plan.json", &back, &e), 1);
+	json_object_put(old);
+
+	/* a negative count, an unknown field, another op's entry */
+	json_object_object_add(json_object_array_get_idx(path(plan, "ops"), 0), "stall_cycles",
+			       json_object_new_int(-1));
+	cr_expect_eq(enpu_npu_plan_read(g, t, plan, "plan.json", &back, &e), -1);
+	cr_expect_eq(e.code, ENPU_E_ARTIFACT);
+	cr_expect(strstr(e.message, "stall_cycles"), "%s", e.message);
+	json_object_object_add(json_object_array_get_idx(path(plan, "ops"), 0), "stall_cycles",
+			       json_object_new_int(0));
+	json_object_object_add(json_object_array_get_idx(path(plan, "ops"), 1), "extra",
+			       json_object_new_int(0));
+	cr_expect_eq(enpu_npu_plan_read(g, t, plan, "plan.json", &back, &e), -1);
+	cr_expect(strstr(e.message, "extra"), "%s", e.message);
+	json_object_object_del(json_object_array_get_idx(path(plan, "ops"), 1), "extra");
+	json_object_object_add(json_object_array_get_idx(path(plan, "ops"), 1), "name",
+			       json_object_new_string("pool"));
+	cr_expect_eq(enpu_npu_plan_read(g, t, plan, "plan.json", &back, &e), -1);
+	cr_expect(strstr(e.message, "act"), "%s", e.message);
+	json_object_put(plan);
+	enpu_npu_report_free(&r);
+}
+
+Test(npusim, plan_read_roundtrip)
+{
+	enpu_spec *s = NULL;
+	enpu_graph *g = NULL;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_npu_target t;
+
+	cr_assert_eq(enpu_spec_parse(small_spec, sizeof(small_spec) - 1, "small.yaml", NULL, &s, &e), 0, "%s", e.message);
+	cr_assert_eq(enpu_validate(s, "cpu_ref", &g, &e), 0, "%s %s", e.where, e.message);
+	enpu_npu_target_default(&t);
+	plan_roundtrip(g, &t);
+	t.rows = 3, t.cols = 5, t.dataflow = ENPU_DF_WS;
+	t.dram_bytes_per_cycle = 0.7;
+	t.sram_kib[ENPU_SRAM_IFMAP] = 1;
+	plan_roundtrip(g, &t);
+	t.scalesim_compat = 1, t.word_bytes = 1, t.dataflow = ENPU_DF_IS, t.clock_mhz = 333.3;
+	plan_roundtrip(g, &t);
 	enpu_graph_free(g);
 	enpu_spec_free(s);
 }

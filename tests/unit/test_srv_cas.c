@@ -21,6 +21,7 @@
 #include "digest.h"
 #include "cas.h"
 #include "artifact.h"
+#include "json.h"
 
 #define HELLO_SHA "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
 
@@ -413,6 +414,25 @@ static void compile_tiny(srv_cas *c, char id[65])
 	enpu_spec_free(spec);
 }
 
+/* Compile tiny_mlp into a, its id into id, its manifest into raw and *m,
+ * and its files as blobs of b: ready to import into b. */
+static void compile_for_import(srv_cas *a, srv_cas *b, char id[65], enpu_buf *raw,
+			       enpu_manifest *m)
+{
+	enpu_err e = ENPU_ERR_INIT;
+	char dir[4300], mp[4400], bp[4300], dig[65];
+
+	compile_tiny(a, id);
+	srv_artifact_dir(a, id, dir, sizeof dir);
+	snprintf(mp, sizeof mp, "%s/manifest.json", dir);
+	read_all(mp, raw);
+	cr_assert_eq(enpu_manifest_parse(raw->data, raw->len, NULL, m, &e), 0, "%s", e.message);
+	for (int i = 0; i < m->n; i++) {
+		srv_cas_blob_path(a, m->files[i].sha256, bp, sizeof bp);
+		cr_assert_eq(srv_cas_put_file(b, bp, dig, &e), 0);
+	}
+}
+
 /* An imported manifest is untrusted: its summary (which compile answers
  * and job submissions use without loading) must be what its files give,
  * or the import is refused and nothing lands. */
@@ -423,19 +443,11 @@ Test(srv_cas, import_refuses_a_lying_summary)
 	enpu_buf raw = ENPU_BUF_INIT, lie = ENPU_BUF_INIT;
 	enpu_manifest m;
 	json_object *missing = NULL;
-	char id[65], dir[4300], mp[4400], bp[4300], dig[65];
+	char id[65];
 	const char *hit;
 	int created = 0;
 
-	compile_tiny(a, id);
-	srv_artifact_dir(a, id, dir, sizeof dir);
-	snprintf(mp, sizeof mp, "%s/manifest.json", dir);
-	read_all(mp, &raw);
-	cr_assert_eq(enpu_manifest_parse(raw.data, raw.len, NULL, &m, &e), 0, "%s", e.message);
-	for (int i = 0; i < m.n; i++) {
-		srv_cas_blob_path(a, m.files[i].sha256, bp, sizeof bp);
-		cr_assert_eq(srv_cas_put_file(b, bp, dig, &e), 0);
-	}
+	compile_for_import(a, b, id, &raw, &m);
 	cr_assert_not_null(hit = strstr(raw.data, "\"operators\": "));
 	enpu_buf_add(&lie, raw.data, (size_t)(hit - raw.data));
 	enpu_buf_addf(&lie, "\"operators\": %d", m.summary.operators + 1);
@@ -453,6 +465,44 @@ Test(srv_cas, import_refuses_a_lying_summary)
 	enpu_manifest_free(&m);
 	enpu_buf_free(&raw);
 	enpu_buf_free(&lie);
+	srv_cas_close(a);
+	srv_cas_close(b);
+}
+
+/* An older build's manifest (no summary) imports: the artifact is loaded
+ * deep, and the stored manifest gets the summary its files give, under the
+ * same id (which hashes the files), byte for byte what compile writes. */
+Test(srv_cas, import_completes_an_older_manifest)
+{
+	srv_cas *a = open_cache("a"), *b = open_cache("b");
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_buf raw = ENPU_BUF_INIT, old = ENPU_BUF_INIT, got = ENPU_BUF_INIT;
+	enpu_manifest m, m2;
+	json_object *missing = NULL, *doc;
+	char id[65];
+	int created = 0;
+
+	compile_for_import(a, b, id, &raw, &m);
+	cr_assert_eq(m.has_summary, 1);
+	cr_assert_not_null(doc = json_tokener_parse(raw.data));
+	json_object_object_del(doc, "summary");
+	cr_assert_eq(enpu_json_dump(doc, &old, &e), 0);
+	json_object_put(doc);
+	cr_assert_eq(srv_artifact_import(b, id, old.data, old.len, NULL, &missing, &created, &e), 0,
+		     "%s", e.message);
+	json_object_put(missing);
+	cr_assert_eq(created, 1);
+	cr_assert_eq(srv_artifact_manifest(b, id, &m2, &got, &e), 0, "%s", e.message);
+	cr_expect_eq(m2.has_summary, 1);
+	cr_expect_eq(m2.summary.operators, m.summary.operators);
+	cr_expect_eq(m2.summary.arena_bytes, m.summary.arena_bytes);
+	cr_expect_eq(got.len, raw.len);
+	cr_expect_eq(memcmp(got.data, raw.data, raw.len), 0, "the completed manifest is compile's");
+	enpu_manifest_free(&m2);
+	enpu_manifest_free(&m);
+	enpu_buf_free(&raw);
+	enpu_buf_free(&old);
+	enpu_buf_free(&got);
 	srv_cas_close(a);
 	srv_cas_close(b);
 }

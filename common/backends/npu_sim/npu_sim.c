@@ -100,30 +100,22 @@ static const char *npu_lowering(const enpu_graph *g, const void *st, int k, char
 static struct json_object *npu_plan_json(const enpu_graph *g, const void *o, const void *st)
 {
 	(void)o;
-	return enpu_npu_plan_json(g, st);
+	return enpu_npu_plan_json(g, st, 1);
 }
 
-/* plan.json's "npu": its target is the manifest's, one entry per op; the
- * model's numbers themselves are the plan's, derived again at load */
-static int npu_check_plan(const enpu_graph *g, const void *o, const void *st,
-			  struct json_object *sec, const char *label, enpu_err *e)
+/* plan.json's "npu" target is the manifest's. */
+static int check_target(const void *o, json_object *sec, const char *label, enpu_err *e)
 {
-	json_object *t, *ops, *jx = NULL, *jy = NULL;
+	json_object *t, *jx = NULL, *jy = NULL;
 	enpu_npu_target pt;
 	int same;
 
-	(void)st;
 	if (!sec)
 		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "field 'npu' is missing");
 	if (!json_object_is_type(sec, json_type_object))
 		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "field 'npu' is not an object");
-	if (!(t = enpu_json_field(sec, "target", json_type_object, label, "npu: ", e)) ||
-	    !(ops = enpu_json_field(sec, "ops", json_type_array, label, "npu: ", e)))
+	if (!(t = enpu_json_field(sec, "target", json_type_object, label, "npu: ", e)))
 		return -1;
-	if (json_object_array_length(ops) != (size_t)g->n_ops)
-		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
-				 "npu: field 'ops' has %zu entries, the graph has %d ops",
-				 json_object_array_length(ops), g->n_ops);
 	if (enpu_npu_target_from_json(t, label, &pt, e) < 0)
 		return -1;
 	jx = enpu_npu_target_json(&pt);
@@ -135,6 +127,59 @@ static int npu_check_plan(const enpu_graph *g, const void *o, const void *st,
 	if (!same)
 		return enpu_fail(e, ENPU_E_ARTIFACT, label, "recompile the artifact",
 				 "the npu target in plan.json differs from the one in manifest.json");
+	return 0;
+}
+
+static const char *plain(json_object *o)
+{
+	return o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) : "";
+}
+
+/* A deep load: plan.json's "npu" is, field for field, the model derived
+ * again (st); an older build's section, without the counts, likewise. */
+static int npu_check_plan(const enpu_graph *g, const void *o, const void *st,
+			  struct json_object *sec, const char *label, enpu_err *e)
+{
+	json_object *want, *wops, *gops, *wpeak, *gpeak = NULL;
+	int counts, same;
+
+	if (check_target(o, sec, label, e) < 0)
+		return -1;
+	counts = json_object_object_get_ex(sec, "peak_dram_bytes", &gpeak);
+	if (!(want = enpu_npu_plan_json(g, st, counts)))
+		return enpu_fail(e, ENPU_E_NOMEM, label, NULL, "cannot check the npu plan");
+	same = json_object_object_length(sec) == json_object_object_length(want) &&
+	       json_object_object_get_ex(sec, "ops", &gops) &&
+	       json_object_object_get_ex(want, "ops", &wops);
+	same = same && strcmp(plain(gops), plain(wops)) == 0;
+	if (same && counts)
+		same = json_object_object_get_ex(want, "peak_dram_bytes", &wpeak) &&
+		       strcmp(plain(gpeak), plain(wpeak)) == 0;
+	json_object_put(want);
+	if (!same)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, "recompile the artifact",
+				 "the npu model in plan.json is not the one its graph and target "
+				 "give");
+	return 0;
+}
+
+/* A trusted load: the model as plan.json records it. */
+static int npu_plan_read(const enpu_graph *g, const void *o, uint64_t arena_bytes,
+			 struct json_object *sec, const char *label, void **st, enpu_err *e)
+{
+	enpu_npu_report *r;
+	int rc;
+
+	(void)arena_bytes;
+	if (check_target(o, sec, label, e) < 0)
+		return -1;
+	if (!(r = calloc(1, sizeof *r)))
+		return enpu_fail(e, ENPU_E_NOMEM, label, NULL, "cannot read the npu plan");
+	if ((rc = enpu_npu_plan_read(g, o, sec, label, r, e)) != 0) {
+		free(r);
+		return rc;
+	}
+	*st = r;
 	return 0;
 }
 
@@ -213,6 +258,7 @@ const enpu_backend_def enpu_bk_npu_sim = {
 	.lowering = npu_lowering,
 	.plan_json = npu_plan_json,
 	.check_plan = npu_check_plan,
+	.plan_read = npu_plan_read,
 	.run_open = npu_run_open,
 	.report_json = npu_report_json,
 	.run_info = npu_run_info,

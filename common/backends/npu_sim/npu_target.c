@@ -4,7 +4,6 @@
  * their limits: docs/npu-sim.md, "The target". */
 #include <json-c/json.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,78 +61,28 @@ static void op_name_list(const char **names)
 	names[n] = NULL;
 }
 
-typedef struct pctx {
-	const char *label;
-	enpu_err *e;
-} pctx;
-
-static int fail_at(pctx *c, const enpu_ynode *n, const char *fix, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail_at(pctx *c, const enpu_ynode *n, const char *fix, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = enpu_yaml_failv(c->e, ENPU_E_TARGET, c->label, n ? n->line : 1, n ? n->col : 1, fix,
-			    fmt, ap);
-	va_end(ap);
-	return r;
-}
-
-/* A scalar's text for messages; "?" for collections. */
-static const char *txt(const enpu_ynode *n)
-{
-	return n && n->kind == ENPU_YN_SCALAR ? n->text : n && n->kind == ENPU_YN_SEQ ? "[...]" : "{...}";
-}
-
-static int get_int(pctx *c, const enpu_ynode *v, const char *what, int64_t lo, int64_t hi,
-		   int64_t *out)
-{
-	int64_t x;
-
-	if (enpu_ynode_int(v, &x) || x < lo || x > hi)
-		return fail_at(c, v, NULL, "%s must be an integer from %lld to %lld (got '%.32s')", what,
-			       (long long)lo, (long long)hi, txt(v));
-	*out = x;
-	return 0;
-}
-
-static int get_pos(pctx *c, const enpu_ynode *v, const char *what, const char *fix, double *out)
-{
-	double x;
-
-	if (enpu_ynode_float(v, &x) || !isfinite(x) || !(x > 0))
-		return fail_at(c, v, fix, "%s must be a finite number greater than 0 (got '%.32s')", what,
-			       txt(v));
-	*out = x;
-	return 0;
-}
-
 /* Split a mapping into its allowed keys; unknown or duplicate keys fail. */
-static int split(pctx *c, const enpu_ynode *map, const char *const *allowed,
+static int split(const enpu_yread *c, const enpu_ynode *map, const char *const *allowed,
 		 const enpu_ynode **keys, const enpu_ynode **vals, const char *in_what)
 {
 	return enpu_yaml_fields(map, allowed, in_what, c->label, ENPU_E_TARGET, ENPU_YF_FIELD, keys,
 				vals, c->e);
 }
 
-static int parse_array(pctx *c, const enpu_ynode *v, enpu_npu_target *t)
+static int parse_array(const enpu_yread *c, const enpu_ynode *v, enpu_npu_target *t)
 {
+	static const char *const what[] = {"'array' rows", "'array' cols"};
 	int64_t rc[2];
 
-	if (v->kind != ENPU_YN_SEQ || v->n != 2)
-		return fail_at(c, v, "write array: [rows, cols], e.g. array: [16, 16]",
-			       "'array' must be a list of two integers [rows, cols]");
-	if (get_int(c, v->kids[0], "'array' rows", 1, MAX_ARRAY, &rc[0]) ||
-	    get_int(c, v->kids[1], "'array' cols", 1, MAX_ARRAY, &rc[1]))
+	if (enpu_yread_ints(c, v, "'array'", "two integers [rows, cols]",
+			    "write array: [rows, cols], e.g. array: [16, 16]", 2, what, 1, MAX_ARRAY, rc))
 		return -1;
 	t->rows = (int)rc[0];
 	t->cols = (int)rc[1];
 	return 0;
 }
 
-static int parse_dataflow(pctx *c, const enpu_ynode *v, enpu_npu_target *t)
+static int parse_dataflow(const enpu_yread *c, const enpu_ynode *v, enpu_npu_target *t)
 {
 	if (v->kind == ENPU_YN_SCALAR)
 		for (int i = 0; df_names[i]; i++)
@@ -141,18 +90,18 @@ static int parse_dataflow(pctx *c, const enpu_ynode *v, enpu_npu_target *t)
 				t->dataflow = (enpu_dataflow)i;
 				return 0;
 			}
-	return fail_at(c, v, "os = output stationary, ws = weight stationary, is = input stationary",
-		       "'dataflow' must be one of os, ws, is (got '%.32s')", txt(v));
+	return enpu_yread_fail(c, v, "os = output stationary, ws = weight stationary, is = input stationary",
+		       "'dataflow' must be one of os, ws, is (got '%.32s')", enpu_ynode_txt(v));
 }
 
-static int parse_sram(pctx *c, const enpu_ynode *v, enpu_npu_target *t)
+static int parse_sram(const enpu_yread *c, const enpu_ynode *v, enpu_npu_target *t)
 {
 	const enpu_ynode *k[ENPU_SRAM_COUNT], *val[ENPU_SRAM_COUNT];
 	char what[32];
 	int64_t x;
 
 	if (v->kind != ENPU_YN_MAP)
-		return fail_at(c, v, "write sram_kib: {ifmap: 64, filter: 64, ofmap: 64}",
+		return enpu_yread_fail(c, v, "write sram_kib: {ifmap: 64, filter: 64, ofmap: 64}",
 			       "'sram_kib' must be a mapping of ifmap, filter, ofmap to KiB");
 	if (split(c, v, sram_names, k, val, "in 'sram_kib'"))
 		return -1;
@@ -160,20 +109,20 @@ static int parse_sram(pctx *c, const enpu_ynode *v, enpu_npu_target *t)
 		if (!val[i] || enpu_ynode_null(val[i]))
 			continue;
 		snprintf(what, sizeof(what), "'sram_kib.%s'", sram_names[i]);
-		if (get_int(c, val[i], what, 1, MAX_SRAM_KIB, &x))
+		if (enpu_yread_int(c, val[i], what, 1, MAX_SRAM_KIB, &x))
 			return -1;
 		t->sram_kib[i] = (uint32_t)x;
 	}
 	return 0;
 }
 
-static int parse_ops(pctx *c, const enpu_ynode *v, enpu_npu_target *t)
+static int parse_ops(const enpu_yread *c, const enpu_ynode *v, enpu_npu_target *t)
 {
 	const char *names[ENPU_OP_COUNT + 1];
 
 	op_name_list(names);
 	if (v->kind != ENPU_YN_SEQ)
-		return fail_at(c, v, "write ops: [matmul, add, relu]",
+		return enpu_yread_fail(c, v, "write ops: [matmul, add, relu]",
 			       "'ops' must be a list of op names");
 	t->ops = 0;
 	t->ops_given = 1;
@@ -187,7 +136,7 @@ static int parse_ops(pctx *c, const enpu_ynode *v, enpu_npu_target *t)
 
 			enpu_join(names, list, sizeof(list));
 			snprintf(fix, sizeof(fix), "known ops: %s", list);
-			return fail_at(c, it, fix, "unknown op '%.64s' in 'ops'%s%s%s", txt(it),
+			return enpu_yread_fail(c, it, fix, "unknown op '%.64s' in 'ops'%s%s%s", enpu_ynode_txt(it),
 				       near ? " (did you mean '" : "", near ? near : "",
 				       near ? "'?)" : "");
 		}
@@ -200,7 +149,7 @@ int enpu_npu_target_parse(const enpu_ynode *node, const char *label, enpu_npu_ta
 			  enpu_err *e)
 {
 	const enpu_ynode *k[F_COUNT], *v[F_COUNT];
-	pctx c = {label ? label : "target", e};
+	enpu_yread c = {label ? label : "target", ENPU_E_TARGET, e};
 	int64_t x;
 
 	enpu_npu_target_default(t);
@@ -210,7 +159,7 @@ int enpu_npu_target_parse(const enpu_ynode *node, const char *label, enpu_npu_ta
 		char list[256];
 
 		enpu_join(field_names, list, sizeof(list));
-		return fail_at(&c, node, NULL, "the npu_sim target must be a mapping of fields (%s)",
+		return enpu_yread_fail(&c, node, NULL, "the npu_sim target must be a mapping of fields (%s)",
 			       list);
 	}
 	if (split(&c, node, field_names, k, v, "in the npu_sim target"))
@@ -226,29 +175,29 @@ int enpu_npu_target_parse(const enpu_ynode *node, const char *label, enpu_npu_ta
 	if (v[F_SRAM] && parse_sram(&c, v[F_SRAM], t))
 		return -1;
 	if (v[F_WORD]) {
-		if (get_int(&c, v[F_WORD], "'word_bytes'", 1, MAX_WORD_BYTES, &x))
+		if (enpu_yread_int(&c, v[F_WORD], "'word_bytes'", 1, MAX_WORD_BYTES, &x))
 			return -1;
 		t->word_bytes = (int)x;
 	}
-	if (v[F_DRAM] && get_pos(&c, v[F_DRAM], "'dram_bytes_per_cycle'",
-				 "leave it out for unlimited bandwidth (no stalls)",
-				 &t->dram_bytes_per_cycle))
+	if (v[F_DRAM] && enpu_yread_pos(&c, v[F_DRAM], "'dram_bytes_per_cycle'", INFINITY,
+				       "leave it out for unlimited bandwidth (no stalls)",
+				       &t->dram_bytes_per_cycle))
 		return -1;
-	if (v[F_CLOCK] && get_pos(&c, v[F_CLOCK], "'clock_mhz'", NULL, &t->clock_mhz))
+	if (v[F_CLOCK] && enpu_yread_pos(&c, v[F_CLOCK], "'clock_mhz'", INFINITY, NULL, &t->clock_mhz))
 		return -1;
 	if (v[F_LANES]) {
-		if (get_int(&c, v[F_LANES], "'vector_lanes'", 1, MAX_LANES, &x))
+		if (enpu_yread_int(&c, v[F_LANES], "'vector_lanes'", 1, MAX_LANES, &x))
 			return -1;
 		t->vector_lanes = (int)x;
 	}
 	if (v[F_OPS] && parse_ops(&c, v[F_OPS], t))
 		return -1;
 	if (v[F_COMPAT] && enpu_ynode_bool(v[F_COMPAT], &t->scalesim_compat))
-		return fail_at(&c, v[F_COMPAT], NULL, "'scalesim_compat' must be true or false (got '%.32s')",
-			       txt(v[F_COMPAT]));
+		return enpu_yread_fail(&c, v[F_COMPAT], NULL, "'scalesim_compat' must be true or false (got '%.32s')",
+			       enpu_ynode_txt(v[F_COMPAT]));
 	if (t->scalesim_compat) {
 		if (v[F_WORD] && t->word_bytes != 1)
-			return fail_at(&c, v[F_WORD], "drop 'word_bytes' or set it to 1",
+			return enpu_yread_fail(&c, v[F_WORD], "drop 'word_bytes' or set it to 1",
 				       "'word_bytes: %d' conflicts with 'scalesim_compat: true', which counts 1-byte words as SCALE-Sim does",
 				       t->word_bytes);
 		t->word_bytes = 1;

@@ -345,7 +345,7 @@ static uint64_t stalls(const enpu_npu_target *t, const enpu_npu_opstats *st, int
 int enpu_npu_model(const enpu_graph *g, const enpu_npu_target *t, uint64_t arena_bytes,
 		   enpu_npu_report *r, enpu_err *e)
 {
-	uint64_t macs = 0, gemm_cycles = 0, resident = 0;
+	uint64_t resident = 0;
 	int sat = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -374,8 +374,6 @@ int enpu_npu_model(const enpu_graph *g, const enpu_npu_target *t, uint64_t arena
 		switch (st->cls) {
 		case ENPU_NPU_GEMM:
 			model_gemm(g, op, t, st, &sat);
-			macs = add(macs, mul(mul(mul(st->groups, st->M, &sat), st->N, &sat), st->K, &sat), &sat);
-			gemm_cycles = add(gemm_cycles, st->compute_cycles, &sat);
 			break;
 		case ENPU_NPU_VECTOR:
 		case ENPU_NPU_MOVE:
@@ -390,6 +388,57 @@ int enpu_npu_model(const enpu_graph *g, const enpu_npu_target *t, uint64_t arena
 				  "npu_sim model of op '%s' overflows a 64-bit count", op->name);
 			goto fail;
 		}
+	}
+	for (int i = 0; i < g->n_tensors; i++)
+		if (g->tensors[i].kind == ENPU_TK_INPUT || g->tensors[i].kind == ENPU_TK_WEIGHT)
+			resident = add(resident, mul(numel(g, i, &sat), (uint64_t)t->word_bytes, &sat), &sat);
+	r->peak_dram_bytes = add(resident, arena_bytes, &sat);
+	sat |= enpu_npu_totals(r);
+	if (sat) {
+		enpu_fail(e, ENPU_E_LIMIT, g->name ? g->name : "npu_sim", "make the model smaller",
+			  "npu_sim totals overflow a 64-bit count");
+		goto fail;
+	}
+	return 0;
+fail:
+	enpu_npu_report_free(r);
+	return -1;
+}
+
+/* A GEMM op's utilisation and mapping efficiency from its counts: what
+ * model_gemm computes, for a model read back from plan.json. */
+void enpu_npu_ratios(const enpu_npu_target *t, enpu_npu_opstats *st)
+{
+	uint64_t R = (uint64_t)t->rows, C = (uint64_t)t->cols;
+	int sat = 0;
+	uint64_t macs = mul(mul(mul(st->groups, st->M, &sat), st->N, &sat), st->K, &sat);
+
+	st->utilisation = st->mapping_efficiency = 0;
+	if (st->cls != ENPU_NPU_GEMM)
+		return;
+	if (st->compute_cycles)
+		st->utilisation = (double)macs / ((double)st->compute_cycles * (double)(R * C));
+	if (st->folds)
+		st->mapping_efficiency = (double)st->Sr * (double)st->Sc /
+					 ((double)st->folds * (double)(R * C));
+}
+
+int enpu_npu_totals(enpu_npu_report *r)
+{
+	const enpu_npu_target *t = &r->target;
+	uint64_t macs = 0, gemm_cycles = 0;
+	int sat = 0;
+
+	r->compute_cycles = r->stall_cycles = r->dram_read_bytes = r->dram_write_bytes = 0;
+	r->peak_sram_bytes = 0;
+	r->utilisation = 0;
+	for (int i = 0; i < r->n_ops; i++) {
+		const enpu_npu_opstats *st = &r->ops[i];
+
+		if (st->cls == ENPU_NPU_GEMM) {
+			macs = add(macs, mul(mul(mul(st->groups, st->M, &sat), st->N, &sat), st->K, &sat), &sat);
+			gemm_cycles = add(gemm_cycles, st->compute_cycles, &sat);
+		}
 		r->compute_cycles = add(r->compute_cycles, st->compute_cycles, &sat);
 		r->stall_cycles = add(r->stall_cycles, st->stall_cycles, &sat);
 		for (int k = 0; k < ENPU_SRAM_COUNT; k++) {
@@ -401,21 +450,9 @@ int enpu_npu_model(const enpu_graph *g, const enpu_npu_target *t, uint64_t arena
 	}
 	r->total_cycles = add(r->compute_cycles, r->stall_cycles, &sat);
 	r->time_us = (double)r->total_cycles / t->clock_mhz;
-	for (int i = 0; i < g->n_tensors; i++)
-		if (g->tensors[i].kind == ENPU_TK_INPUT || g->tensors[i].kind == ENPU_TK_WEIGHT)
-			resident = add(resident, mul(numel(g, i, &sat), (uint64_t)t->word_bytes, &sat), &sat);
-	r->peak_dram_bytes = add(resident, arena_bytes, &sat);
 	if (gemm_cycles)
 		r->utilisation = (double)macs / ((double)gemm_cycles * (double)t->rows * (double)t->cols);
-	if (sat) {
-		enpu_fail(e, ENPU_E_LIMIT, g->name ? g->name : "npu_sim", "make the model smaller",
-			  "npu_sim totals overflow a 64-bit count");
-		goto fail;
-	}
-	return 0;
-fail:
-	enpu_npu_report_free(r);
-	return -1;
+	return sat;
 }
 
 void enpu_npu_report_free(enpu_npu_report *r)
@@ -445,7 +482,11 @@ static json_object *jdbl(double d)
 	return json_object_new_double_s(strtod(buf, NULL), buf);
 }
 
-static json_object *op_json(const enpu_graph *g, const enpu_npu_opstats *st, int report,
+/* What a section holds: plan.json before the model's counts were in it
+ * (an older build's), plan.json, report.json. */
+enum { SEC_PLAN_V1, SEC_PLAN, SEC_REPORT };
+
+static json_object *op_json(const enpu_graph *g, const enpu_npu_opstats *st, int mode,
 			    int *bad)
 {
 	const enpu_irop *op = &g->ops[st->op];
@@ -478,9 +519,11 @@ static json_object *op_json(const enpu_graph *g, const enpu_npu_opstats *st, int
 		enpu_json_put(o, "elements", jint64(st->elements), bad);
 		enpu_json_put(o, "passes", json_object_new_int(st->passes), bad);
 	}
-	if (report) {
+	if (mode != SEC_PLAN_V1) {
 		enpu_json_put(o, "compute_cycles", jint64(st->compute_cycles), bad);
 		enpu_json_put(o, "stall_cycles", jint64(st->stall_cycles), bad);
+	}
+	if (mode == SEC_REPORT) {
 		enpu_json_put(o, "utilisation", jdbl(st->utilisation), bad);
 		enpu_json_put(o, "mapping_efficiency", jdbl(st->mapping_efficiency), bad);
 	}
@@ -506,7 +549,7 @@ static json_object *op_json(const enpu_graph *g, const enpu_npu_opstats *st, int
 	return o;
 }
 
-static json_object *section(const enpu_graph *g, const enpu_npu_report *r, int report)
+static json_object *section(const enpu_graph *g, const enpu_npu_report *r, int mode)
 {
 	json_object *o, *ops, *tot;
 	int bad = 0;
@@ -520,10 +563,12 @@ static json_object *section(const enpu_graph *g, const enpu_npu_report *r, int r
 				bad = 1;
 				break;
 			}
-			enpu_json_push(ops, op_json(g, &r->ops[i], report, &bad), &bad);
+			enpu_json_push(ops, op_json(g, &r->ops[i], mode, &bad), &bad);
 		}
 	enpu_json_put(o, "ops", ops, &bad);
-	if (report) {
+	if (mode == SEC_PLAN)
+		enpu_json_put(o, "peak_dram_bytes", jint64(r->peak_dram_bytes), &bad);
+	if (mode == SEC_REPORT) {
 		if ((tot = json_object_new_object())) {
 			enpu_json_put(tot, "compute_cycles", jint64(r->compute_cycles), &bad);
 			enpu_json_put(tot, "stall_cycles", jint64(r->stall_cycles), &bad);
@@ -545,12 +590,12 @@ static json_object *section(const enpu_graph *g, const enpu_npu_report *r, int r
 	return o;
 }
 
-json_object *enpu_npu_plan_json(const enpu_graph *g, const enpu_npu_report *r)
+json_object *enpu_npu_plan_json(const enpu_graph *g, const enpu_npu_report *r, int counts)
 {
-	return section(g, r, 0);
+	return section(g, r, counts ? SEC_PLAN : SEC_PLAN_V1);
 }
 
 json_object *enpu_npu_report_json(const enpu_graph *g, const enpu_npu_report *r)
 {
-	return section(g, r, 1);
+	return section(g, r, SEC_REPORT);
 }

@@ -121,9 +121,27 @@ int enpu_npu_model(const enpu_graph *g, const enpu_npu_target *t, uint64_t arena
 		   enpu_npu_report *r, enpu_err *e);
 void enpu_npu_report_free(enpu_npu_report *r);
 
-/* plan.json's "npu" section: the target and, per op, the lowering and the
- * tiling (folds, tile sizes per SRAM) with SRAM/DRAM allocation. */
-struct json_object *enpu_npu_plan_json(const enpu_graph *g, const enpu_npu_report *r);
+/* plan.json's "npu" section: the target and, per op, the lowering, the
+ * tiling (folds, tile sizes per SRAM), SRAM/DRAM traffic and, with counts,
+ * its compute and stall cycles, and the model's peak DRAM: every fact
+ * report.json needs that is not a sum or a ratio of these. counts 0 gives
+ * the section of builds before that (an older artifact's), to compare. */
+struct json_object *enpu_npu_plan_json(const enpu_graph *g, const enpu_npu_report *r,
+				       int counts);
+/* The model back from that section (npuplan.c), for a trusted load: the
+ * per-op counts as written, ratios (enpu_npu_ratios) and totals
+ * (enpu_npu_totals) derived from them, bit-identical to enpu_npu_model's.
+ * 1 = the section has no counts (an older build's): derive the model.
+ * ENPU_E_ARTIFACT at label on anything malformed. */
+int enpu_npu_plan_read(const enpu_graph *g, const enpu_npu_target *t,
+		       struct json_object *sec, const char *label, enpu_npu_report *r,
+		       enpu_err *e);
+/* A GEMM op's utilisation and mapping efficiency from its counts (0 for
+ * the other classes). */
+void enpu_npu_ratios(const enpu_npu_target *t, enpu_npu_opstats *st);
+/* r's totals (all but peak_dram_bytes) from its ops and r->target; 1 when
+ * a sum overflows. */
+int enpu_npu_totals(enpu_npu_report *r);
 /* report.json's "npu" section: per op (name, lowering, M/N/K or elements,
  * folds, compute and stall cycles, utilisation, mapping efficiency, SRAM
  * and DRAM traffic per operand) and totals. */

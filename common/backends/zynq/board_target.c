@@ -4,7 +4,6 @@
  * docs/boards.md documents every field. */
 #include <json-c/json.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,33 +50,6 @@ void enpu_board_target_default(const enpu_backend_def *d, enpu_board_target *t)
 
 /* ---- YAML --------------------------------------------------------------- */
 
-typedef struct pctx {
-	const char *label;
-	const char *what;        /* "the fpga_board target" */
-	enpu_err *e;
-} pctx;
-
-static int fail_at(pctx *c, const enpu_ynode *n, const char *fix, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail_at(pctx *c, const enpu_ynode *n, const char *fix, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = enpu_yaml_failv(c->e, ENPU_E_TARGET, c->label, n ? n->line : 1, n ? n->col : 1, fix,
-			    fmt, ap);
-	va_end(ap);
-	return r;
-}
-
-static const char *txt(const enpu_ynode *n)
-{
-	if (!n)
-		return "";
-	return n->kind == ENPU_YN_SCALAR ? n->text : n->kind == ENPU_YN_SEQ ? "[...]" : "{...}";
-}
-
 /* Names of the ops in mask, in table order, NULL-terminated. */
 static void op_names(uint32_t mask, const char **names)
 {
@@ -89,66 +61,32 @@ static void op_names(uint32_t mask, const char **names)
 	names[n] = NULL;
 }
 
-static int get_int(pctx *c, const enpu_ynode *v, const char *what, int64_t lo, int64_t hi,
-		   int64_t *out)
-{
-	int64_t x;
-
-	if (enpu_ynode_int(v, &x) || x < lo || x > hi)
-		return fail_at(c, v, NULL, "%s must be an integer from %lld to %lld (got '%.32s')", what,
-			       (long long)lo, (long long)hi, txt(v));
-	*out = x;
-	return 0;
-}
-
-/* One of names (a NULL-terminated list) into *idx. */
-static int get_choice(pctx *c, const enpu_ynode *v, const char *field, const char *const *names,
-		      int *idx)
-{
-	char list[128], fix[160];
-	const char *near;
-
-	if (v->kind == ENPU_YN_SCALAR)
-		for (int i = 0; names[i]; i++)
-			if (strcmp(v->text, names[i]) == 0) {
-				*idx = i;
-				return 0;
-			}
-	enpu_join(names, list, sizeof(list));
-	snprintf(fix, sizeof(fix), "use one of: %s", list);
-	near = v->kind == ENPU_YN_SCALAR ? enpu_closest(v->text, names) : NULL;
-	return fail_at(c, v, fix, "'%s' must be one of %s (got '%.32s')%s%s%s", field, list, txt(v),
-		       near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
-}
-
 /* Split the mapping into its allowed fields; unknown or duplicate keys fail.
  * A field written as null (`clock_mhz:`) keeps its default. */
-static int split(pctx *c, const enpu_ynode *map, const char *const *allowed,
-		 const enpu_ynode **vals)
+static int split(const enpu_yread *c, const char *what, const enpu_ynode *map,
+		 const char *const *allowed, const enpu_ynode **vals)
 {
 	char in_what[96];
 
-	snprintf(in_what, sizeof(in_what), "in %s", c->what);
+	snprintf(in_what, sizeof(in_what), "in %s", what);
 	return enpu_yaml_fields(map, allowed, in_what, c->label, ENPU_E_TARGET,
 				ENPU_YF_FIELD | ENPU_YF_NULL_ABSENT, NULL, vals, c->e);
 }
 
-static int parse_array(pctx *c, const enpu_ynode *v, enpu_board_target *t)
+static int parse_array(const enpu_yread *c, const enpu_ynode *v, enpu_board_target *t)
 {
+	static const char *const what[] = {"'array' rows", "'array' cols"};
 	int64_t rc[2];
 
-	if (v->kind != ENPU_YN_SEQ || v->n != 2)
-		return fail_at(c, v, "write array: [rows, cols], e.g. array: [8, 8]",
-			       "'array' must be a list of two integers [rows, cols]");
-	if (get_int(c, v->kids[0], "'array' rows", 1, MAX_ARRAY, &rc[0]) ||
-	    get_int(c, v->kids[1], "'array' cols", 1, MAX_ARRAY, &rc[1]))
+	if (enpu_yread_ints(c, v, "'array'", "two integers [rows, cols]",
+			    "write array: [rows, cols], e.g. array: [8, 8]", 2, what, 1, MAX_ARRAY, rc))
 		return -1;
 	t->rows = (int)rc[0];
 	t->cols = (int)rc[1];
 	return 0;
 }
 
-static int parse_pl_ops(pctx *c, const enpu_ynode *v, enpu_board_target *t)
+static int parse_pl_ops(const enpu_yread *c, const enpu_ynode *v, enpu_board_target *t)
 {
 	const char *all[ENPU_OP_COUNT + 1], *pl[ENPU_OP_COUNT + 1];
 	char list[512], fix[600];
@@ -157,7 +95,7 @@ static int parse_pl_ops(pctx *c, const enpu_ynode *v, enpu_board_target *t)
 	op_names(ENPU_PL_GEMMS | ENPU_PL_ELEMENTWISE, pl);
 	enpu_join(pl, list, sizeof(list));
 	if (v->kind != ENPU_YN_SEQ)
-		return fail_at(c, v, "write pl_ops: [matmul, gemm, conv2d, add, relu]",
+		return enpu_yread_fail(c, v, "write pl_ops: [matmul, gemm, conv2d, add, relu]",
 			       "'pl_ops' must be a list of op names");
 	t->pl_ops = 0;
 	for (size_t i = 0; i < v->n; i++) {
@@ -168,14 +106,14 @@ static int parse_pl_ops(pctx *c, const enpu_ynode *v, enpu_board_target *t)
 			const char *near = it->kind == ENPU_YN_SCALAR ? enpu_closest(it->text, all) : NULL;
 
 			snprintf(fix, sizeof(fix), "the PL takes: %s", list);
-			return fail_at(c, it, fix, "unknown op '%.64s' in 'pl_ops'%s%s%s", txt(it),
+			return enpu_yread_fail(c, it, fix, "unknown op '%.64s' in 'pl_ops'%s%s%s", enpu_ynode_txt(it),
 				       near ? " (did you mean '" : "", near ? near : "",
 				       near ? "'?)" : "");
 		}
 		if (!((ENPU_PL_GEMMS | ENPU_PL_ELEMENTWISE) & (1u << d->id))) {
 			snprintf(fix, sizeof(fix), "leave it out (it runs on the PS); the PL takes: %s",
 				 list);
-			return fail_at(c, it, fix,
+			return enpu_yread_fail(c, it, fix,
 				       "op '%s' in 'pl_ops' cannot run on the PL: it takes GEMM-class and elementwise ops only",
 				       d->name);
 		}
@@ -185,47 +123,40 @@ static int parse_pl_ops(pctx *c, const enpu_ynode *v, enpu_board_target *t)
 }
 
 /* fpga_board's fields: the cpu and the PL's (v indexed by F_*). */
-static int parse_pl_fields(pctx *c, const enpu_ynode *const *v, enpu_board_target *t)
+static int parse_pl_fields(const enpu_yread *c, const enpu_ynode *const *v, enpu_board_target *t)
 {
 	int64_t x;
 	int idx;
 
 	if (v[F_CPU]) {
-		if (get_choice(c, v[F_CPU], "cpu", cpu_names, &idx))
+		if (enpu_yread_choice(c, v[F_CPU], "cpu", cpu_names, &idx))
 			return -1;
 		t->cpu = (enpu_board_cpu)idx;
 	}
 	if (v[F_ARRAY] && parse_array(c, v[F_ARRAY], t))
 		return -1;
 	if (v[F_DATAFLOW]) {
-		if (get_choice(c, v[F_DATAFLOW], "dataflow", df_names, &idx))
+		if (enpu_yread_choice(c, v[F_DATAFLOW], "dataflow", df_names, &idx))
 			return -1;
 		t->dataflow = (enpu_dataflow)idx;
 	}
 	if (v[F_BUFFER]) {
-		if (get_int(c, v[F_BUFFER], "'buffer_kib'", 1, MAX_BUFFER_KIB, &x))
+		if (enpu_yread_int(c, v[F_BUFFER], "'buffer_kib'", 1, MAX_BUFFER_KIB, &x))
 			return -1;
 		t->buffer_kib = (uint32_t)x;
 	}
 	if (v[F_MAXDIM]) {
-		if (get_int(c, v[F_MAXDIM], "'max_dim'", 1, MAX_DIM_LIMIT, &x))
+		if (enpu_yread_int(c, v[F_MAXDIM], "'max_dim'", 1, MAX_DIM_LIMIT, &x))
 			return -1;
 		t->max_dim = x;
 	}
 	if (v[F_DMA]) {
-		if (get_int(c, v[F_DMA], "'dma_bytes_per_cycle'", 1, MAX_DMA, &x))
+		if (enpu_yread_int(c, v[F_DMA], "'dma_bytes_per_cycle'", 1, MAX_DMA, &x))
 			return -1;
 		t->dma_bytes_per_cycle = (uint32_t)x;
 	}
-	if (v[F_CLOCK]) {
-		double mhz;
-
-		if (enpu_ynode_float(v[F_CLOCK], &mhz) || !isfinite(mhz) || !(mhz > 0) || mhz > 1e6)
-			return fail_at(c, v[F_CLOCK], NULL,
-				       "'clock_mhz' must be a number greater than 0 and at most 1000000 (got '%.32s')",
-				       txt(v[F_CLOCK]));
-		t->clock_mhz = mhz;
-	}
+	if (v[F_CLOCK] && enpu_yread_pos(c, v[F_CLOCK], "'clock_mhz'", 1e6, NULL, &t->clock_mhz))
+		return -1;
 	if (v[F_PLOPS] && parse_pl_ops(c, v[F_PLOPS], t))
 		return -1;
 	return 0;
@@ -237,7 +168,7 @@ int enpu_board_target_parse(const enpu_backend_def *d, const enpu_ynode *node,
 	const enpu_ynode *v[F_COUNT];
 	const char *const *fields = d->pl ? fpga_fields : zynq_fields;
 	char what[64];
-	pctx c = {label ? label : "target", what, e};
+	enpu_yread c = {label ? label : "target", ENPU_E_TARGET, e};
 	int idx;
 
 	snprintf(what, sizeof(what), "the %s target", d->name);
@@ -248,13 +179,13 @@ int enpu_board_target_parse(const enpu_backend_def *d, const enpu_ynode *node,
 		char list[256];
 
 		enpu_join(fields, list, sizeof(list));
-		return fail_at(&c, node, NULL, "%s must be a mapping of fields (%s)", c.what, list);
+		return enpu_yread_fail(&c, node, NULL, "%s must be a mapping of fields (%s)", what, list);
 	}
-	if (split(&c, node, fields, v))
+	if (split(&c, what, node, fields, v))
 		return -1;
 	if (!t->pl) {
 		/* zynq_fields is {"cpu"}: its one slot is v[0] */
-		if (v[0] && get_choice(&c, v[0], "cpu", cpu_names, &idx))
+		if (v[0] && enpu_yread_choice(&c, v[0], "cpu", cpu_names, &idx))
 			return -1;
 		if (v[0])
 			t->cpu = (enpu_board_cpu)idx;
