@@ -19,6 +19,7 @@ now() { date +%s.%N; }
 
 printf 'tok-%s\n' "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$TMP/tok"
 echo wrong-token >"$TMP/badtok"
+chmod 600 "$TMP/tok" "$TMP/badtok"   # token files must be private
 
 # start_board NAME [PORT [ARGS...]]: a board agent on 127.0.0.1 (port 0 = a
 # free one); its port in $TMP/NAME.port.
