@@ -8,7 +8,8 @@
 
 #define EXIT_FAILED 1   /* compare or job failed */
 #define EXIT_INPUT 2    /* usage or input error */
-#define EXIT_UNREACH 3  /* server unreachable or out of storage: try again later */
+#define EXIT_UNREACH 3  /* only what a retry can fix: unreachable, queue full, busy,
+			 * out of storage (429, 503, 507): try again later */
 
 static const enpu_code_info table[] = {
 	{ENPU_E_INTERNAL, "E0001", "internal error", 500, EXIT_INPUT,
@@ -158,9 +159,11 @@ static const enpu_code_info table[] = {
 	 "upload the file under its own SHA-256",
 	 "The SHA-256 of the uploaded bytes differs from the digest in the path, or the\n"
 	 "digest is not 64 lowercase hex characters. Nothing was stored."},
-	{ENPU_E_QUEUE_FULL, "E0806", "job queue full", 429, EXIT_INPUT,
-	 "retry after the time in Retry-After",
-	 "The server's job queue is at its limit (--max-queue)."},
+	{ENPU_E_QUEUE_FULL, "E0806", "job queue full", 429, EXIT_UNREACH,
+	 "retry after the time in Retry-After (the client retries --retry times)",
+	 "The server's job queue is at its limit (--max-queue). The client retries\n"
+	 "after the Retry-After the server sends, --retry times within\n"
+	 "--retry-max-time seconds, then exits 3: try again later."},
 	{ENPU_E_JOB_FAILED, "E0807", "job failed", 200, EXIT_FAILED,
 	 "see the message for the cause",
 	 "A run job ended without a result: cancelled, or failed for the reason given."},
@@ -220,6 +223,13 @@ static const enpu_code_info table[] = {
 	 "send fewer or smaller headers",
 	 "The request's header fields add up to more than the server reads (64 KiB).\n"
 	 "A client, proxy or cookie jar added far more than eulernpu needs."},
+	{ENPU_E_TLS, "E0820", "no trusted TLS connection", 502, EXIT_INPUT,
+	 "pass --cacert FILE (or set EULERNPU_CACERT) naming the CA that signed the "
+	 "server's certificate, and use the host name the certificate names",
+	 "The client could not make a trusted TLS connection to an https:// server:\n"
+	 "its certificate is signed by a CA the client was not given (--cacert), names\n"
+	 "another host, has expired, or the CA file cannot be read. Retrying does not\n"
+	 "help: fix the client's configuration (exit status 2)."},
 };
 
 const enpu_code_info *enpu_code_table(size_t *n)
