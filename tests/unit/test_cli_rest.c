@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include <json-c/json.h>
@@ -38,6 +39,27 @@ static enum MHD_Result busy_answer(struct MHD_Connection *c, const char *u)
 	return ret;
 }
 
+/* /later/V: 503 with Retry-After: V ("date+N": an HTTP date N s ahead). */
+static enum MHD_Result later_answer(struct MHD_Connection *c, const char *v)
+{
+	static const char body[] = "{\"error\":{\"code\":\"E0808\",\"message\":\"busy\"}}";
+	struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body,
+								 MHD_RESPMEM_PERSISTENT);
+	char date[64];
+	enum MHD_Result ret;
+
+	if (!strncmp(v, "date+", 5)) {
+		time_t t = time(NULL) + atoi(v + 5);
+
+		strftime(date, sizeof date, "%a, %d %b %Y %H:%M:%S GMT", gmtime(&t));
+		v = date;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, v);
+	ret = MHD_queue_response(c, 503, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u,
 			      const char *method, const char *version, const char *data,
 			      size_t *size, void **req_cls)
@@ -63,6 +85,8 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 	*size = 0;
 	if (!strcmp(u, "/busy") || !strcmp(u, "/full"))
 		return busy_answer(c, u);
+	if (!strncmp(u, "/later/", 7))
+		return later_answer(c, u + 7);
 	for (size_t i = 0; i < sizeof canned / sizeof canned[0]; i++)
 		if (strcmp(u, canned[i].path) == 0) {
 			status = canned[i].status;
@@ -265,4 +289,39 @@ Test(cli_rest, exit_codes_retry_later_or_fix_it)
 	cr_expect_eq(enpu_code_info_of(ENPU_E_AUTH)->exit_code, 2);
 	cr_expect_eq(enpu_code_info_of(ENPU_E_FORBIDDEN)->exit_code, 2);
 	cr_expect_str_eq(enpu_code_info_of(ENPU_E_TLS)->id, "E0820");
+}
+
+static long heard_wait;   /* the wait the last retry would take */
+
+static int stop_note(void *ud, const enpu_rest_req *q, long status, long wait_s, int n, int max)
+{
+	(void)ud; (void)q; (void)n; (void)max;
+	cr_expect_eq(status, 503);
+	heard_wait = wait_s;
+	return 1;   /* no wait: the answer in hand */
+}
+
+Test(cli_rest, retry_after_seconds_dates_and_cap)
+{
+	static const struct { const char *path; long lo, hi; } t[] = {
+		{"/later/7", 7, 7}, {"/later/0", 1, 1}, {"/later/1000", 30, 30},
+		{"/later/date+12", 10, 12}, {"/later/soon", 1, 1},
+	};
+	enpu_err e = ENPU_ERR_INIT;
+	cli_conn *c = cli_conn_new(url, &e);
+	struct json_object *o = NULL;
+
+	enpu_rest_set_retry(c, 3, 600, stop_note);
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+		heard_wait = -1;
+		cr_assert_eq(cli_http_json(c, "GET", t[i].path, NULL, 10, &o, NULL, NULL, &e), -1);
+		cr_expect(heard_wait >= t[i].lo && heard_wait <= t[i].hi, "%s: waits %ld s",
+			  t[i].path, heard_wait);
+	}
+	/* a wait past --retry-max-time is not taken: no retry at all */
+	enpu_rest_set_retry(c, 3, 5, stop_note);
+	heard_wait = -1;
+	cr_assert_eq(cli_http_json(c, "GET", "/later/7", NULL, 10, &o, NULL, NULL, &e), -1);
+	cr_expect_eq(heard_wait, -1);
+	cli_conn_free(c);
 }
