@@ -60,8 +60,9 @@ static int on_fault(void *ud, const enpu_rest_req *q, const enpu_rest_fault *f, 
 					 q->method, q->path);
 		/* fall through */
 	default:
-		return enpu_fail(e, ENPU_E_SERVER, url, NULL, "%s %s failed: %s", q->method, q->path,
-				 f->text);
+		/* the connection broke (reset, no answer): worth another try */
+		return enpu_fail(e, ENPU_E_UNREACHABLE, url, UNREACH_FIX, "%s %s failed: %s",
+				 q->method, q->path, f->text);
 	}
 }
 
@@ -78,6 +79,11 @@ static int on_status(void *ud, const enpu_rest_req *q, long status, const enpu_b
 			snprintf(e->fix, sizeof e->fix, "check the token: --token-file FILE, else "
 				 "$EULERNPU_TOKEN, else the config file's token must hold the "
 				 "token the server was given");
+	} else if (status == 502 || status == 503 || status == 504) {
+		/* a gateway in front of the server, or the server away: try later */
+		enpu_fail(e, ENPU_E_UNREACHABLE, enpu_rest_url(ud), NULL,
+			  "the server (or a proxy in front of it) answered HTTP %ld without an "
+			  "error body", status);
 	} else {
 		enpu_fail(e, ENPU_E_SERVER, enpu_rest_url(ud), NULL,
 			  "the server answered HTTP %ld without an error body", status);

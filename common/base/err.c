@@ -169,10 +169,15 @@ static const enpu_code_info table[] = {
 	 "A run job ended without a result: cancelled, or failed for the reason given."},
 	{ENPU_E_UNREACHABLE, "E0808", "server unreachable", 503, EXIT_UNREACH,
 	 "start eulernpud, or unset EULERNPU_SERVER to use a private daemon",
-	 "The client could not connect to the server, or the connection broke."},
-	{ENPU_E_SERVER, "E0809", "unexpected server response", 502, EXIT_UNREACH,
+	 "The client could not connect to the server, the connection broke, or a\n"
+	 "gateway in front of it answered 502, 503 or 504. Worth retrying later\n"
+	 "(exit status 3)."},
+	{ENPU_E_SERVER, "E0809", "unexpected server response", 502, EXIT_INPUT,
 	 "check that the URL points at eulernpud of a compatible version",
-	 "The server answered with something the client does not understand."},
+	 "The server answered with something the client does not understand: another\n"
+	 "program on that URL, or an eulernpud of an incompatible version. Retrying\n"
+	 "does not help (exit status 2); a broken connection or a gateway's 502, 503\n"
+	 "or 504 is E0808 (exit 3)."},
 	{ENPU_E_STORAGE, "E0810", "server storage full or failing", 507, EXIT_UNREACH,
 	 "free disk space on the server's cache directory",
 	 "The server could not write to its cache (disk full or I/O error)."},

@@ -69,6 +69,7 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 		{"/json", 200, "{\"a\":1}"},
 		{"/notobj", 200, "[1]"},
 		{"/garbage", 500, "oops"},
+		{"/gateway", 504, "<html>gateway timeout</html>"},
 		{"/err", 422, "{\"error\":{\"code\":\"E0301\",\"message\":\"m\",\"where\":\"w\",\"fix\":\"f\"}}"},
 		{"/file", 200, "hello"},
 	};
@@ -151,6 +152,12 @@ Test(cli_rest, errors_from_the_server)
 	cr_assert_eq(cli_http_json(c, "GET", "/garbage", NULL, 10, &o, &st, NULL, &e), -1);
 	cr_assert_eq(st, 500);
 	cr_assert_eq(e.code, ENPU_E_SERVER);
+	cr_assert_eq(enpu_code_info_of(e.code)->exit_code, 2, "a retry cannot fix it");
+	/* a gateway's 502/503/504 page: the server is away, try later */
+	enpu_rest_set_retry(c, 0, 0, NULL);
+	cr_assert_eq(cli_http_json(c, "GET", "/gateway", NULL, 10, &o, &st, NULL, &e), -1);
+	cr_assert_eq(st, 504);
+	cr_assert_eq(e.code, ENPU_E_UNREACHABLE);
 	cr_assert_eq(enpu_code_info_of(e.code)->exit_code, 3);
 	cr_assert_eq(cli_http_json(c, "GET", "/nowhere", NULL, 10, &o, &st, NULL, &e), -1);
 	cr_assert_eq(e.code, ENPU_E_NOT_FOUND);
@@ -285,6 +292,7 @@ Test(cli_rest, exit_codes_retry_later_or_fix_it)
 	cr_expect_eq(enpu_code_info_of(ENPU_E_UNREACHABLE)->exit_code, 3);
 	cr_expect_eq(enpu_code_info_of(ENPU_E_QUEUE_FULL)->exit_code, 3);
 	cr_expect_eq(enpu_code_info_of(ENPU_E_STORAGE)->exit_code, 3);
+	cr_expect_eq(enpu_code_info_of(ENPU_E_SERVER)->exit_code, 2);
 	cr_expect_eq(enpu_code_info_of(ENPU_E_TLS)->exit_code, 2);
 	cr_expect_eq(enpu_code_info_of(ENPU_E_AUTH)->exit_code, 2);
 	cr_expect_eq(enpu_code_info_of(ENPU_E_FORBIDDEN)->exit_code, 2);
