@@ -32,17 +32,18 @@ typedef struct cli_ctx {
 /* ---- the client's config file (opts.c) -------------------------------- */
 
 /* ~/.config/eulernpu/config.yaml ($XDG_CONFIG_HOME): a mapping with server,
- * token or token_file, cacert. Absent file: 0 and nothing set. Values are
+ * token or token_file, cacert, retry, retry_max_time. Absent file: 0 and nothing set. Values are
  * allocated (caller frees). -1 + *e (ENPU_E_USAGE at path:line:col). */
 typedef struct cli_config {
-	char *server, *token, *token_file, *cacert;
+	char *server, *token, *token_file, *cacert, *retry, *retry_max_time;
 } cli_config;
 
 int cli_config_path(char *out, size_t cap);
 int cli_config_load(const char *path, cli_config *out, enpu_err *e);
 void cli_config_free(cli_config *c);
 /* A token file's token: the first line, trailing whitespace dropped, one
- * word of printable characters. Allocated into *out. */
+ * word of printable characters. Allocated into *out. A file that others
+ * may read or write (group or world) is refused (ENPU_E_USAGE, chmod 600). */
 int cli_read_token(const char *path, char **out, enpu_err *e);
 
 /* A verb: cmd_x(ctx, argc, argv) with argv[0] the verb's name; the return

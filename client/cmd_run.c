@@ -3,10 +3,13 @@
  * not), submit a job, long-poll it to the end, and download the result (and
  * with --report the run's report.json). An npu_sim run adds one line with
  * the cycle model's totals. --detach submits and prints the job id alone
- * (`eulernpu jobs wait ID` follows it); --json prints the final job. */
+ * (`eulernpu jobs wait ID` follows it); --json prints the final job.
+ * Ctrl-C while waiting cancels the job (a second one within INT_GRACE
+ * seconds leaves it running) and exits 130. */
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,8 @@
 
 #define MANIFEST "manifest.json"
 #define POLL_WAIT 60     /* seconds per long-poll */
+#define INT_GRACE 2      /* seconds for a second Ctrl-C to leave the job running */
+#define EXIT_INTERRUPTED 130
 
 static const char usage[] =
 	"usage: eulernpu run --artifact DIR|ID --input F --out F [--report F] [--timeout S]\n"
@@ -251,7 +256,7 @@ static int submit(cli_ctx *ctx, const run_opts *o, const char *id, const char *d
 {
 	struct json_object *req = json_object_new_object();
 	char path[256];
-	int wait, rc = -1;
+	int rc = -1;
 
 	json_object_object_add(req, F_ARTIFACT, json_object_new_string(id));
 	json_object_object_add(req, F_INPUT, json_object_new_string(din));
@@ -264,11 +269,9 @@ static int submit(cli_ctx *ctx, const run_opts *o, const char *id, const char *d
 		o->timeout > 7 * 86400 ? 7 * 86400 : (int)ceil(o->timeout)));
 	if (!o->detach)
 		cli_progress_wait_begin(NULL);
-	/* at a terminal, learn the queue position at once rather than wait */
-	wait = o->detach || cli_progress_waiting() ? 0 : o->timeout < POLL_WAIT ?
-		(int)ceil(o->timeout) : POLL_WAIT;
-	snprintf(path, sizeof path, "%s?%s=%d", API_JOBS, Q_WAIT, wait);
-	if (cli_http_json(ctx->conn, "POST", path, req, wait + 30, job, NULL, NULL, e) < 0)
+	/* the id at once (wait_job long-polls): Ctrl-C can then cancel the job */
+	snprintf(path, sizeof path, "%s?%s=0", API_JOBS, Q_WAIT);
+	if (cli_http_json(ctx->conn, "POST", path, req, 30, job, NULL, NULL, e) < 0)
 		goto out;
 	if (!job_id_ok(cli_json_str(*job, F_ID))) {
 		enpu_fail(e, ENPU_E_SERVER, API_JOBS, NULL, "the answer has no valid job '%s'", F_ID);
@@ -295,6 +298,8 @@ static int wait_job(cli_ctx *ctx, const run_opts *o, const char *jid, double dea
 		double left;
 		int wait;
 
+		if (cli_interrupts)
+			return enpu_fail(e, ENPU_E_JOB_FAILED, jid, NULL, "interrupted");
 		cli_progress_wait_job(*job);
 		if (enpu_wire_job_read(*job, wj, why, sizeof why) != 0)
 			return enpu_fail(e, ENPU_E_SERVER, API_JOBS, NULL, "job '%s': %s", jid, why);
@@ -323,6 +328,61 @@ static int wait_job(cli_ctx *ctx, const run_opts *o, const char *jid, double dea
 		if (cli_http_json(ctx->conn, "GET", path, NULL, wait + 30, job, NULL, NULL, e) < 0)
 			return -1;
 	}
+}
+
+/* SIGINT: count it, nothing else (rest.h: the call in flight aborts). */
+static void on_sigint(int sig)
+{
+	(void)sig;
+	cli_interrupts++;
+}
+
+/* Ctrl-C from now on is counted rather than fatal (no SA_RESTART, so a
+ * retry's sleep ends); with abort set it aborts the call in flight. */
+static void catch_sigint(int abort)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigint;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	cli_abort_at = abort;
+}
+
+/* The wait on job jid was interrupted: cancel the job unless a second
+ * Ctrl-C comes within INT_GRACE s, then say what became of it. Exit 130. */
+static int interrupted(cli_ctx *ctx, const char *jid)
+{
+	enpu_err e = ENPU_ERR_INIT;
+	struct timespec slice = {0, 100 * 1000 * 1000};
+	struct json_object *job = NULL;
+	const char *st;
+	char path[256];
+
+	cli_progress_end();
+	fprintf(stderr, "job %s: interrupted; cancelling it (Ctrl-C again within %d s to leave it "
+		"running)\n", jid, INT_GRACE);
+	for (int i = 0; i < INT_GRACE * 10 && cli_interrupts < 2; i++)
+		nanosleep(&slice, NULL);
+	cli_abort_at = 2;   /* a second Ctrl-C during the DELETE stops it too */
+	snprintf(path, sizeof path, "%s/%s", API_JOBS, jid);
+	if (cli_interrupts < 2 &&
+	    cli_http_json(ctx->conn, "DELETE", path, NULL, 10, &job, NULL, NULL, &e) == 0) {
+		/* a running job stops at its next op */
+		st = cli_json_str(job, F_STATE);
+		fprintf(stderr, "job %s: cancelled%s\n", jid, st && !strcmp(st, JOB_CANCELLED) ? "" :
+			" (the server stops it at its next op)");
+		json_object_put(job);
+		return EXIT_INTERRUPTED;
+	}
+	if (cli_interrupts < 2) {
+		cli_report(&e);
+		fprintf(stderr, "job %s: not cancelled\n", jid);
+		return EXIT_INTERRUPTED;
+	}
+	fprintf(stderr, "job %s: left running; follow it with `eulernpu jobs wait %s`\n", jid, jid);
+	return EXIT_INTERRUPTED;
 }
 
 /* A job that ended: its error when it did not succeed, else the result
@@ -392,15 +452,33 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 		return cli_report(&e);
 	deadline = now_s() + o.timeout;
 	cli_progress_setup(o.json);
-	if (prepare(ctx, &o, id, din, &e) < 0 || submit(ctx, &o, id, din, &job, jid, &e) < 0)
+	if (prepare(ctx, &o, id, din, &e) < 0)
 		goto fail;
+	/* a Ctrl-C during the submit is heard once the job has an id */
+	if (!o.detach)
+		catch_sigint(0);
+	if (submit(ctx, &o, id, din, &job, jid, &e) < 0) {
+		if (!cli_interrupts)
+			goto fail;
+		cli_progress_end();
+		cli_report(&e);   /* a Ctrl-C cut the retries short: no job */
+		return EXIT_INTERRUPTED;
+	}
 	if (o.detach) {
 		printf("%s\n", jid);
 		json_object_put(job);
 		return 0;
 	}
-	if (wait_job(ctx, &o, jid, deadline, &job, &wj, &e) < 0)
+	catch_sigint(1);
+	if (wait_job(ctx, &o, jid, deadline, &job, &wj, &e) < 0) {
+		if (cli_interrupts) {
+			json_object_put(job);
+			return interrupted(ctx, jid);
+		}
 		goto fail;
+	}
+	cli_abort_at = 0;
+	signal(SIGINT, SIG_DFL);
 	cli_progress_end();
 	if (finish(ctx, &o, job, &wj, jid, &e) < 0)
 		goto fail;

@@ -1,6 +1,11 @@
 /* cmd_version.c: `eulernpu version`: the client's version, and the
  * server's when one answers (a private daemon is not started for this).
- * --json: {"client", "server" (null when none answers), "url"}. */
+ * The server is reached as every verb reaches it (--server, --cacert, the
+ * token); when the server asked about (--server, $EULERNPU_SERVER, the
+ * config file) does not answer, the error follows the client's version and
+ * the exit status is the error's (3 unreachable, 2 TLS trust or token). No
+ * private daemon running is not an error. --json: {"client", "server"
+ * (null when none answers), "url"}. */
 #include <stdio.h>
 #include <json-c/json.h>
 #include "api.h"
@@ -10,7 +15,9 @@
 static const char usage[] =
 	"usage: eulernpu version [--json]\n"
 	"\n"
-	"Print the client's version and, if the server answers, the server's.\n"
+	"Print the client's version and, if the server answers, the server's. A\n"
+	"server given (--server, EULERNPU_SERVER, the config file) that does not\n"
+	"answer is an error: exit 3, or 2 for TLS trust and token failures.\n"
 	"\n"
 	"  --json   print one JSON document: client, server (null when no server\n"
 	"           answers), url (the server asked)\n";
@@ -46,7 +53,16 @@ int cmd_version(cli_ctx *ctx, int argc, char **argv)
 	} else {
 		url[0] = '\0';
 	}
+	fflush(stdout);
 	c = cli_conn_new(url, &e);
+	if (c && cli_conn_set_auth(c, ctx->token, ctx->cacert) != 0) {
+		cli_conn_free(c);
+		c = NULL;
+		enpu_fail(&e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
+	}
+	/* no retries: a version check answers now or says why not */
+	if (c)
+		enpu_rest_set_retry(c, 0, 0, NULL);
 	up = c && cli_http_json(c, "GET", API_HEALTH, NULL, 5, &res, NULL, NULL, &e) == 0;
 	v = up ? cli_json_str(res, "version") : NULL;
 	if (json) {
@@ -59,10 +75,10 @@ int cmd_version(cli_ctx *ctx, int argc, char **argv)
 		json_object_put(doc);
 	} else if (up) {
 		printf("eulernpud %s (%s)\n", v ? v : "(unknown version)", url);
-	} else {
-		printf("eulernpud not reachable (%s)\n", url);
+	} else if (!ctx->server) {
+		printf("eulernpud not running (%s; started on demand)\n", url);
 	}
 	json_object_put(res);
 	cli_conn_free(c);
-	return 0;
+	return up || !ctx->server ? 0 : cli_report(&e);
 }

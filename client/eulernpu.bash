@@ -52,7 +52,7 @@ _eulernpu() {
 	for ((i = 1; i < COMP_CWORD; i++)); do
 		w=${COMP_WORDS[i]}
 		case $w in
-		--server|--cacert|--token-file) ((i++)) ;;
+		--server|--cacert|--token-file|--retry|--retry-max-time) ((i++)) ;;
 		-*) ;;
 		*)
 			if [[ -z $verb ]]; then
@@ -79,6 +79,7 @@ _eulernpu() {
 		return ;;
 	--artifact) COMPREPLY=($(compgen -d -- "$cur")); return ;;
 	--cacert|--token-file) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+	--retry|--retry-max-time) return ;;   # a number
 	-*)
 		if [[ -n $verb ]] && _eulernpu_takes_arg "$prog" "$verb" "$prev"; then
 			COMPREPLY=($(compgen -f -- "$cur"))

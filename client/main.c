@@ -1,6 +1,7 @@
-/* main.c: eulernpu, the thin client. Global options (--server, --help) may
- * stand before or after the verb; the verb is looked up in the table below
+/* main.c: eulernpu, the thin client. Global options (--server, --token-file,
+ * --cacert, --retry, --retry-max-time, --help) may stand before or after the verb; the verb is looked up in the table below
  * and its cmd_x() return value is the exit status. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,8 @@ static const cli_verb verbs[] = {
 
 static void usage(FILE *f)
 {
-	fputs("usage: eulernpu [--server URL] [--token-file FILE] [--cacert FILE] VERB [options]\n"
+	fputs("usage: eulernpu [--server URL] [--token-file FILE] [--cacert FILE] [--retry N]\n"
+	      "                [--retry-max-time S] VERB [options]\n"
 	      "\n"
 	      "verbs:\n", f);
 	for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++)
@@ -40,19 +42,27 @@ static void usage(FILE *f)
 	      "  --cacert FILE the CA certificates (PEM) that signed an https:// server's\n"
 	      "                certificate (default: $EULERNPU_CACERT, else the config\n"
 	      "                file's cacert, else the system's CAs)\n"
+	      "  --retry N     retry an answer 429 (queue full) or 503 (busy) N times,\n"
+	      "                after the server's Retry-After (default 3, or\n"
+	      "                $EULERNPU_RETRY; 0: never)\n"
+	      "  --retry-max-time S  stop retrying S seconds after the first try\n"
+	      "                (default 60, or $EULERNPU_RETRY_MAX_TIME)\n"
 	      "\n"
 	      "config file: $XDG_CONFIG_HOME/eulernpu/config.yaml (~/.config/...), keys\n"
-	      "server, token or token_file, cacert; options beat the environment, which\n"
-	      "beats the file.\n"
+	      "server, token or token_file, cacert, retry, retry_max_time; options beat\n"
+	      "the environment, which beats the file.\n"
 	      "  -h, --help    this help; `eulernpu VERB --help` for a verb's\n"
 	      "\n"
-	      "exit status: 0 ok, 1 compare or job failed, 2 usage or input error,\n"
-	      "3 server unreachable.\n", f);
+	      "exit status: 0 ok, 1 compare or job failed, 2 usage, input or\n"
+	      "configuration error (TLS trust, token), 3 retry later (unreachable,\n"
+	      "queue full, busy, storage full), 130 interrupted.\n", f);
 }
 
 /* Server, token and CA: options > environment > config file. The config
- * file is read only when something is still missing. */
-static int resolve_access(cli_ctx *ctx, const char *token_file, cli_config *cfg, enpu_err *e)
+ * file is read only when something is still missing (want_file: a retry
+ * setting is). */
+static int resolve_access(cli_ctx *ctx, const char *token_file, int want_file, cli_config *cfg,
+			  enpu_err *e)
 {
 	const char *env_tok = getenv("EULERNPU_TOKEN"), *env_ca = getenv("EULERNPU_CACERT");
 	int have_tok = token_file || (env_tok && *env_tok);
@@ -60,7 +70,7 @@ static int resolve_access(cli_ctx *ctx, const char *token_file, cli_config *cfg,
 
 	if (!ctx->cacert && env_ca && *env_ca)
 		ctx->cacert = env_ca;
-	if ((!ctx->server || !ctx->cacert || !have_tok) &&
+	if ((want_file || !ctx->server || !ctx->cacert || !have_tok) &&
 	    cli_config_path(path, sizeof path) == 0 && cli_config_load(path, cfg, e) != 0)
 		return -1;
 	if (!ctx->server && cfg->server)
@@ -80,21 +90,91 @@ static int resolve_access(cli_ctx *ctx, const char *token_file, cli_config *cfg,
 	return ctx->token ? 0 : enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
 }
 
+/* A count of retries or seconds from what (an option, variable or
+ * setting named name): 0 .. max. */
+static int parse_count(const char *v, const char *name, long max, long *out, enpu_err *e)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(v, &end, 10);
+	if (!*v || *end || errno || n < 0 || n > max)
+		return enpu_fail(e, ENPU_E_USAGE, name, "give a whole number from 0 to the limit",
+				 "%s takes a whole number from 0 to %ld, not '%s'", name, max, v);
+	*out = n;
+	return 0;
+}
+
+/* Whether a setting is given by its option (opt) or its variable. */
+static int has_value(const char *opt, const char *var)
+{
+	const char *v = getenv(var);
+
+	return opt || (v && *v);
+}
+
+/* --retry and --retry-max-time: options > environment > config file. */
+static int resolve_retry(const char *opt_n, const char *opt_max, const cli_config *cfg, int quiet,
+			 enpu_err *e)
+{
+	const char *env_n = getenv("EULERNPU_RETRY"), *env_max = getenv("EULERNPU_RETRY_MAX_TIME");
+	long n = CLI_RETRY_DEFAULT, max = CLI_RETRY_MAX_TIME_DEFAULT;
+
+	if (cfg->retry && parse_count(cfg->retry, "retry (config file)", 100, &n, e) < 0)
+		return -1;
+	if (cfg->retry_max_time && parse_count(cfg->retry_max_time,
+					       "retry_max_time (config file)", 86400, &max, e) < 0)
+		return -1;
+	if (env_n && *env_n && parse_count(env_n, "EULERNPU_RETRY", 100, &n, e) < 0)
+		return -1;
+	if (env_max && *env_max && parse_count(env_max, "EULERNPU_RETRY_MAX_TIME", 86400, &max,
+					       e) < 0)
+		return -1;
+	if (opt_n && parse_count(opt_n, "--retry", 100, &n, e) < 0)
+		return -1;
+	if (opt_max && parse_count(opt_max, "--retry-max-time", 86400, &max, e) < 0)
+		return -1;
+	cli_rest_retry((int)n, max, quiet);
+	return 0;
+}
+
 /* The command line with the global options taken out: the verb and its
  * arguments in order (args[verb_at] is the verb, -1 none yet), whether
- * -h/--help stood before the verb, and --token-file's value. */
+ * -h/--help stood before the verb, and the values of --token-file, --retry
+ * and --retry-max-time. */
 typedef struct cmdline {
 	char **args;
 	int n, verb_at, help;
-	const char *token_file;
+	const char *token_file, *retry, *retry_max;
 } cmdline;
+
+/* A global option that takes a value (--name V or --name=V) at argv[*i]:
+ * 1 with *val, 0 not this one, -1 with e when the value is missing. */
+static int opt_value(const char *name, int argc, char **argv, int *i, const char **val,
+		     enpu_err *e)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(name);
+
+	if (strncmp(a, name, n) != 0 || (a[n] != '\0' && a[n] != '='))
+		return 0;
+	*val = a[n] == '=' ? a + n + 1 : *i + 1 < argc ? argv[++*i] : "";
+	if (!**val)
+		return cli_usage(e, NULL, "option '%s' needs a value", name);
+	return 1;
+}
 
 /* A global option at argv[*i] (--server, --token-file, --cacert; the value
  * next or after '='): 1 taken (*i on its value), 0 not one, -1 with e. */
 static int global_option(cli_ctx *ctx, cmdline *cl, int argc, char **argv, int *i, enpu_err *e)
 {
 	const char *a = argv[*i];
+	int r;
 
+	if ((r = opt_value("--retry", argc, argv, i, &cl->retry, e)) != 0 ||
+	    (r = opt_value("--retry-max-time", argc, argv, i, &cl->retry_max, e)) != 0)
+		return r;
 	if (strcmp(a, "--server") == 0) {
 		if (*i + 1 >= argc || !argv[*i + 1][0])
 			return cli_usage(e, NULL, "option '--server' needs a URL");
@@ -158,6 +238,15 @@ static int parse_cmdline(cli_ctx *ctx, int argc, char **argv, cmdline *cl, enpu_
 	return 0;
 }
 
+/* Whether the verb's arguments ask for --json (quiet retries). */
+static int wants_json(const cmdline *cl)
+{
+	for (int i = cl->verb_at + 1; i < cl->n; i++)
+		if (!strcmp(cl->args[i], "--json"))
+			return 1;
+	return 0;
+}
+
 /* Run the verb of cl (the table above): its exit status. */
 static int run_verb(cli_ctx *ctx, cmdline *cl, enpu_err *e)
 {
@@ -188,7 +277,7 @@ int main(int argc, char **argv)
 {
 	cli_ctx ctx = CLI_CTX_INIT;
 	enpu_err e = ENPU_ERR_INIT;
-	cmdline cl = {NULL, 0, -1, 0, NULL};
+	cmdline cl = {NULL, 0, -1, 0, NULL, NULL, NULL};
 	const char *env = getenv("EULERNPU_SERVER");
 	cli_config cfg = {0};
 	int ret;
@@ -208,7 +297,9 @@ int main(int argc, char **argv)
 		   (strcmp(cl.args[cl.verb_at], "help") == 0 && cl.verb_at + 1 >= cl.n)) {
 		usage(stdout);
 		ret = 0;
-	} else if (resolve_access(&ctx, cl.token_file, &cfg, &e) != 0) {
+	} else if (resolve_access(&ctx, cl.token_file, !has_value(cl.retry, "EULERNPU_RETRY") ||
+				  !has_value(cl.retry_max, "EULERNPU_RETRY_MAX_TIME"), &cfg, &e) != 0 ||
+		   resolve_retry(cl.retry, cl.retry_max, &cfg, wants_json(&cl), &e) != 0) {
 		ret = cli_report(&e);
 	} else {
 		ret = run_verb(&ctx, &cl, &e);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <json-c/json.h>
 #include "cli.h"
 #include "ydoc.h"
@@ -147,7 +148,8 @@ int cli_config_path(char *out, size_t cap)
 	return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
-#define CLI_CFG_FIX "write 'server: URL', 'token_file: PATH' (or 'token: TOKEN') and 'cacert: PATH' lines"
+#define CLI_CFG_FIX "write 'server: URL', 'token_file: PATH' (or 'token: TOKEN'), 'cacert: PATH', " \
+	"'retry: N' and 'retry_max_time: S' lines"
 
 static int cfg_fail(enpu_err *e, const char *path, const enpu_ynode *n, const char *msg)
 {
@@ -175,12 +177,15 @@ static int cfg_walk(const char *path, const enpu_ynode *root, cli_config *out, e
 		want = !strcmp(k->text, "server") ? &out->server
 		     : !strcmp(k->text, "token") ? &out->token
 		     : !strcmp(k->text, "token_file") || !strcmp(k->text, "token-file") ? &out->token_file
-		     : !strcmp(k->text, "cacert") ? &out->cacert : NULL;
+		     : !strcmp(k->text, "cacert") ? &out->cacert
+		     : !strcmp(k->text, "retry") ? &out->retry
+		     : !strcmp(k->text, "retry_max_time") || !strcmp(k->text, "retry-max-time")
+		       ? &out->retry_max_time : NULL;
 		if (!want) {
 			char msg[160];
 
 			snprintf(msg, sizeof msg, "unknown setting '%.60s' (known: server, token, "
-				 "token_file, cacert)", k->text);
+				 "token_file, cacert, retry, retry_max_time)", k->text);
 			return cfg_fail(e, path, k, msg);
 		}
 		if (v->kind != ENPU_YN_SCALAR)
@@ -239,15 +244,22 @@ void cli_config_free(cli_config *c)
 	free(c->server);
 	free(c->token_file);
 	free(c->cacert);
+	free(c->retry);
+	free(c->retry_max_time);
 	memset(c, 0, sizeof *c);
 }
 
 int cli_read_token(const char *path, char **out, enpu_err *e)
 {
 	enpu_buf b = ENPU_BUF_INIT;
+	struct stat st;
 	size_t n, i;
 
 	*out = NULL;
+	if (stat(path, &st) == 0 && (st.st_mode & (S_IRWXG | S_IRWXO)))
+		return enpu_fail(e, ENPU_E_USAGE, path, "chmod 600 the file: a token is a password",
+				 "token file '%s' may be read or written by others (mode %04o)", path,
+				 (unsigned)(st.st_mode & 07777));
 	if (enpu_read_file(path, 4096, &b, e) != 0) {
 		enpu_buf_free(&b);
 		return -1;

@@ -34,9 +34,9 @@ static int on_fault(void *ud, const enpu_rest_req *q, const enpu_rest_fault *f, 
 		return enpu_fail(e, ENPU_E_UNREACHABLE, url, UNREACH_FIX,
 				 "cannot connect to the server: %s", f->text);
 	case ENPU_REST_TLS:
-		return enpu_fail(e, ENPU_E_UNREACHABLE, url,
-				 "pass --cacert FILE (or set EULERNPU_CACERT) naming the CA that "
-				 "signed the server's certificate",
+		return enpu_fail(e, ENPU_E_TLS, url,
+				 "check --cacert FILE (or EULERNPU_CACERT): it must name the CA that "
+				 "signed the server's certificate, for the host name in the URL",
 				 "cannot make a trusted TLS connection to the server: %s", f->text);
 	case ENPU_REST_TIMEOUT:
 		return enpu_fail(e, ENPU_E_UNREACHABLE, url, UNREACH_FIX,
@@ -54,9 +54,15 @@ static int on_fault(void *ud, const enpu_rest_req *q, const enpu_rest_fault *f, 
 		return enpu_fail(e, ENPU_E_IO, q->upload_file, NULL,
 				 "cannot read '%s' while uploading it",
 				 q->upload_file ? q->upload_file : "(body)");
+	case ENPU_REST_ABORTED:
+		if (cli_interrupts)
+			return enpu_fail(e, ENPU_E_JOB_FAILED, url, NULL, "%s %s: interrupted",
+					 q->method, q->path);
+		/* fall through */
 	default:
-		return enpu_fail(e, ENPU_E_SERVER, url, NULL, "%s %s failed: %s", q->method, q->path,
-				 f->text);
+		/* the connection broke (reset, no answer): worth another try */
+		return enpu_fail(e, ENPU_E_UNREACHABLE, url, UNREACH_FIX, "%s %s failed: %s",
+				 q->method, q->path, f->text);
 	}
 }
 
@@ -68,6 +74,16 @@ static int on_status(void *ud, const enpu_rest_req *q, long status, const enpu_b
 	if (o && json_object_object_get_ex(o, "error", &err) &&
 	    json_object_is_type(err, json_type_object)) {
 		cli_err_from_json(err, e);
+		/* the client's side of a refused token: where it came from */
+		if (e->code == ENPU_E_AUTH)
+			snprintf(e->fix, sizeof e->fix, "check the token: --token-file FILE, else "
+				 "$EULERNPU_TOKEN, else the config file's token must hold the "
+				 "token the server was given");
+	} else if (status == 502 || status == 503 || status == 504) {
+		/* a gateway in front of the server, or the server away: try later */
+		enpu_fail(e, ENPU_E_UNREACHABLE, enpu_rest_url(ud), NULL,
+			  "the server (or a proxy in front of it) answered HTTP %ld without an "
+			  "error body", status);
 	} else {
 		enpu_fail(e, ENPU_E_SERVER, enpu_rest_url(ud), NULL,
 			  "the server answered HTTP %ld without an error body", status);
@@ -93,7 +109,8 @@ static int on_broken(void *ud, const enpu_rest_req *q, int what, enpu_err *e)
  * wait line's seconds ticking too. */
 static int on_xfer_on(void *ud, const enpu_rest_req *q)
 {
-	return (q->label && cli_progress_xfer_begin(q->label)) || cli_progress_waiting();
+	return (q->label && cli_progress_xfer_begin(q->label)) || cli_progress_waiting() ||
+	       cli_abort_at > 0;
 }
 
 static int on_xfer(void *ud, const enpu_rest_req *q, uint64_t dltotal, uint64_t dlnow,
@@ -105,12 +122,37 @@ static int on_xfer(void *ud, const enpu_rest_req *q, uint64_t dltotal, uint64_t 
 		cli_progress_xfer(dlnow, dltotal);
 	else
 		cli_progress_tick();
-	return 0;
+	return cli_abort_at > 0 && cli_interrupts >= cli_abort_at;
 }
 
 static void on_xfer_off(void *ud)
 {
 	cli_progress_xfer_end();
+}
+
+/* ---- retries and interrupts ----------------------------------------------- */
+
+volatile sig_atomic_t cli_interrupts;
+int cli_abort_at;
+static int retry_n = CLI_RETRY_DEFAULT, retry_quiet;
+static long retry_max_s = CLI_RETRY_MAX_TIME_DEFAULT;
+
+void cli_rest_retry(int n, long max_s, int quiet)
+{
+	retry_n = n;
+	retry_max_s = max_s;
+	retry_quiet = quiet;
+}
+
+/* One line per retry on stderr, unless quiet (--json). */
+static int on_retry(void *ud, const enpu_rest_req *q, long status, long wait_s, int n, int max)
+{
+	if (cli_abort_at > 0 && cli_interrupts >= cli_abort_at)
+		return 1;
+	if (!retry_quiet)
+		fprintf(stderr, "server busy (%ld), retrying in %ld s (%d/%d)\n", status, wait_s, n,
+			max);
+	return 0;
 }
 
 /* ---- the connection ------------------------------------------------------- */
@@ -143,6 +185,8 @@ cli_conn *cli_conn_new(const char *url, enpu_err *e)
 	c = enpu_rest_new(url, &cfg);
 	if (!c)
 		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot set up a connection to '%s'", url);
+	else
+		enpu_rest_set_retry(c, retry_n, retry_max_s, on_retry);
 	return c;
 }
 

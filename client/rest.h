@@ -4,6 +4,7 @@
 #ifndef CLI_REST_H
 #define CLI_REST_H
 
+#include <signal.h>
 #include <stddef.h>
 #include "err.h"
 #include "buf.h"
@@ -21,6 +22,20 @@ void cli_conn_free(cli_conn *c);
  * system's CAs). */
 int cli_conn_set_auth(cli_conn *c, const char *token, const char *cacert);
 const char *cli_conn_url(const cli_conn *c);    /* as given */
+
+/* Retries of 429 and 503 answers (restc.h's enpu_rest_set_retry) for the
+ * connections opened from now on: n times within max_s seconds; quiet:
+ * no "server busy" line on stderr (--json). */
+#define CLI_RETRY_DEFAULT 3
+#define CLI_RETRY_MAX_TIME_DEFAULT 60
+void cli_rest_retry(int n, long max_s, int quiet);
+
+/* Interrupts: cli_interrupts counts SIGINTs (a handler's only work); while
+ * cli_abort_at > 0, a call in flight aborts (curl's progress callback, about
+ * once a second; a retry's wait is cut by the signal itself) once
+ * cli_interrupts reaches it, failing with ENPU_E_JOB_FAILED "interrupted". */
+extern volatile sig_atomic_t cli_interrupts;
+extern int cli_abort_at;
 
 /* A request: method, path, body (or upload_file, streamed), timeout in
  * seconds (0 = none), and label: the file named in a progress bar

@@ -3,6 +3,7 @@
  * the next, while curl keeps the connection open between them. */
 #include <errno.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <curl/curl.h>
@@ -18,6 +19,9 @@ struct enpu_rest {
 	char *auth;         /* "Authorization: Bearer ..." or NULL; never printed */
 	int auth_on_sock;
 	char *cacert;       /* CA file for https, or NULL */
+	int retries;        /* enpu_rest_set_retry */
+	long retry_max_s;
+	enpu_rest_retry_note retry_note;
 	enpu_rest_cfg cfg;
 	CURL *h;
 };
@@ -86,6 +90,31 @@ int enpu_rest_set_auth(enpu_rest *r, const char *token, int on_socket, const cha
 	r->auth_on_sock = on_socket;
 	if (cacert && !(r->cacert = strdup(cacert)))
 		return -1;
+	return 0;
+}
+
+void enpu_rest_set_retry(enpu_rest *r, int n, long max_s, enpu_rest_retry_note note)
+{
+	r->retries = n > 0 ? n : 0;
+	r->retry_max_s = max_s > 0 ? max_s : 0;
+	r->retry_note = note;
+}
+
+int enpu_rest_retry_safe(const enpu_rest_req *q)
+{
+	static const char *const posts[] = {API_JOBS, API_COMPILE, API_BLOBS_MISSING};
+	size_t n;
+
+	if (!strcmp(q->method, "GET") || !strcmp(q->method, "HEAD") ||
+	    !strcmp(q->method, "PUT") || !strcmp(q->method, "DELETE"))
+		return 1;
+	if (strcmp(q->method, "POST") != 0)
+		return 0;
+	for (size_t i = 0; i < sizeof posts / sizeof posts[0]; i++) {
+		n = strlen(posts[i]);
+		if (!strncmp(q->path, posts[i], n) && (q->path[n] == '\0' || q->path[n] == '?'))
+			return 1;
+	}
 	return 0;
 }
 
@@ -256,8 +285,8 @@ static void fault_of(enpu_rest *r, CURLcode rc, const wsink *s, const char *errb
 	}
 }
 
-int enpu_rest_do(enpu_rest *r, const enpu_rest_req *q, long *status, enpu_buf *resp,
-		 enpu_err *e)
+static int do_once(enpu_rest *r, const enpu_rest_req *q, long *status, enpu_buf *resp,
+		   enpu_err *e)
 {
 	char errbuf[CURL_ERROR_SIZE] = "";
 	char *url = NULL;
@@ -306,6 +335,57 @@ out:
 	curl_slist_free_all(hdrs);
 	free(url);
 	return ret;
+}
+
+static double mono_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The wait before retry n: what Retry-After asked (curl reads seconds and
+ * dates alike), within [1, ENPU_REST_RETRY_CAP]. */
+static long retry_wait(enpu_rest *r)
+{
+	curl_off_t ra = 0;
+
+	if (curl_easy_getinfo(r->h, CURLINFO_RETRY_AFTER, &ra) != CURLE_OK || ra < 1)
+		return 1;
+	return ra > ENPU_REST_RETRY_CAP ? ENPU_REST_RETRY_CAP : (long)ra;
+}
+
+/* Sleep s seconds; -1 when a signal cut it short (the caller stops). */
+static int nap(long s)
+{
+	struct timespec ts = {s, 0};
+
+	return nanosleep(&ts, NULL) == 0 ? 0 : -1;
+}
+
+int enpu_rest_do(enpu_rest *r, const enpu_rest_req *q, long *status, enpu_buf *resp,
+		 enpu_err *e)
+{
+	double t0 = mono_s();
+	int rc;
+
+	for (int n = 1;; n++) {
+		long wait;
+
+		rc = do_once(r, q, status, resp, e);
+		if (rc != 0 || (*status != 429 && *status != 503) || n > r->retries ||
+		    !enpu_rest_retry_safe(q))
+			return rc;
+		wait = retry_wait(r);
+		if (r->retry_max_s && mono_s() - t0 + (double)wait > (double)r->retry_max_s)
+			return rc;
+		if (r->retry_note && r->retry_note(r->cfg.ops.ud, q, *status, wait, n, r->retries))
+			return rc;
+		if (nap(wait) != 0)
+			return rc;
+		enpu_buf_free(resp);
+	}
 }
 
 struct json_object *enpu_rest_parse(const enpu_rest *r, const enpu_buf *resp)

@@ -100,6 +100,22 @@ void enpu_rest_free(enpu_rest *r);
  * and on socket calls too when on_socket; verify https against cacert
  * (NULL: the system's CAs). 0 or -1 (out of memory). */
 int enpu_rest_set_auth(enpu_rest *r, const char *token, int on_socket, const char *cacert);
+/* Retry answers 429 and 503 (the server refused the request: nothing was
+ * done) up to n times within max_s seconds from the first try, waiting
+ * what Retry-After says (seconds or an HTTP date, as curl reads it; each
+ * wait at least 1 s and at most ENPU_REST_RETRY_CAP s), for requests that are safe to
+ * send again: GET, HEAD, PUT, DELETE, and POST /v1/jobs, /v1/compile and
+ * /v1/blobs/missing. note (may be NULL) hears of each retry before its
+ * wait (n: this retry, 1-based; max: the limit); its non-zero, or a
+ * signal during the wait, ends the retries with the answer in hand.
+ * n == 0 (the default): no retries. */
+#define ENPU_REST_RETRY_CAP 30
+typedef int (*enpu_rest_retry_note)(void *ud, const enpu_rest_req *q, long status,
+				    long wait_s, int n, int max);
+void enpu_rest_set_retry(enpu_rest *r, int n, long max_s, enpu_rest_retry_note note);
+/* Whether q may be sent again after a 429 or 503 answer (above). Pure. */
+int enpu_rest_retry_safe(const enpu_rest_req *q);
+
 const char *enpu_rest_url(const enpu_rest *r);     /* as given */
 const char *enpu_rest_socket(const enpu_rest *r);  /* the socket path or NULL */
 

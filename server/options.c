@@ -401,13 +401,23 @@ void srv_opts_defaults(srv_config *c)
 }
 
 /* A bearer token from a file: one line, trailing whitespace dropped, no
- * spaces or control characters (it goes into a header). Never logged. */
+ * spaces or control characters (it goes into a header), the file no more
+ * open than --tokens (srv_token_file_private). Never logged. */
 int srv_read_token(const char *flag, const char *path, char **out)
 {
 	enpu_buf b = ENPU_BUF_INIT;
 	enpu_err e = ENPU_ERR_INIT;
 	size_t n, i;
 
+	if (srv_token_file_private(path, &e) != 0) {
+		char line[1536];
+
+		snprintf(e.message + strlen(e.message), sizeof e.message - strlen(e.message),
+			 " (%s)", flag);
+		enpu_err_render(&e, line, sizeof line);
+		fputs(line, stderr);
+		return 2;
+	}
 	if (enpu_read_file(path, 4096, &b, &e) != 0) {
 		enpu_buf_free(&b);
 		return srv_usage_error("%s '%s': %s", flag, path, e.message);

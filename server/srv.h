@@ -123,6 +123,11 @@ int srv_auth_count(const srv_auth *a);
  * SRV_ROLE_ADMIN as int) and name when it matches; 0 otherwise. */
 int srv_auth_match(const srv_auth *a, const char *authorization, int *role,
 		   char *name, size_t name_cap);
+/* A token file (--tokens, --token-file, --board-token-file) must be a
+ * regular file that others may neither read nor write (its group may
+ * read it: 640 shares it with the daemon's group). 0, or -1 + *e
+ * (ENPU_E_CONFIG naming the file, the fix chmod 600). */
+int srv_token_file_private(const char *path, enpu_err *e);
 /* (Re)load ctx->auth from --tokens and --token-file (SIGHUP): a bad file
  * keeps the old table. 0, or -1 + *e. */
 int srv_auth_load(srv_ctx *ctx, enpu_err *e);

@@ -8,7 +8,8 @@
 
 #define EXIT_FAILED 1   /* compare or job failed */
 #define EXIT_INPUT 2    /* usage or input error */
-#define EXIT_UNREACH 3  /* server unreachable or out of storage: try again later */
+#define EXIT_UNREACH 3  /* only what a retry can fix: unreachable, queue full, busy,
+			 * out of storage (429, 503, 507): try again later */
 
 static const enpu_code_info table[] = {
 	{ENPU_E_INTERNAL, "E0001", "internal error", 500, EXIT_INPUT,
@@ -158,18 +159,25 @@ static const enpu_code_info table[] = {
 	 "upload the file under its own SHA-256",
 	 "The SHA-256 of the uploaded bytes differs from the digest in the path, or the\n"
 	 "digest is not 64 lowercase hex characters. Nothing was stored."},
-	{ENPU_E_QUEUE_FULL, "E0806", "job queue full", 429, EXIT_INPUT,
-	 "retry after the time in Retry-After",
-	 "The server's job queue is at its limit (--max-queue)."},
+	{ENPU_E_QUEUE_FULL, "E0806", "job queue full", 429, EXIT_UNREACH,
+	 "retry after the time in Retry-After (the client retries --retry times)",
+	 "The server's job queue is at its limit (--max-queue). The client retries\n"
+	 "after the Retry-After the server sends, --retry times within\n"
+	 "--retry-max-time seconds, then exits 3: try again later."},
 	{ENPU_E_JOB_FAILED, "E0807", "job failed", 200, EXIT_FAILED,
 	 "see the message for the cause",
 	 "A run job ended without a result: cancelled, or failed for the reason given."},
 	{ENPU_E_UNREACHABLE, "E0808", "server unreachable", 503, EXIT_UNREACH,
 	 "start eulernpud, or unset EULERNPU_SERVER to use a private daemon",
-	 "The client could not connect to the server, or the connection broke."},
-	{ENPU_E_SERVER, "E0809", "unexpected server response", 502, EXIT_UNREACH,
+	 "The client could not connect to the server, the connection broke, or a\n"
+	 "gateway in front of it answered 502, 503 or 504. Worth retrying later\n"
+	 "(exit status 3)."},
+	{ENPU_E_SERVER, "E0809", "unexpected server response", 502, EXIT_INPUT,
 	 "check that the URL points at eulernpud of a compatible version",
-	 "The server answered with something the client does not understand."},
+	 "The server answered with something the client does not understand: another\n"
+	 "program on that URL, or an eulernpud of an incompatible version. Retrying\n"
+	 "does not help (exit status 2); a broken connection or a gateway's 502, 503\n"
+	 "or 504 is E0808 (exit 3)."},
 	{ENPU_E_STORAGE, "E0810", "server storage full or failing", 507, EXIT_UNREACH,
 	 "free disk space on the server's cache directory",
 	 "The server could not write to its cache (disk full or I/O error)."},
@@ -220,6 +228,13 @@ static const enpu_code_info table[] = {
 	 "send fewer or smaller headers",
 	 "The request's header fields add up to more than the server reads (64 KiB).\n"
 	 "A client, proxy or cookie jar added far more than eulernpu needs."},
+	{ENPU_E_TLS, "E0820", "no trusted TLS connection", 502, EXIT_INPUT,
+	 "pass --cacert FILE (or set EULERNPU_CACERT) naming the CA that signed the "
+	 "server's certificate, and use the host name the certificate names",
+	 "The client could not make a trusted TLS connection to an https:// server:\n"
+	 "its certificate is signed by a CA the client was not given (--cacert), names\n"
+	 "another host, has expired, or the CA file cannot be read. Retrying does not\n"
+	 "help: fix the client's configuration (exit status 2)."},
 };
 
 const enpu_code_info *enpu_code_table(size_t *n)

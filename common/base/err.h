@@ -66,6 +66,7 @@ typedef enum enpu_code {
 	ENPU_E_CONFLICT,          /* E0817 conflicts with a job's state */
 	ENPU_E_URI_TOO_LONG,      /* E0818 request URI too long (414) */
 	ENPU_E_HEADERS_TOO_LARGE, /* E0819 request headers too large (431) */
+	ENPU_E_TLS,               /* E0820 no trusted TLS connection (client side) */
 	ENPU_E_CODE_COUNT
 } enpu_code;
 

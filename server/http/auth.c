@@ -205,31 +205,36 @@ int srv_auth_match(const srv_auth *a, const char *authorization, int *role,
 	return 1;
 }
 
+int srv_token_file_private(const char *path, enpu_err *e)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return enpu_fail(e, ENPU_E_CONFIG, path, NULL, "cannot open the token file '%s': %s",
+				 path, strerror(errno));
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return enpu_fail(e, ENPU_E_CONFIG, path, NULL, "token file '%s' is not a regular file",
+				 path);
+	}
+	close(fd);
+	if (st.st_mode & (S_IROTH | S_IWOTH))
+		return enpu_fail(e, ENPU_E_CONFIG, path,
+				 "chmod 600 the file (640 to share it with a group)",
+				 "token file '%s' is readable or writable by everyone (mode %04o)",
+				 path, (unsigned)(st.st_mode & 07777));
+	return 0;
+}
+
 /* A --tokens file: not world-readable, at most 1 MiB. */
 static srv_auth *load_tokens(const char *path, enpu_err *e)
 {
 	enpu_buf b = ENPU_BUF_INIT;
-	struct stat st;
 	srv_auth *a;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0) {
-		enpu_fail(e, ENPU_E_CONFIG, path, NULL, "cannot open the token file '%s': %s", path,
-			  strerror(errno));
+	if (srv_token_file_private(path, e) != 0)
 		return NULL;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		enpu_fail(e, ENPU_E_CONFIG, path, NULL, "token file '%s' is not a regular file", path);
-		return NULL;
-	}
-	close(fd);
-	if (st.st_mode & (S_IROTH | S_IWOTH)) {
-		enpu_fail(e, ENPU_E_CONFIG, path, "chmod 600 the file (640 to share it with a group)",
-			  "token file '%s' is readable or writable by everyone (mode %04o)", path,
-			  (unsigned)(st.st_mode & 07777));
-		return NULL;
-	}
 	if (enpu_read_file(path, TOKENS_MAX_BYTES, &b, e) != 0) {
 		enpu_buf_free(&b);
 		return NULL;
@@ -241,14 +246,15 @@ static srv_auth *load_tokens(const char *path, enpu_err *e)
 	return a;
 }
 
-/* --token-file: one token (the first word of the file), role admin. */
+/* --token-file: one token (the first word of the file), role admin; the
+ * file as private as --tokens. */
 static int load_single(srv_auth *a, const char *path, enpu_err *e)
 {
 	enpu_buf b = ENPU_BUF_INIT;
 	size_t n = 0, i;
 	int rc = -1;
 
-	if (enpu_read_file(path, 4096, &b, e) != 0)
+	if (srv_token_file_private(path, e) != 0 || enpu_read_file(path, 4096, &b, e) != 0)
 		goto out;
 	n = b.len;
 	while (n > 0 && strchr("\r\n\t ", b.data[n - 1]))

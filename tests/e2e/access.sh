@@ -26,6 +26,20 @@ expect_eq "world-readable --tokens: three lines" "$(wc -l <"$TMP/x.err")" 3
 expect_match "world-readable --tokens: E0816" "$(head -1 "$TMP/x.err")" '^error\[E0816\]'
 expect_match "world-readable --tokens: says why" "$(sed -n 2p "$TMP/x.err")" 'readable or writable by everyone'
 chmod 600 "$TMP/tokens"
+printf '%s\n' "$ATOK" >"$TMP/single"
+chmod 604 "$TMP/single"
+for flag in --token-file --board-token-file; do
+	extra=; [ "$flag" = --board-token-file ] && extra="--board b=unix:$TMP/none.sock"
+	# shellcheck disable=SC2086
+	"$BIN/eulernpud" --socket "$TMP/x.sock" --cache "$TMP/x.cache" $flag "$TMP/single" $extra \
+		>"$TMP/x.out" 2>"$TMP/x.err"; rc=$?
+	expect_eq "world-readable $flag: exit 2" "$rc" 2
+	expect_eq "world-readable $flag: three lines" "$(wc -l <"$TMP/x.err")" 3
+	expect_match "world-readable $flag: names the file" "$(sed -n 1,2p "$TMP/x.err" | tr "\n" " ")" \
+		"E0816.*token file '$TMP/single' is readable or writable by everyone \(mode 0604\)"
+	expect_match "world-readable $flag: chmod 600" "$(sed -n 3p "$TMP/x.err")" 'chmod 600'
+done
+chmod 600 "$TMP/single"
 printf '%s superuser\n' "$UTOK" >"$TMP/badrole"
 chmod 600 "$TMP/badrole"
 "$BIN/eulernpud" --socket "$TMP/x.sock" --cache "$TMP/x.cache" --tokens "$TMP/badrole" \
@@ -84,6 +98,16 @@ expect_match "--socket-mode 999: usage error" \
 printf '%s\n' "$UTOK" >"$TMP/utok"
 printf '%s\n' "$ATOK" >"$TMP/atok"
 printf 'nope\n' >"$TMP/wtok"
+chmod 644 "$TMP/utok"
+check_status "client: a group/world-readable --token-file is refused (exit 2)" 2 \
+	"$CLI" --server "$T" --token-file "$TMP/utok" backends
+expect_match "client: world-readable token file: names it" "$(sed -n 1,2p "$TMP/last.err" | tr "\n" " ")" \
+	"E0100.*token file '$TMP/utok' may be read or written by others \(mode 0644\)"
+expect_match "client: world-readable token file: chmod 600" "$(sed -n 3p "$TMP/last.err")" 'chmod 600'
+chmod 640 "$TMP/utok"
+check_status "client: a group-readable --token-file is refused too" 2 \
+	"$CLI" --server "$T" --token-file "$TMP/utok" backends
+chmod 600 "$TMP/utok" "$TMP/atok" "$TMP/wtok"
 check_status "client without a token: exit 2" 2 "$CLI" --server "$T" backends
 expect_match "client without a token: E0814" "$(head -1 "$TMP/last.err")" '^error\[E0814\]'
 check "client --token-file" "$CLI" --server "$T" --token-file "$TMP/utok" backends
@@ -120,9 +144,22 @@ expect_eq "TLS: token still required (401)" "$(tc --cacert "$TMP/cert.pem" -o /d
 expect_eq "TLS: user token 200" \
 	"$(tc --cacert "$TMP/cert.pem" -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $UTOK" $S/v1/backends)" 200
 expect_eq "TLS: plain http to the TLS port fails" "$(tc -o /dev/null -w '%{http_code}' http://127.0.0.1:$(cat "$TMP/t.port")/v1/health)" 000
-check_status "TLS: client without --cacert: exit 3" 3 "$CLI" --server "$S" --token-file "$TMP/utok" backends
-expect_match "TLS: without --cacert: E0808" "$(head -1 "$TMP/last.err")" '^error\[E0808\]'
-expect_match "TLS: without --cacert: says to pass --cacert" "$(sed -n 3p "$TMP/last.err")" '--cacert FILE'
+check_status "TLS: client without --cacert: exit 2 (retrying cannot help)" 2 "$CLI" --server "$S" --token-file "$TMP/utok" backends
+expect_match "TLS: without --cacert: E0820" "$(head -1 "$TMP/last.err")" '^error\[E0820\]: no trusted TLS connection'
+expect_match "TLS: without --cacert: says to check --cacert" "$(sed -n 3p "$TMP/last.err")" '--cacert FILE'
+check_status "TLS: version without --cacert: exit 2" 2 "$CLI" --server "$S" version
+expect_eq "TLS: version without --cacert: the client's version first" "$(head -1 "$TMP/last.out")" \
+	"eulernpu $("$CLI" version | sed -n '1s/^eulernpu //p')"
+expect_match "TLS: version without --cacert: E0820" "$(head -1 "$TMP/last.err")" '^error\[E0820\]'
+check "TLS: version with --cacert: exit 0" "$CLI" --server "$S" --cacert "$TMP/cert.pem" version
+expect_match "TLS: version with --cacert: the server's version" "$(sed -n 2p "$TMP/last.out")" \
+	"^eulernpud [0-9][^ ]* \($S\)$"
+printf 'server: %s\ncacert: %s\n' "$S" "$TMP/cert.pem" >"$TMP/xdg/eulernpu/config.yaml"
+check "TLS: version takes the config file's cacert" "$CLI" version
+expect_match "TLS: version (config file): the server's version" "$(sed -n 2p "$TMP/last.out")" "^eulernpud [0-9]"
+rm -f "$TMP/xdg/eulernpu/config.yaml"
+check_status "TLS: a wrong token exits 2" 2 "$CLI" --server "$S" --token-file "$TMP/wtok" --cacert "$TMP/cert.pem" backends
+expect_match "TLS: a wrong token: the fix says to check the token" "$(sed -n 3p "$TMP/last.err")" 'check the token: --token-file'
 check "TLS: client --cacert" "$CLI" --server "$S" --token-file "$TMP/utok" --cacert "$TMP/cert.pem" backends
 check "TLS: client EULERNPU_CACERT" env EULERNPU_CACERT="$TMP/cert.pem" "$CLI" --server "$S" --token-file "$TMP/utok" backends
 printf 'server: %s\ntoken_file: %s\ncacert: %s\n' "$S" "$TMP/utok" "$TMP/cert.pem" >"$TMP/xdg/eulernpu/config.yaml"

@@ -19,6 +19,7 @@ now() { date +%s.%N; }
 
 printf 'tok-%s\n' "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$TMP/tok"
 echo wrong-token >"$TMP/badtok"
+chmod 600 "$TMP/tok" "$TMP/badtok"   # token files must be private
 
 # start_board NAME [PORT [ARGS...]]: a board agent on 127.0.0.1 (port 0 = a
 # free one); its port in $TMP/NAME.port.
@@ -205,7 +206,7 @@ stop_daemon labx
 start_daemon lab0 || { finish; exit 1; }
 t0=$(now)
 check_status "no board: the client exits 3" 3 env EULERNPU_SERVER=unix:$TMP/lab0.sock timeout 60 \
-	"$BIN/eulernpu" run --artifact "$TMP/tiny_mlp.zynq_ps" --input "$EX/tiny_mlp/input.npz" --out "$TMP/n.npz"
+	"$BIN/eulernpu" --retry 0 run --artifact "$TMP/tiny_mlp.zynq_ps" --input "$EX/tiny_mlp/input.npz" --out "$TMP/n.npz"
 expect_match "no board: E0811" "$(head -1 "$TMP/last.err")" '^error\[E0811\]'
 check "no board: refused at once (< 5 s)" "$PY" -c "import sys; sys.exit(not ($(now) - $t0 < 5))"
 expect_eq "no board: POST /v1/jobs 503" \
@@ -234,13 +235,18 @@ check "b2 still runs jobs" enpu run --artifact "$TMP/tiny_cnn.zynq_ps" --input "
 kill_board b2
 check "b2 killed: boards shows it down" wait_state lab b2 down
 t0=$(now)
-check_status "no board up: the run fails at once (exit 3, retry later)" 3 enpu run \
+check_status "no board up: the run fails at once (exit 3, retry later)" 3 enpu --retry 0 run \
 	--artifact "$TMP/tiny_mlp.fpga_board" --input "$EX/tiny_mlp/input.npz" --out "$TMP/x.npz" --timeout 30
 t1=$(now)
 expect_match "no board up: E0811" "$(head -1 "$TMP/last.err")" '^error\[E0811\]'
 expect_match "no board up: each board's state and last error" "$(sed -n 2p "$TMP/last.err")" \
 	"b1 down since .*: .*; b2 down since .*: "
 check "no board up: refused, not queued (within 3 s)" "$PY" -c "import sys; sys.exit(not ($t1 - $t0 < 3))"
+check_status "no board up: with the client's retries, still exit 3" 3 enpu --retry 2 run \
+	--artifact "$TMP/tiny_mlp.fpga_board" --input "$EX/tiny_mlp/input.npz" --out "$TMP/x.npz" --timeout 30
+expect_eq "no board up: the 503 retried twice, then E0811" \
+	"$(grep -c '^server busy (503)' "$TMP/last.err") $(grep -v '^server busy' "$TMP/last.err" | head -1 | cut -c1-13)" \
+	"2 error[E0811]:"
 
 # ---- a restarted board rejoins ------------------------------------------------------------------
 start_board b2 "$P2" || { finish; exit 1; }

@@ -301,6 +301,7 @@ stop_daemon dr
 # The board answers its health checks and GET of the job ("running") but the
 # job never ends: only the lab's --job-timeout can end it.
 printf 'tok-%s\n' "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$TMP/tok"
+chmod 600 "$TMP/tok"
 start_fault bd board-run --role board --token-file "$TMP/tok" --workers 2 || { finish; exit 1; }
 start_daemon lab --board "bd=unix:$TMP/bd.sock" --board-token-file "$TMP/tok" --board-health-interval 1 \
 	--board-timeout 2 --board-backoff-max 2 --job-timeout 4 || { finish; exit 1; }

@@ -111,7 +111,7 @@ check "version --json exits 0" "$CLI" version --json
 expect_eq "version --json: client, server, url" \
 	"$(JQ '[d["client"], d["server"], d["url"]]' <"$TMP/last.out")" \
 	"[\"$("$CLI" version | sed -n '1s/^eulernpu //p')\", \"$(dcurl a http://l/v1/health | JQ 'd["version"]')\", \"unix:$TMP/a.sock\"]"
-check "version --json with no server answering exits 0" \
+check_status "version --json with no server answering exits 3" 3 \
 	env EULERNPU_SERVER="unix:$TMP/none.sock" "$CLI" version --json
 expect_eq "version --json with no server: server null" "$(JQ 'd["server"]' <"$TMP/last.out")" null
 

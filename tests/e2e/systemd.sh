@@ -43,6 +43,7 @@ expect_match "ExecStart runs the board role on port 7878 with the token and a bo
 
 # the same command line, with the paths moved into $TMP and a free port
 echo "lab-secret" >"$TMP/board.token"
+chmod 600 "$TMP/board.token"
 args=${args//0.0.0.0:7878/127.0.0.1:0}
 args=${args//'${CREDENTIALS_DIRECTORY}/board.token'/$TMP/board.token}
 args=${args//\/var\/cache\/eulernpu/$TMP/board.cache}

@@ -147,10 +147,18 @@ Test(srv_auth, decide_tcp_unix_and_roles)
 	cr_assert_eq(srv_auth_load(&ctx, &e), -1);
 	cr_assert_eq(srv_auth_decide(&ctx, 1, SRV_ROLE_USER, "Bearer u2", name, sizeof name), 0);
 
-	/* --token-file: role admin, on Unix sockets too (a board agent) */
+	/* --token-file: as private as --tokens (world-readable: refused, the
+	 * old table kept) */
 	write_file(single, "board-secret\n", 0644);
 	ctx.cfg.tokens_file = NULL;
 	ctx.cfg.token_file = single;
+	cr_assert_eq(srv_auth_load(&ctx, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_CONFIG);
+	cr_assert(strstr(e.message, "readable or writable by everyone") && strstr(e.fix, "chmod 600"),
+		  "%s / %s", e.message, e.fix);
+	cr_assert_eq(srv_auth_decide(&ctx, 1, SRV_ROLE_USER, "Bearer u2", name, sizeof name), 0);
+	/* role admin, on Unix sockets too (a board agent); 640 shares it */
+	chmod(single, 0640);
 	cr_assert_eq(srv_auth_load(&ctx, &e), 0, "%s", e.message);
 	cr_assert_eq(srv_auth_decide(&ctx, 0, SRV_ROLE_USER, NULL, name, sizeof name), 401);
 	cr_assert_eq(srv_auth_decide(&ctx, 0, SRV_ROLE_ADMIN, "Bearer board-secret", name, sizeof name), 0);

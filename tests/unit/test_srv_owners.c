@@ -113,6 +113,7 @@ Test(owners, token_file_identity_on_unix)
 	cr_assert_not_null(f);
 	fputs("board-secret\n", f);
 	fclose(f);
+	chmod(p, 0600);   /* a token file must be private */
 	memset(&ctx, 0, sizeof ctx);
 	ctx.cfg.token_file = p;
 	cr_assert_eq(srv_auth_load(&ctx, &e), 0, "%s", e.message);
