@@ -7,16 +7,18 @@
 # alike; each round copies a cache that build made itself. A benchmark, not
 # a test. Prints the median of each build, in ms, as curl measures it.
 #
-# Usage: tests/bench/coldhit.sh [-n ROUNDS] [-m tiny_mlp|big] BINDIR...
+# Usage: tests/bench/coldhit.sh [-n ROUNDS] [-m tiny_mlp|big] [-w] BINDIR...
 #   big: one matmul 2048 x 4096 (32 MiB of weights), made here with NumPy.
+#   -w: the job's POST waits for the job to end (?wait=60), so its time
+#       includes the artifact load wherever a build does it.
 set -eu
 cd "$(dirname "$0")/../.."
-N=7 MODEL=tiny_mlp
-while getopts n:m: o; do
-	case $o in n) N=$OPTARG ;; m) MODEL=$OPTARG ;; *) exit 2 ;; esac
+N=7 MODEL=tiny_mlp WAIT=0
+while getopts n:m:w o; do
+	case $o in n) N=$OPTARG ;; m) MODEL=$OPTARG ;; w) WAIT=60 ;; *) exit 2 ;; esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: $0 [-n ROUNDS] [-m tiny_mlp|big] BINDIR..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 [-n ROUNDS] [-m tiny_mlp|big] [-w] BINDIR..." >&2; exit 2; }
 T=$(mktemp -d)
 PID=
 trap '[ -n "$PID" ] && kill $PID 2>/dev/null; rm -rf "$T"' EXIT
@@ -89,7 +91,7 @@ for r in $(seq "$N"); do
 		rm -f "$T/run/lock"
 		start "$b" "$T/run"
 		echo "$i compile $(post /v1/compile "$compile_req")" >>"$T/times"
-		echo "$i job $(post '/v1/jobs?wait=0' "{\"artifact\":\"${ART[$i]}\",\"input\":\"$DI\"}")" >>"$T/times"
+		echo "$i job $(post "/v1/jobs?wait=$WAIT" "{\"artifact\":\"${ART[$i]}\",\"input\":\"$DI\"}")" >>"$T/times"
 		stop
 		i=$((i + 1))
 	done
@@ -99,7 +101,7 @@ i=0
 for b in "$@"; do
 	for what in compile job; do
 		awk -v i=$i -v w=$what '$1 == i && $2 == w { print $3 }' "$T/times" | sort -n |
-			awk -v l="$b ($MODEL): $what, cache hit on a fresh daemon" \
+			awk -v l="$b ($MODEL): $what$([ "$what" = job ] && [ "$WAIT" != 0 ] && echo ' to its end'), cache hit on a fresh daemon" \
 			'{ v[NR] = $1 } END { printf "%-60s %8.2f ms (median of %d)\n", l, v[int((NR + 1) / 2)], NR }'
 	done
 	i=$((i + 1))
