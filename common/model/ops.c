@@ -1,4 +1,5 @@
-/* ops.c: the operator table (see ops.h). One row per op of spec v1. */
+/* ops.c: the operator table (see ops.h). One row per op of spec v1 (ROW)
+ * and of spec v2 (ROW2: allowed only in `eulernpu: 2` specs). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,9 @@ static const enpu_attrdef concat_attrs[] = {
 	{NULL, 0, 0, 0, NULL, NULL}};
 
 #define ROW(nm, id, mn, mx, at, sh, k) \
-	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32"}
+	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 1}
+#define ROW2(nm, id, mn, mx, at, sh, k) \
+	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 2}
 
 static const enpu_opdef ops[ENPU_OP_COUNT] = {
 	ROW(matmul, MATMUL, 2, 2, no_attrs, matmul, matmul),
@@ -89,6 +92,12 @@ static const enpu_opdef ops[ENPU_OP_COUNT] = {
 	ROW(flatten, FLATTEN, 1, 1, flatten_attrs, flatten, copy),
 	ROW(transpose, TRANSPOSE, 1, 1, transpose_attrs, transpose, transpose),
 	ROW(concat, CONCAT, 1, -1, concat_attrs, concat, concat),
+	ROW2(exp, EXP, 1, 1, no_attrs, unary, exp),
+	ROW2(sqrt, SQRT, 1, 1, no_attrs, unary, sqrt),
+	ROW2(neg, NEG, 1, 1, no_attrs, unary, neg),
+	ROW2(abs, ABS, 1, 1, no_attrs, unary, abs),
+	ROW2(reciprocal, RECIPROCAL, 1, 1, no_attrs, unary, reciprocal),
+	ROW2(erf, ERF, 1, 1, no_attrs, unary, erf),
 };
 
 const enpu_opdef *enpu_op_by_name(const char *name)

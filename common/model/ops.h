@@ -19,6 +19,9 @@ typedef enum enpu_opid {
 	ENPU_OP_CONV2D, ENPU_OP_MAXPOOL2D, ENPU_OP_AVGPOOL2D, ENPU_OP_GLOBAL_AVGPOOL,
 	ENPU_OP_BATCHNORM, ENPU_OP_RESHAPE, ENPU_OP_FLATTEN, ENPU_OP_TRANSPOSE,
 	ENPU_OP_CONCAT,
+	/* spec v2 (eulernpu: 2) */
+	ENPU_OP_EXP, ENPU_OP_SQRT, ENPU_OP_NEG, ENPU_OP_ABS, ENPU_OP_RECIPROCAL,
+	ENPU_OP_ERF,
 	ENPU_OP_COUNT
 } enpu_opid;
 
@@ -97,6 +100,7 @@ typedef struct enpu_opdef {
 	enpu_shape_fn shape;
 	enpu_kernel_fn kernel;        /* cpu_ref reference kernel */
 	const char *kernel_name;      /* "matmul_f32": recorded in graph.json */
+	int since;                    /* the spec version that added it: 1 or 2 */
 } enpu_opdef;
 
 const enpu_opdef *enpu_op_by_name(const char *name);  /* NULL if unknown */

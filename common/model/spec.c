@@ -459,10 +459,12 @@ static int parse_root(pctx *c)
 	if (!v[K_VERSION])
 		return fail_at(c, root, ENPU_E_SCHEMA, "add 'eulernpu: 1' (the spec format version)",
 			       "missing required key 'eulernpu'");
-	if (enpu_ynode_int(v[K_VERSION], &ver) || ver != 1)
-		return fail_at(c, v[K_VERSION], ENPU_E_VERSION, "write 'eulernpu: 1' or upgrade eulernpu",
+	if (enpu_ynode_int(v[K_VERSION], &ver) || (ver != 1 && ver != 2))
+		return fail_at(c, v[K_VERSION], ENPU_E_VERSION,
+			       "write 'eulernpu: 1' or 'eulernpu: 2', or upgrade eulernpu",
 			       "unsupported spec format version '%.32s'",
 			       v[K_VERSION]->kind == ENPU_YN_SCALAR ? v[K_VERSION]->text : "?");
+	s->version = (int)ver;
 	if (fields(c, root, top_keys, v, "at the top level") ||
 	    need(c, v[K_NAME], root, "name", "at the top level") ||
 	    need(c, v[K_INPUTS], root, "inputs", "at the top level") ||

@@ -39,6 +39,7 @@ typedef struct enpu_scomp {
 struct enpu_spec {
 	char *label;
 	int line, col;            /* the top-level mapping */
+	int version;              /* `eulernpu:` 1 or 2 (v2 adds ops: ops.h `since`) */
 	enpu_sstr name, backend;  /* backend.s NULL when absent */
 	enpu_stensor *inputs; int n_inputs;
 	enpu_sstr *outputs; int n_outputs;

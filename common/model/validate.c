@@ -489,10 +489,15 @@ static int check_op(vctx *c, int i)
 		const char *near = closest_op(op->op.s);
 
 		return vfail(c, op->op.line, op->op.col, ENPU_E_OP,
-			     "see docs/spec-format.md for the ops of spec v1",
+			     "see docs/spec-format.md for the ops of spec v1 and v2",
 			     "unknown op '%.64s'%s%s%s", op->op.s, near ? "; did you mean '" : "",
 			     near ? near : "", near ? "'?" : "");
 	}
+	if (d->since > c->s->version)
+		return vfail(c, op->op.line, op->op.col, ENPU_E_OP,
+			     "write 'eulernpu: 2' at the top of the spec",
+			     "op '%s' needs eulernpu: %d (this spec is eulernpu: %d)",
+			     d->name, d->since, c->s->version);
 	io->def = d;
 	if (check_arity(c, op, d) || parse_attrs(c, op, d, &io->attrs))
 		return -1;

@@ -34,6 +34,13 @@ ENPU_KERNEL(batchnorm);
 ENPU_KERNEL(copy);        /* reshape, flatten: same bytes, new shape */
 ENPU_KERNEL(transpose);
 ENPU_KERNEL(concat);
+/* spec v2 */
+ENPU_KERNEL(exp);
+ENPU_KERNEL(sqrt);
+ENPU_KERNEL(neg);
+ENPU_KERNEL(abs);
+ENPU_KERNEL(reciprocal);
+ENPU_KERNEL(erf);
 
 /* ---- shared with the npu_sim executor (npuexec.c) ---------------------- */
 

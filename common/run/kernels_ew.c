@@ -4,6 +4,8 @@
  * each kernel; threads split the output range. */
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 #include "kernels.h"
 #include "kmath.h"
 
@@ -123,7 +125,8 @@ ENPU_KERNEL(div) { return binary(BIN_DIV, in, out, par); }
 
 /* ---- unary ops ------------------------------------------------------ */
 
-enum { UN_RELU, UN_SIGMOID, UN_TANH, UN_LEAKY, UN_CLIP, UN_GELU, UN_GELU_TANH };
+enum { UN_RELU, UN_SIGMOID, UN_TANH, UN_LEAKY, UN_CLIP, UN_GELU, UN_GELU_TANH,
+       UN_EXP, UN_SQRT, UN_NEG, UN_ABS, UN_RECIP, UN_ERF };
 
 typedef struct un_ctx {
 	int op;
@@ -173,6 +176,18 @@ static float gelu_tanh1(float x)
 	return (0.5f * x) * (1.0f + enpu_tanhf(u));
 }
 
+/* neg: flips the sign bit and nothing else (neg(+0) = -0, NaN payloads
+ * kept with the sign flipped); abs clears it (abs(-0) = +0, abs(-NaN) =
+ * +NaN). Bit operations, so no float arithmetic can differ between ISAs. */
+static float signbit_op(float x, int clear)
+{
+	uint32_t u;
+	memcpy(&u, &x, sizeof(u));
+	u = clear ? (u & 0x7fffffffu) : (u ^ 0x80000000u);
+	memcpy(&x, &u, sizeof(x));
+	return x;
+}
+
 static void un_range(void *vctx, size_t i0, size_t i1)
 {
 	const un_ctx *c = vctx;
@@ -187,6 +202,12 @@ static void un_range(void *vctx, size_t i0, size_t i1)
 	case UN_CLIP:      for (i = i0; i < i1; i++) y[i] = clip1(x[i], c->lo, c->hi); break;
 	case UN_GELU:      for (i = i0; i < i1; i++) y[i] = gelu1(x[i]); break;
 	case UN_GELU_TANH: for (i = i0; i < i1; i++) y[i] = gelu_tanh1(x[i]); break;
+	case UN_EXP:       for (i = i0; i < i1; i++) y[i] = enpu_expf(x[i]); break;
+	case UN_SQRT:      for (i = i0; i < i1; i++) y[i] = sqrtf(x[i]); break;
+	case UN_NEG:       for (i = i0; i < i1; i++) y[i] = signbit_op(x[i], 0); break;
+	case UN_ABS:       for (i = i0; i < i1; i++) y[i] = signbit_op(x[i], 1); break;
+	case UN_RECIP:     for (i = i0; i < i1; i++) y[i] = 1.0f / x[i]; break;
+	case UN_ERF:       for (i = i0; i < i1; i++) y[i] = enpu_erff(x[i]); break;
 	}
 }
 
@@ -200,7 +221,8 @@ static int unary(int op, const enpu_attrs *a, const enpu_view *in, enpu_view *ou
 		c.hi = a->max;
 	}
 	/* the transcendental ones cost ~50x an add: smaller chunks pay off */
-	size_t grain = (op == UN_RELU || op == UN_LEAKY || op == UN_CLIP) ? EW_GRAIN : 1024;
+	size_t grain = (op == UN_RELU || op == UN_LEAKY || op == UN_CLIP || op == UN_NEG ||
+			op == UN_ABS || op == UN_RECIP || op == UN_SQRT) ? EW_GRAIN : 1024;
 	enpu_par_for(par, numel(&out[0].shape), grain, un_range, &c);
 	return 0;
 }
@@ -216,6 +238,25 @@ ENPU_KERNEL(gelu)
 {
 	return unary(a && a->approximate == 1 ? UN_GELU_TANH : UN_GELU, a, in, out, par);
 }
+
+/* ---- spec v2 unary ops -------------------------------------------- */
+
+/* exp: y = enpu_expf(x) (kmath.c: e^x in double, rounded once; NaN stays
+ * NaN, x > 90 and +Inf give +Inf, x < -110 and -Inf give +0) */
+ENPU_KERNEL(exp) { return unary(UN_EXP, a, in, out, par); }
+/* sqrt: y = sqrtf(x), correctly rounded by IEEE 754 on every ISA:
+ * sqrt(-0) = -0, sqrt(+Inf) = +Inf, x < 0 (incl. -Inf) and NaN give NaN */
+ENPU_KERNEL(sqrt) { return unary(UN_SQRT, a, in, out, par); }
+/* neg: y = x with its sign bit flipped (-0 -> +0, +0 -> -0, NaN -> NaN) */
+ENPU_KERNEL(neg) { return unary(UN_NEG, a, in, out, par); }
+/* abs: y = x with its sign bit cleared (-0 -> +0, -Inf -> +Inf, -NaN -> NaN) */
+ENPU_KERNEL(abs) { return unary(UN_ABS, a, in, out, par); }
+/* reciprocal: y = 1.0f / x, one IEEE float divide: 1/+0 = +Inf, 1/-0 =
+ * -Inf, 1/±Inf = ±0, NaN stays NaN */
+ENPU_KERNEL(reciprocal) { return unary(UN_RECIP, a, in, out, par); }
+/* erf: y = enpu_erff(x) (kmath.c series; erf(±0) = ±0, erf(±Inf) = ±1,
+ * NaN stays NaN) */
+ENPU_KERNEL(erf) { return unary(UN_ERF, a, in, out, par); }
 
 /* ---- batchnorm ------------------------------------------------------ */
 

@@ -713,3 +713,32 @@ Test(move, transpose_concat_copy)
 	cr_assert_eq(enpu_k_copy(&a, &x, 1, &flat, 1, NULL), 0);
 	cr_assert(memcmp(flat.data, x.data, 24 * 4) == 0);
 }
+
+/* spec v2 unary ops: the special values each kernel's comment defines. */
+Test(ew, v2_unary_special_values)
+{
+	enpu_attrs a = attrs0();
+	float xs[] = {-2.0f, -0.0f, 0.0f, 4.0f, NAN, -INFINITY, INFINITY, -NAN};
+	enpu_view x = mk(SHP(8));
+	enpu_view y = mk(SHP(8));
+	fill(&x, xs);
+
+	cr_assert_eq(enpu_k_neg(&a, &x, 1, &y, 1, NULL), 0);
+	assert_same(&y, (float[]){2, 0.0f, -0.0f, -4, NAN, INFINITY, -INFINITY, NAN}, "neg");
+	cr_assert_eq(fbits(y.data[4]), fbits(xs[4]) ^ 0x80000000u, "neg flips NaN's sign bit");
+	cr_assert_eq(fbits(y.data[1]), 0u, "neg(-0) is +0");
+	cr_assert_eq(enpu_k_abs(&a, &x, 1, &y, 1, NULL), 0);
+	assert_same(&y, (float[]){2, 0.0f, 0.0f, 4, NAN, INFINITY, INFINITY, NAN}, "abs");
+	cr_assert_eq(fbits(y.data[7]) >> 31, 0u, "abs(-NaN) has its sign cleared");
+	cr_assert_eq(enpu_k_sqrt(&a, &x, 1, &y, 1, NULL), 0);
+	assert_same(&y, (float[]){NAN, -0.0f, 0.0f, 2, NAN, NAN, INFINITY, NAN}, "sqrt");
+	cr_assert_eq(enpu_k_reciprocal(&a, &x, 1, &y, 1, NULL), 0);
+	assert_same(&y, (float[]){-0.5f, -INFINITY, INFINITY, 0.25f, NAN, -0.0f, 0.0f, NAN},
+		    "reciprocal");
+	cr_assert_eq(enpu_k_exp(&a, &x, 1, &y, 1, NULL), 0);
+	assert_same(&y, (float[]){enpu_expf(-2.0f), 1, 1, enpu_expf(4.0f), NAN, 0.0f, INFINITY, NAN},
+		    "exp");
+	cr_assert_eq(enpu_k_erf(&a, &x, 1, &y, 1, NULL), 0);
+	assert_same(&y, (float[]){enpu_erff(-2.0f), -0.0f, 0.0f, enpu_erff(4.0f), NAN, -1, 1, NAN},
+		    "erf");
+}

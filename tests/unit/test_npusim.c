@@ -717,3 +717,25 @@ Test(npusim, plan_read_roundtrip)
 	enpu_graph_free(g);
 	enpu_spec_free(s);
 }
+
+/* spec v2 unary ops lower as vector passes (docs/npu-sim.md): exp, erf and
+ * sqrt cost 2 passes, neg, abs and reciprocal 1. */
+Test(npusim, v2_unary_passes)
+{
+	static const struct {
+		enpu_opid id;
+		int passes;
+	} want[] = {
+		{ENPU_OP_EXP, 2}, {ENPU_OP_SQRT, 2}, {ENPU_OP_ERF, 2},
+		{ENPU_OP_NEG, 1}, {ENPU_OP_ABS, 1}, {ENPU_OP_RECIPROCAL, 1},
+	};
+
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const enpu_opdef *d = enpu_op_by_id(want[i].id);
+
+		cr_assert_not_null(d);
+		cr_expect_eq(enpu_npu_class_of(d), ENPU_NPU_VECTOR, "%s", d->name);
+		cr_expect_eq(enpu_npu_passes_of(d), want[i].passes, "%s", d->name);
+		cr_expect_eq(d->since, 2, "%s is a spec v2 op", d->name);
+	}
+}

@@ -148,9 +148,9 @@ Test(spec, error_positions)
 	const char *y = "eulernpu: 1\nname: m\nbackend: cpu_ref\nwieghts: []\n";
 
 	parse_bad(y, strlen(y), NULL, ENPU_E_SCHEMA, "spec.yaml:4:1", "did you mean 'weights'");
-	y = "eulernpu: 2\nname: m\n";
+	y = "eulernpu: 3\nname: m\n";
 	parse_bad(y, strlen(y), NULL, ENPU_E_VERSION, "spec.yaml:1:11",
-		  "unsupported spec format version '2'");
+		  "unsupported spec format version '3'");
 	y = "name: m\n";
 	parse_bad(y, strlen(y), NULL, ENPU_E_SCHEMA, "spec.yaml:1:1", "'eulernpu'");
 	y = HEAD "inputs:\n  - {name: x, dtype: int8, shape: [1]}\n";

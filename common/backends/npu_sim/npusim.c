@@ -12,7 +12,7 @@
 #include "spec_int.h"
 
 /* npu_sim vector passes (docs/npu-sim.md): one per elementwise step; exp,
- * tanh and erf count 2; softmax: max, subtract+exp, sum, divide; pools: one
+ * tanh, erf and sqrt count 2 (neg, abs, reciprocal 1); softmax: max, subtract+exp, sum, divide; pools: one
  * per window tap (avg: + the divide). */
 static const struct {
 	enpu_npu_class cls;
@@ -40,6 +40,12 @@ static const struct {
 	[ENPU_OP_FLATTEN] = {ENPU_NPU_FREE, 0},
 	[ENPU_OP_TRANSPOSE] = {ENPU_NPU_MOVE, 1},
 	[ENPU_OP_CONCAT] = {ENPU_NPU_MOVE, 1},
+	[ENPU_OP_EXP] = {ENPU_NPU_VECTOR, 2},
+	[ENPU_OP_SQRT] = {ENPU_NPU_VECTOR, 2},
+	[ENPU_OP_NEG] = {ENPU_NPU_VECTOR, 1},
+	[ENPU_OP_ABS] = {ENPU_NPU_VECTOR, 1},
+	[ENPU_OP_RECIPROCAL] = {ENPU_NPU_VECTOR, 1},
+	[ENPU_OP_ERF] = {ENPU_NPU_VECTOR, 2},
 };
 
 enpu_npu_class enpu_npu_class_of(const enpu_opdef *d)

@@ -60,7 +60,7 @@ def rng_for(name):
     return np.random.default_rng(zlib.crc32(name.encode()))
 
 
-def emit(name, op, operands, attrs, expected64, f32=None):
+def emit(name, op, operands, attrs, expected64, f32=None, version=1):
     """operands: list of (tensor name, float32 array, is_weight) in op input
     order. expected64: the float64 result. f32: the same op evaluated in
     float32 by NumPy (a sanity check that float32 stays within tolerance)."""
@@ -70,7 +70,7 @@ def emit(name, op, operands, attrs, expected64, f32=None):
     os.makedirs(d)
     ins = [(n, a) for n, a, w in operands if not w]
     ws = [(n, a) for n, a, w in operands if w]
-    lines = ["eulernpu: 1", "name: " + name, "inputs:"]
+    lines = ["eulernpu: %d" % version, "name: " + name, "inputs:"]
     lines += [tensor_decl(n, a) for n, a in ins]
     lines.append("outputs: [y]")
     if ws:
@@ -286,6 +286,34 @@ def unary_cases():
         emit(name, op, [("x", x, False)], attrs, e64, e32)
 
 
+def v2_unary_cases():
+    """spec v2 unary ops (eulernpu: 2). Inputs include the special values
+    (±0, ±Inf, NaN; negatives for sqrt) next to random ones."""
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5], dtype=np.float32)
+    cfg = [
+        ("exp", "exp", 1.0, np.exp),
+        ("sqrt", "sqrt", 2.5, np.sqrt),
+        ("neg", "neg", 2.5, np.negative),
+        ("abs", "abs", 2.5, np.abs),
+        ("reciprocal", "reciprocal", 2.5, np.reciprocal),
+        ("erf", "erf", 1.5, np.vectorize(math.erf, otypes=[np.float64])),
+    ]
+    for name, op, scale, fn in cfg:
+        r = rng_for(name)
+        x = (randn(r, (3, 4, 5)) * scale).astype(np.float32)
+        if op == "reciprocal":
+            x[np.abs(x) < 0.05] = 0.25   # keep 1/x within the tolerance's scale
+        flat = x.reshape(-1)
+        flat[:len(special)] = special
+        if op == "erf":
+            e64 = np.where(np.isnan(x), np.nan, fn(np.nan_to_num(f64(x), nan=0.0)))
+            e32 = e64
+        else:
+            with np.errstate(all="ignore"):
+                e64, e32 = both(fn, x)
+        emit("v2_" + name, op, [("x", x, False)], {}, e64, e32, version=2)
+
+
 def softmax_cases():
     cfg = [
         ("softmax_default", (4, 10), None),
@@ -439,6 +467,7 @@ def main():
     gemm_cases()
     binary_cases()
     unary_cases()
+    v2_unary_cases()
     softmax_cases()
     conv_cases()
     pool_cases()
