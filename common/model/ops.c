@@ -98,6 +98,7 @@ static const enpu_opdef ops[ENPU_OP_COUNT] = {
 	ROW2(abs, ABS, 1, 1, no_attrs, unary, abs),
 	ROW2(reciprocal, RECIPROCAL, 1, 1, no_attrs, unary, reciprocal),
 	ROW2(erf, ERF, 1, 1, no_attrs, unary, erf),
+	ROW2(log, LOG, 1, 1, no_attrs, unary, log),
 };
 
 const enpu_opdef *enpu_op_by_name(const char *name)

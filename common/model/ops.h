@@ -21,7 +21,7 @@ typedef enum enpu_opid {
 	ENPU_OP_CONCAT,
 	/* spec v2 (eulernpu: 2) */
 	ENPU_OP_EXP, ENPU_OP_SQRT, ENPU_OP_NEG, ENPU_OP_ABS, ENPU_OP_RECIPROCAL,
-	ENPU_OP_ERF,
+	ENPU_OP_ERF, ENPU_OP_LOG,
 	ENPU_OP_COUNT
 } enpu_opid;
 

@@ -11,7 +11,7 @@
 ENPU_SHAPE_RULE(matmul);
 ENPU_SHAPE_RULE(gemm);
 ENPU_SHAPE_RULE(broadcast);     /* add, sub, mul, div */
-ENPU_SHAPE_RULE(unary);         /* relu, sigmoid, tanh, leaky_relu, clip, gelu; v2: exp, sqrt, neg, abs, reciprocal, erf */
+ENPU_SHAPE_RULE(unary);         /* relu, sigmoid, tanh, leaky_relu, clip, gelu; v2: exp, log, sqrt, neg, abs, reciprocal, erf */
 ENPU_SHAPE_RULE(softmax);
 ENPU_SHAPE_RULE(conv2d);
 ENPU_SHAPE_RULE(pool2d);        /* maxpool2d, avgpool2d */

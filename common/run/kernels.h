@@ -41,6 +41,7 @@ ENPU_KERNEL(neg);
 ENPU_KERNEL(abs);
 ENPU_KERNEL(reciprocal);
 ENPU_KERNEL(erf);
+ENPU_KERNEL(log);
 
 /* ---- shared with the npu_sim executor (npuexec.c) ---------------------- */
 

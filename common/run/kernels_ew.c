@@ -126,7 +126,7 @@ ENPU_KERNEL(div) { return binary(BIN_DIV, in, out, par); }
 /* ---- unary ops ------------------------------------------------------ */
 
 enum { UN_RELU, UN_SIGMOID, UN_TANH, UN_LEAKY, UN_CLIP, UN_GELU, UN_GELU_TANH,
-       UN_EXP, UN_SQRT, UN_NEG, UN_ABS, UN_RECIP, UN_ERF };
+       UN_EXP, UN_SQRT, UN_NEG, UN_ABS, UN_RECIP, UN_ERF, UN_LOG };
 
 typedef struct un_ctx {
 	int op;
@@ -208,6 +208,7 @@ static void un_range(void *vctx, size_t i0, size_t i1)
 	case UN_ABS:       for (i = i0; i < i1; i++) y[i] = signbit_op(x[i], 1); break;
 	case UN_RECIP:     for (i = i0; i < i1; i++) y[i] = 1.0f / x[i]; break;
 	case UN_ERF:       for (i = i0; i < i1; i++) y[i] = enpu_erff(x[i]); break;
+	case UN_LOG:       for (i = i0; i < i1; i++) y[i] = enpu_logf(x[i]); break;
 	}
 }
 
@@ -257,6 +258,9 @@ ENPU_KERNEL(reciprocal) { return unary(UN_RECIP, a, in, out, par); }
 /* erf: y = enpu_erff(x) (kmath.c series; erf(±0) = ±0, erf(±Inf) = ±1,
  * NaN stays NaN) */
 ENPU_KERNEL(erf) { return unary(UN_ERF, a, in, out, par); }
+/* log: y = enpu_logf(x) (kmath.c: ln x in double via 2 atanh, rounded
+ * once; x < 0 and -Inf give NaN, ±0 give -Inf, +Inf gives +Inf) */
+ENPU_KERNEL(log) { return unary(UN_LOG, a, in, out, par); }
 
 /* ---- batchnorm ------------------------------------------------------ */
 

@@ -1,4 +1,4 @@
-/* kmath.c: the project's own exp, tanh, erf and sigmoid (see kmath.h).
+/* kmath.c: the project's own exp, log, tanh, erf and sigmoid (see kmath.h).
  *
  * Each float function evaluates in double with plain IEEE operations (+ - * /,
  * floor, ldexp, fabs, copysign: all exactly specified), then rounds once to
@@ -16,6 +16,7 @@
 #define LN2_LO   1.90821492927058770002e-10
 #define INV_LN2  1.44269504088896338700e+00
 #define TWO_OVER_SQRTPI 1.12837916709551257390e+00
+#define SQRT2    1.41421356237309504880e+00
 
 /* e^r - 1 for |r| <= 0.35: Taylor series to r^14 (truncation < 1e-19
  * relative), Horner order from the highest term down. Exact relative
@@ -141,4 +142,46 @@ float enpu_sigmoidf(float x)
 		return x + x;
 	double e = exp_d(-(double)x);
 	return (float)(1.0 / (1.0 + e));
+}
+
+/* ln x for a float x, in double, then rounded once. (double)x is a normal
+ * double for every finite float x > 0 (float subnormals too), so
+ * x = m * 2^e exactly from its bits, with m in [1, 2); m > sqrt 2 is halved
+ * (exact) so that m lies in [sqrt(2)/2, sqrt 2]. Then, with f = m - 1
+ * (exact) and s = f / (2 + f), |s| <= 0.1716:
+ *   ln m = 2 atanh s = 2 (s + s^3/3 + s^5/5 + ... + s^25/25)
+ * (Horner in s^2 from the s^25 term down; the next term is < 1e-20 of the
+ * sum), and ln x = e * LN2_HI + (e * LN2_LO + ln m), e * LN2_HI exact.
+ * Special values: NaN -> NaN, x < 0 (and -Inf) -> NaN, +-0 -> -Inf,
+ * +Inf -> +Inf, ln 1 = +0. */
+float enpu_logf(float x)
+{
+	if (x != x)
+		return x + x;
+	if (x < 0.0f)
+		return NAN;
+	if (x == 0.0f)
+		return -HUGE_VALF;
+	if (x == HUGE_VALF)
+		return x;
+	double d = (double)x;
+	uint64_t bits;
+	memcpy(&bits, &d, sizeof(bits));
+	int e = (int)((bits >> 52) & 0x7ff) - 1023;
+	bits = (bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull;
+	double m;
+	memcpy(&m, &bits, sizeof(m));
+	if (m > SQRT2) {
+		m = m * 0.5;
+		e++;
+	}
+	double f = m - 1.0;
+	double s = f / (2.0 + f);
+	double z = s * s;
+	double p = 1.0 / 25.0;
+	for (int k = 23; k >= 1; k -= 2)
+		p = p * z + 1.0 / (double)k;
+	double lm = 2.0 * s * p;
+	double fe = (double)e;
+	return (float)(fe * LN2_HI + (fe * LN2_LO + lm));
 }

@@ -8,6 +8,7 @@
 #define ENPU_KMATH_H
 
 float enpu_expf(float x);
+float enpu_logf(float x);      /* ln x; NaN for x < 0, -Inf for +-0 */
 float enpu_tanhf(float x);
 float enpu_erff(float x);
 float enpu_sigmoidf(float x);   /* 1 / (1 + e^-x) in double, rounded once */

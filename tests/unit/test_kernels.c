@@ -741,4 +741,7 @@ Test(ew, v2_unary_special_values)
 	cr_assert_eq(enpu_k_erf(&a, &x, 1, &y, 1, NULL), 0);
 	assert_same(&y, (float[]){enpu_erff(-2.0f), -0.0f, 0.0f, enpu_erff(4.0f), NAN, -1, 1, NAN},
 		    "erf");
+	cr_assert_eq(enpu_k_log(&a, &x, 1, &y, 1, NULL), 0);
+	assert_same(&y, (float[]){NAN, -INFINITY, -INFINITY, enpu_logf(4.0f), NAN, NAN, INFINITY, NAN},
+		    "log");
 }

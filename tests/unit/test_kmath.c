@@ -1,4 +1,4 @@
-/* test_kmath.c: the project's exp/tanh/erf/sigmoid against libm's double
+/* test_kmath.c: the project's exp/log/tanh/erf/sigmoid against libm's double
  * versions (the oracle, rounded to float) over a sweep of every 997th float
  * bit pattern plus special values; and the IEEE special cases exactly. */
 #include <criterion/criterion.h>
@@ -169,4 +169,40 @@ Test(kmath, sigmoidf_special)
 	/* The far tail is a subnormal, not a flushed zero. */
 	cr_assert_eq(enpu_sigmoidf(-95.0f), (float)(1.0 / (1.0 + exp(95.0))));
 	cr_assert(enpu_sigmoidf(-95.0f) > 0.0f);
+}
+
+/* logf: the sweep (every 997th bit pattern: negatives and NaNs give NaN on
+ * both sides) plus every float in [0.5, 2) (where ln x is near 0 and the
+ * relative error would show first) and every 64th float of [2^-149, 2^128),
+ * against libm's double log rounded to float: within 1 ulp. */
+Test(kmath, logf_ulp_sweep)
+{
+	float wx;
+	int64_t w = sweep(enpu_logf, log, &wx);
+	cr_assert(w <= 1, "logf: %lld ulp at %a", (long long)w, (double)wx);
+	for (uint32_t u = bits_of(0.5f); u < bits_of(2.0f); u++) {
+		float x = float_of(u);
+		int64_t d = ulps(enpu_logf(x), (float)log((double)x));
+		cr_assert(d <= 1, "logf: %lld ulp at %a", (long long)d, (double)x);
+	}
+	for (uint32_t u = 1; u < 0x7f800000u; u += 64) {
+		float x = float_of(u);
+		int64_t d = ulps(enpu_logf(x), (float)log((double)x));
+		cr_assert(d <= 1, "logf: %lld ulp at %a", (long long)d, (double)x);
+	}
+}
+
+Test(kmath, logf_special)
+{
+	cr_assert(isnan(enpu_logf(NAN)));
+	cr_assert(isnan(enpu_logf(-1.0f)));
+	cr_assert(isnan(enpu_logf(-INFINITY)));
+	cr_assert(isnan(enpu_logf(-FLT_MIN)));
+	cr_assert_eq(enpu_logf(0.0f), -INFINITY);
+	cr_assert_eq(enpu_logf(-0.0f), -INFINITY);
+	cr_assert_eq(enpu_logf(INFINITY), INFINITY);
+	cr_assert(is_pos_zero(enpu_logf(1.0f)));
+	cr_assert_eq(enpu_logf(2.0f), (float)log(2.0));
+	cr_assert_eq(enpu_logf(0x1p-149f), (float)log(0x1p-149));
+	cr_assert_eq(enpu_logf(FLT_MAX), (float)log((double)FLT_MAX));
 }

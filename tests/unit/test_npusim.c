@@ -718,15 +718,15 @@ Test(npusim, plan_read_roundtrip)
 	enpu_spec_free(s);
 }
 
-/* spec v2 unary ops lower as vector passes (docs/npu-sim.md): exp, erf and
- * sqrt cost 2 passes, neg, abs and reciprocal 1. */
+/* spec v2 unary ops lower as vector passes (docs/npu-sim.md): exp, erf, log
+ * and sqrt cost 2 passes, neg, abs and reciprocal 1. */
 Test(npusim, v2_unary_passes)
 {
 	static const struct {
 		enpu_opid id;
 		int passes;
 	} want[] = {
-		{ENPU_OP_EXP, 2}, {ENPU_OP_SQRT, 2}, {ENPU_OP_ERF, 2},
+		{ENPU_OP_EXP, 2}, {ENPU_OP_SQRT, 2}, {ENPU_OP_ERF, 2}, {ENPU_OP_LOG, 2},
 		{ENPU_OP_NEG, 1}, {ENPU_OP_ABS, 1}, {ENPU_OP_RECIPROCAL, 1},
 	};
 

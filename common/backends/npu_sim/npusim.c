@@ -12,7 +12,7 @@
 #include "spec_int.h"
 
 /* npu_sim vector passes (docs/npu-sim.md): one per elementwise step; exp,
- * tanh, erf and sqrt count 2 (neg, abs, reciprocal 1); softmax: max, subtract+exp, sum, divide; pools: one
+ * tanh, erf, log and sqrt count 2 (neg, abs, reciprocal 1); softmax: max, subtract+exp, sum, divide; pools: one
  * per window tap (avg: + the divide). */
 static const struct {
 	enpu_npu_class cls;
@@ -46,6 +46,7 @@ static const struct {
 	[ENPU_OP_ABS] = {ENPU_NPU_VECTOR, 1},
 	[ENPU_OP_RECIPROCAL] = {ENPU_NPU_VECTOR, 1},
 	[ENPU_OP_ERF] = {ENPU_NPU_VECTOR, 2},
+	[ENPU_OP_LOG] = {ENPU_NPU_VECTOR, 2},
 };
 
 enpu_npu_class enpu_npu_class_of(const enpu_opdef *d)

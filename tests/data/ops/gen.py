@@ -292,6 +292,7 @@ def v2_unary_cases():
     special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 0.5], dtype=np.float32)
     cfg = [
         ("exp", "exp", 1.0, np.exp),
+        ("log", "log", 2.5, np.log),
         ("sqrt", "sqrt", 2.5, np.sqrt),
         ("neg", "neg", 2.5, np.negative),
         ("abs", "abs", 2.5, np.abs),
@@ -301,6 +302,9 @@ def v2_unary_cases():
     for name, op, scale, fn in cfg:
         r = rng_for(name)
         x = (randn(r, (3, 4, 5)) * scale).astype(np.float32)
+        if op == "log":   # mostly positive: |x|, then a few negatives
+            x = np.abs(x)
+            x[0, 0, 3:6] = -x[0, 0, 3:6]
         if op == "reciprocal":
             x[np.abs(x) < 0.05] = 0.25   # keep 1/x within the tolerance's scale
         flat = x.reshape(-1)
