@@ -11,13 +11,14 @@
 
 CC      ?= cc
 NPROC   := $(shell nproc 2>/dev/null || echo 2)
-PKGS    := libmicrohttpd libcurl yaml-0.1 json-c libzip zlib libcrypto libsystemd
+PKGS    := libmicrohttpd libcurl yaml-0.1 json-c libzip zlib libcrypto libsystemd libprotobuf-c
 DEBS    := libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev libsystemd-dev \
            libzip-dev zlib1g-dev libssl-dev libcriterion-dev python3-numpy \
            pkg-config curl \
            gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu \
            libc6-dev-armhf-cross libc6-dev-arm64-cross qemu-user-static systemd \
-           clang libclang-rt-14-dev valgrind bsdutils groff-base man-db lowdown
+           clang libclang-rt-14-dev valgrind bsdutils groff-base man-db lowdown \
+           protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
 NPM_DEBS := nodejs npm
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wno-unused-parameter
@@ -29,7 +30,11 @@ OPT     ?= -O2 -g
 # backends/ a room per backend (docs/architecture.md); headers are
 # included by name, so each room is on the include path.
 COMMON_DIRS := $(patsubst %/,%,$(sort $(dir $(wildcard common/*/*.c common/backends/*/*.c))))
-INC     := -Icommon $(addprefix -I,$(COMMON_DIRS)) -Iproto
+# build/gen: code generated at build time (never committed): onnx.pb-c.[ch]
+# from Debian's onnx.proto (libonnx-dev) by protoc-c, for common/import/.
+GEN     := build/gen
+ONNX_PROTO ?= /usr/include/onnx/onnx.proto
+INC     := -Icommon $(addprefix -I,$(COMMON_DIRS)) -Iproto -I$(GEN)
 # The compute core's rooms (no package headers).
 CORE_INC := -Icommon/base -Icommon/model -Icommon/compile -Icommon/run
 CFLAGS  += -std=c11 -D_GNU_SOURCE $(OPT) $(WARN) -ffp-contract=off -fno-fast-math \
@@ -72,7 +77,7 @@ SERVER_INC  := $(addprefix -I,$(SERVER_DIRS))
 CLIENT_SRC := $(sort $(wildcard client/*.c))
 TEST_SRC   := $(sort $(wildcard tests/unit/test_*.c))
 
-COMMON_OBJ := $(COMMON_SRC:%.c=$(B)/obj/%.o)
+COMMON_OBJ := $(COMMON_SRC:%.c=$(B)/obj/%.o) $(B)/obj/gen/onnx.pb-c.o
 SERVER_OBJ := $(SERVER_SRC:%.c=$(B)/obj/%.o)
 $(SERVER_OBJ): CFLAGS += $(SERVER_INC)
 CLIENT_OBJ := $(CLIENT_SRC:%.c=$(B)/obj/%.o)
@@ -140,6 +145,22 @@ $(B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -c $< -o $@
+
+# onnx.proto is proto2 with `syntax = "proto2"`, which protoc-c (1.4) takes
+# as it is: copied into build/gen so the generated names are onnx.pb-c.*.
+# Generated code is compiled without the project's warning flags.
+$(GEN)/onnx.pb-c.c $(GEN)/onnx.pb-c.h &: $(ONNX_PROTO)
+	@mkdir -p $(GEN)
+	@$(if $(Q),echo "  PROTOC  $(ONNX_PROTO)")
+	$(Q)cp $(ONNX_PROTO) $(GEN)/onnx.proto && cd $(GEN) && protoc-c --c_out=. onnx.proto
+
+$(B)/obj/gen/onnx.pb-c.o: $(GEN)/onnx.pb-c.c $(GEN)/onnx.pb-c.h
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(filter-out $(WARN) -Werror,$(CFLAGS)) $(PKG_CFLAGS) -c $< -o $@
+
+# Everything that includes onnx_read.h needs the generated header first.
+$(patsubst %.c,$(B)/obj/%.o,$(wildcard common/import/*.c)) $(TEST_BINS): | $(GEN)/onnx.pb-c.h
 
 $(LIB): $(COMMON_OBJ)
 	@$(if $(Q),echo "  AR      $@")

@@ -235,6 +235,13 @@ static const enpu_code_info table[] = {
 	 "its certificate is signed by a CA the client was not given (--cacert), names\n"
 	 "another host, has expired, or the CA file cannot be read. Retrying does not\n"
 	 "help: fix the client's configuration (exit status 2)."},
+	{ENPU_E_ONNX, "E0403", "not a valid ONNX model or tensor", 422, EXIT_INPUT,
+	 "re-export the model (torch.onnx.export, onnx.save) and check the file is complete",
+	 "An ONNX file (a ModelProto, or a TensorProto .pb) could not be read: the\n"
+	 "protobuf is malformed or truncated, a tensor's data does not match its dims,\n"
+	 "an attribute has a type the reader does not take (graph, sparse tensor, type\n"
+	 "proto), or a tensor keeps its data in an external file (not read yet). The\n"
+	 "message names the node, attribute or tensor."},
 };
 
 const enpu_code_info *enpu_code_table(size_t *n)

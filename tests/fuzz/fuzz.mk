@@ -20,7 +20,7 @@ FUZZ_CFLAGS  := -std=c11 -D_GNU_SOURCE -g -O1 $(WARN) -ffp-contract=off -fno-fas
 FUZZ_SRC     := $(sort $(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_NAMES   := $(FUZZ_SRC:tests/fuzz/fuzz_%.c=%)
 FUZZ_BINS    := $(FUZZ_NAMES:%=$(FUZZ_B)/fuzz_%)
-FUZZ_COMMON_OBJ := $(COMMON_SRC:%.c=$(FUZZ_B)/obj/%.o)
+FUZZ_COMMON_OBJ := $(COMMON_SRC:%.c=$(FUZZ_B)/obj/%.o) $(FUZZ_B)/obj/gen/onnx.pb-c.o
 FUZZ_SERVER_OBJ := $(filter-out $(FUZZ_B)/obj/server/main.o,$(SERVER_SRC:%.c=$(FUZZ_B)/obj/%.o))
 FUZZ_LIB     := $(FUZZ_B)/libeulernpu.a
 FUZZ_SRV_LIB := $(FUZZ_B)/libsrv.a
@@ -32,6 +32,16 @@ $(FUZZ_B)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $< (fuzz)")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link $(PKG_CFLAGS) -c $< -o $@
+
+# The generated protobuf code (Makefile, build/gen), without warning flags;
+# the ONNX reader and target need its header first.
+$(FUZZ_B)/obj/gen/onnx.pb-c.o: $(GEN)/onnx.pb-c.c $(GEN)/onnx.pb-c.h
+	@mkdir -p $(dir $@)
+	$(Q)$(FUZZ_CC) $(filter-out $(WARN) -Werror,$(FUZZ_CFLAGS)) -fsanitize=fuzzer-no-link \
+	  $(PKG_CFLAGS) -c $< -o $@
+
+$(patsubst %.c,$(FUZZ_B)/obj/%.o,$(wildcard common/import/*.c)) \
+  $(FUZZ_B)/obj/tests/fuzz/fuzz_onnx.o $(B)/tests/replay_onnx: | $(GEN)/onnx.pb-c.h
 
 $(FUZZ_LIB): $(FUZZ_COMMON_OBJ)
 	$(Q)rm -f $@ && $(AR) rcs $@ $^

@@ -58,6 +58,18 @@ compare)
 		pair "bad_$((i++))" 2 "$f" examples/tiny_mlp/golden.npz
 	done
 	;;
+onnx)
+	# a sample of Debian's libonnx-testdata: models and their .pb tensors
+	od=/usr/share/libonnx-testdata/data
+	for c in node/test_conv_with_strides_padding node/test_constant node/test_if \
+		 node/test_depthtospace_crd_mode node/test_constantofshape_int_zeros \
+		 node/test_identity_sequence pytorch-converted/test_Conv2d \
+		 pytorch-operator/test_operator_non_float_params simple/test_sequence_model8; do
+		[ -f "$od/$c/model.onnx" ] && cp "$od/$c/model.onnx" "$dir/$(tr '/' '_' <<<"$c").onnx"
+		[ -f "$od/$c/test_data_set_0/input_0.pb" ] &&
+			cp "$od/$c/test_data_set_0/input_0.pb" "$dir/$(tr '/' '_' <<<"$c")_input_0.pb"
+	done
+	;;
 artifact)
 	[ -x "$bin" ] || { echo "seed.sh: $bin is not built" >&2; exit 1; }
 	ENPU_FUZZ_SEEDS=$dir "$bin" >/dev/null 2>&1 ||
