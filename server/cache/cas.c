@@ -105,36 +105,63 @@ static uint64_t count_names(const char *dir, int sha_only)
 	return n;
 }
 
-/* Blobs and their bytes: one readdir per fan-out directory and a stat per
- * blob, cheap next to a scrape interval even for tens of thousands. */
-static void count_blobs(const srv_cas *c, uint64_t *n, uint64_t *bytes)
+/* Call fn(digest, stat, arg) for every blob: one readdir per fan-out
+ * directory and a stat per blob. fn returns 0 to go on, -1 to stop (then
+ * -1 here too). -1 also when the store cannot be opened. */
+static int each_blob(const srv_cas *c, int (*fn)(const char *dig, const struct stat *st, void *arg),
+		     void *arg)
 {
 	char sub[4400], p[4700];
 	DIR *d = opendir(c->cas), *d2;
 	struct dirent *de, *de2;
 	struct stat st;
+	int rc = 0;
 
-	*n = *bytes = 0;
 	if (!d)
-		return;
-	while ((de = readdir(d))) {
+		return -1;
+	while (rc == 0 && (de = readdir(d))) {
 		if (strlen(de->d_name) != 2 || de->d_name[0] == '.')
 			continue;
 		snprintf(sub, sizeof sub, "%s/%s", c->cas, de->d_name);
 		d2 = opendir(sub);
-		while (d2 && (de2 = readdir(d2))) {
+		while (rc == 0 && d2 && (de2 = readdir(d2))) {
 			if (!enpu_is_sha256_hex(de2->d_name))
 				continue;
 			snprintf(p, sizeof p, "%s/%s", sub, de2->d_name);
 			if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
 				continue;
-			(*n)++;
-			*bytes += (uint64_t)st.st_size;
+			rc = fn(de2->d_name, &st, arg);
 		}
 		if (d2)
 			closedir(d2);
 	}
 	closedir(d);
+	return rc;
+}
+
+typedef struct blob_count {
+	uint64_t n, bytes;
+} blob_count;
+
+static int count_one(const char *dig, const struct stat *st, void *arg)
+{
+	blob_count *k = arg;
+
+	(void)dig;
+	k->n++;
+	k->bytes += (uint64_t)st->st_size;
+	return 0;
+}
+
+/* Blobs and their bytes: cheap next to a scrape interval even for tens of
+ * thousands. */
+static void count_blobs(const srv_cas *c, uint64_t *n, uint64_t *bytes)
+{
+	blob_count k = {0, 0};
+
+	each_blob(c, count_one, &k);
+	*n = k.n;
+	*bytes = k.bytes;
 }
 
 void srv_cas_stats(struct srv_cas *c, srv_cache_stats *out)
@@ -225,56 +252,46 @@ int srv_cas_remove(srv_cas *c, const char *digest)
 	return 1;
 }
 
+typedef struct blob_list {
+	srv_cas_entry *v;
+	int n, cap;
+	uint64_t total;
+} blob_list;
+
+static int list_one(const char *dig, const struct stat *st, void *arg)
+{
+	blob_list *l = arg;
+
+	if (l->n == l->cap) {
+		int ncap = l->cap ? l->cap * 2 : 256;
+		srv_cas_entry *nv = realloc(l->v, (size_t)ncap * sizeof *nv);
+		if (!nv)
+			return -1;
+		l->v = nv;
+		l->cap = ncap;
+	}
+	memcpy(l->v[l->n].digest, dig, 65);
+	l->v[l->n].size = (uint64_t)st->st_size;
+	l->v[l->n].mtime = st->st_mtim;
+	l->total += (uint64_t)st->st_size;
+	l->n++;
+	return 0;
+}
+
 int srv_cas_list(srv_cas *c, srv_cas_entry **out, int *n_out, uint64_t *total)
 {
-	char sub[4400], p[4700];
-	srv_cas_entry *v = NULL;
-	int n = 0, cap = 0;
-	DIR *d, *d2;
-	struct dirent *de, *de2;
-	struct stat st;
+	blob_list l = {NULL, 0, 0, 0};
 
 	*out = NULL;
 	*n_out = 0;
 	*total = 0;
-	d = opendir(c->cas);
-	if (!d)
+	if (each_blob(c, list_one, &l) < 0) {
+		free(l.v);
 		return -1;
-	while ((de = readdir(d))) {
-		if (strlen(de->d_name) != 2 || de->d_name[0] == '.')
-			continue;
-		snprintf(sub, sizeof sub, "%s/%s", c->cas, de->d_name);
-		d2 = opendir(sub);
-		while (d2 && (de2 = readdir(d2))) {
-			if (!enpu_is_sha256_hex(de2->d_name))
-				continue;
-			snprintf(p, sizeof p, "%s/%s", sub, de2->d_name);
-			if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
-				continue;
-			if (n == cap) {
-				int ncap = cap ? cap * 2 : 256;
-				srv_cas_entry *nv = realloc(v, (size_t)ncap * sizeof *nv);
-				if (!nv) {
-					closedir(d2);
-					closedir(d);
-					free(v);
-					return -1;
-				}
-				v = nv;
-				cap = ncap;
-			}
-			memcpy(v[n].digest, de2->d_name, 65);
-			v[n].size = (uint64_t)st.st_size;
-			v[n].mtime = st.st_mtim;
-			*total += (uint64_t)st.st_size;
-			n++;
-		}
-		if (d2)
-			closedir(d2);
 	}
-	closedir(d);
-	*out = v;
-	*n_out = n;
+	*out = l.v;
+	*n_out = l.n;
+	*total = l.total;
 	return 0;
 }
 
