@@ -12,13 +12,14 @@
 CC      ?= cc
 NPROC   := $(shell nproc 2>/dev/null || echo 2)
 PKGS    := libmicrohttpd libcurl yaml-0.1 json-c libzip zlib libcrypto libsystemd libprotobuf-c
-DEBS    := libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev libsystemd-dev \
+DEBS    := libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev libsystemd-dev libbsd-dev \
            libzip-dev zlib1g-dev libssl-dev libcriterion-dev python3-numpy \
            pkg-config curl \
            gcc-arm-linux-gnueabihf gcc-aarch64-linux-gnu \
            libc6-dev-armhf-cross libc6-dev-arm64-cross qemu-user-static systemd \
            clang libclang-rt-14-dev valgrind bsdutils groff-base man-db lowdown \
-           protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata
+           protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata \
+           python3-onnx python3-torch python3-torchvision
 NPM_DEBS := nodejs npm
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wno-unused-parameter
@@ -96,8 +97,9 @@ CLI_LIB    := $(B)/libcli.a
 # The compute core: kernels, shape rules, planner, executor, over tensors in
 # memory. Exactly these files, with libc + libm + pthread and nothing else.
 CORE_SRC   := common/base/err.c common/base/buf.c common/base/tensor.c common/model/ops.c \
-              common/model/shape.c $(sort $(wildcard common/run/kernels*.c)) common/run/kmath.c \
-              common/run/par.c common/compile/plan.c common/model/ir.c common/run/engine.c
+              $(sort $(wildcard common/model/shape*.c)) $(sort $(wildcard common/run/kernels*.c)) \
+              common/run/kmath.c common/run/gemm.c \
+              common/run/par.c common/compile/plan.c common/compile/planplace.c common/model/ir.c common/run/engine.c
 CORE_OBJ   := $(CORE_SRC:%.c=$(B)/core/%.o)
 CORE_LIB   := $(B)/libeulernpu-core.a
 
@@ -138,7 +140,7 @@ UNITS   := eulernpud.service eulernpud.socket eulernpud-board.service
 
 .PHONY: all deps npm-deps demo test test-unit test-e2e test-san clean tests check-deps \
         core cross cross-host print-core-src print-core-inc print-cross-src man-spec install install-board uninstall stress \
-        mutants
+        mutants conformance bench bench-deps
 all: $(BIN)/eulernpud $(BIN)/eulernpu $(LIB)
 
 $(B)/obj/%.o: %.c
@@ -316,9 +318,9 @@ demo: deps
 # ASan+UBSan, then every mutant (make mutants), then each fuzz target for
 # FUZZ_SECONDS (10 by default here; `make fuzz` runs them longer). Prints a
 # closing "N passed, N failed" line.
-test: deps
+test: deps bench-deps
 	$(Q)$(MAKE) --no-print-directory npm-deps
-	$(Q)$(MAKE) --no-print-directory -j$(NPROC) tests cross
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) tests cross $(KBENCH)
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) SAN=1 tests
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) fuzz-build
 	$(Q)FUZZ_SECONDS=$(or $(TEST_FUZZ_SECONDS),10) tests/run.sh
@@ -330,6 +332,17 @@ stress: deps
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) SAN=1 tests
 	$(Q)tests/stress.sh
 
+# make conformance: ONNX's node tests (libonnx-testdata) through import,
+# compile and run on one daemon, against their outputs and npu_sim against
+# cpu_ref; checks README.md's per-op table (tests/conformance/nodetests.sh;
+# --write rewrites it); then PyTorch's model families exported with torch,
+# imported and run on cpu_ref (against torch), npu_sim and fpga_board
+# (tests/conformance/models.sh). make test runs both (tests/run.sh).
+conformance: deps
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all
+	$(Q)ENPU_BIN=$(BIN) tests/conformance/nodetests.sh
+	$(Q)ENPU_BIN=$(BIN) tests/conformance/models.sh
+
 # make mutants: each tests/mutants/*.patch (or those named in MUTANTS) applied
 # to a copy of the tree, rebuilt and run against the tests its "# kill:"
 # lines name, MUTANT_JOBS (nproc) at a time; fails and names the survivors
@@ -340,7 +353,7 @@ mutants: deps
 
 # Fuzzing (tests/fuzz/fuzz.mk: make fuzz FUZZ_SECONDS=N) and the load
 # generator (tests/load/load.mk).
-include tests/fuzz/fuzz.mk tests/load/load.mk
+include tests/fuzz/fuzz.mk tests/load/load.mk tests/bench/bench.mk
 
 clean:
 	rm -rf build build-san build-fuzz bin

@@ -68,6 +68,18 @@ int cmd_report(cli_ctx *ctx, int argc, char **argv);
 int cmd_boards(cli_ctx *ctx, int argc, char **argv);
 int cmd_jobs(cli_ctx *ctx, int argc, char **argv);
 int cmd_cache(cli_ctx *ctx, int argc, char **argv);
+int cmd_import(cli_ctx *ctx, int argc, char **argv);
+
+/* import --input NAME=SHAPE: "x=1,3,224,224" into *b (name up to 255
+ * bytes; 1 to CLI_BIND_DIMS dims, each 1 .. 2^31-1). -1 with *e
+ * (ENPU_E_USAGE) on any other form. */
+#define CLI_BIND_DIMS 8
+typedef struct cli_bind {
+	char name[256];
+	int ndim;
+	long long dim[CLI_BIND_DIMS];
+} cli_bind;
+int cli_parse_bind(const char *arg, cli_bind *b, enpu_err *e);
 
 /* ---- options (opts.c) ------------------------------------------------ */
 
@@ -75,7 +87,15 @@ typedef enum cli_opt_type {
 	CLI_OPT_STR,      /* dst: const char ** (points into argv) */
 	CLI_OPT_FLAG,     /* dst: int *, set to 1 */
 	CLI_OPT_DOUBLE,   /* dst: double *, finite and >= 0 */
+	CLI_OPT_LIST,     /* dst: cli_strlist *, repeatable (import --input) */
 } cli_opt_type;
+
+/* The values of a repeatable option, in order (pointing into argv). */
+#define CLI_LIST_MAX 64
+typedef struct cli_strlist {
+	const char *v[CLI_LIST_MAX];
+	int n;
+} cli_strlist;
 
 typedef struct cli_opt {
 	const char *name;     /* "--spec"; the table ends with {NULL} */
@@ -137,6 +157,13 @@ int cli_local_io(enpu_err *e, const char *path);
  * eulernpu artifact (else ENPU_E_USAGE for verb), and create a temporary
  * directory beside it (name into tmp). 0 or -1 with *e. */
 int cli_outdir_begin(const char *verb, const char *dir, char *tmp, size_t cap, enpu_err *e);
+/* import --out DIR: the same, but DIR must be absent or an empty
+ * directory (never replaced: it may hold a hand-written spec). */
+int cli_outdir_begin_new(const char *verb, const char *dir, char *tmp, size_t cap, enpu_err *e);
+/* Move the finished tmp into the place of DIR, absent or empty: a DIR
+ * that gained files meanwhile is left alone (ENPU_E_USAGE for verb), and
+ * tmp removed. 0 or -1. */
+int cli_outdir_commit_new(const char *verb, const char *tmp, const char *dir, enpu_err *e);
 /* Move the finished tmp into DIR's place (an old artifact there is set
  * aside, then removed). tmp is gone afterwards either way. 0 or -1. */
 int cli_outdir_commit(const char *tmp, const char *dir, enpu_err *e);
@@ -190,5 +217,10 @@ int cli_fpga_summary(struct json_object *res, char *out, size_t cap);
  * out. -1 with *e (ENPU_E_USAGE) when rep is not an eulernpu report. */
 int cli_report_render(struct json_object *rep, const char *label, enpu_buf *out,
 		      enpu_err *e);
+
+/* The sha256 of a local file (digests.c): remembered across runs for
+ * files of 1 MiB or more while their inode, size and times are unchanged
+ * (EULERNPU_DIGEST_CACHE=off: always hashed). */
+int cli_sha256_file(const char *path, char hex[65], enpu_err *e);
 
 #endif

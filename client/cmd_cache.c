@@ -13,7 +13,7 @@
 
 static const char usage[] =
 	"usage: eulernpu cache stats [--json]\n"
-	"       eulernpu cache ls [--kind blob|artifact|ac] [--limit N] [--json]\n"
+	"       eulernpu cache ls [--kind blob|artifact|ac] [--limit N] [--cursor C] [--json]\n"
 	"       eulernpu cache rm ID [--json]\n"
 	"       eulernpu cache gc [--verify] [--json]\n"
 	"\n"
@@ -22,7 +22,8 @@ static const char usage[] =
 	"  stats      entries, bytes (and the --cache-max bound), hit rates of the\n"
 	"             action cache (compiles) and the CAS (blobs asked for),\n"
 	"             evictions and integrity failures\n"
-	"  ls         entries, most recently used first (--limit, default 1000)\n"
+	"  ls         entries, most recently used first (--limit, default 1000);\n"
+	"             past the limit it prints the --cursor of the next page\n"
 	"  rm ID      remove a blob (by digest), an artifact (by id, with its\n"
 	"             action-cache entries) or an action-cache entry (by key);\n"
 	"             refused while a queued or running job needs it\n"
@@ -84,8 +85,9 @@ static void print_stats(struct json_object *o)
 #define NCOL 5
 static const char *const heads[NCOL] = {"KIND", "ID", "BYTES", "LAST USE", "ARTIFACT"};
 
-static void print_entries(struct json_object *o)
+static void print_entries(struct json_object *o, int cursor)
 {
+	const char *s_next;
 	struct json_object *arr;
 	size_t n, i, w[NCOL];
 	char (*cells)[NCOL][80];
@@ -93,7 +95,7 @@ static void print_entries(struct json_object *o)
 
 	if (!json_object_object_get_ex(o, F_ENTRIES, &arr) ||
 	    !json_object_is_type(arr, json_type_array) || (n = json_object_array_length(arr)) == 0) {
-		printf("the cache is empty\n");
+		printf(cursor ? "no entries after the cursor\n" : "the cache is empty\n");
 		return;
 	}
 	cells = calloc(n, sizeof *cells);
@@ -129,7 +131,11 @@ static void print_entries(struct json_object *o)
 			else
 				printf("%s\n", cells[i][c]);
 		}
-	if ((unsigned long long)n < num(o, F_TOTAL))
+	s_next = cli_json_str(o, F_NEXT);
+	if (s_next)
+		printf("(%zu of %llu entries; --limit N shows more, --cursor %s the next page)\n", n,
+		       num(o, F_TOTAL), s_next);
+	else if (!cursor && (unsigned long long)n < num(o, F_TOTAL))
 		printf("(%zu of %llu entries; --limit N shows more)\n", n, num(o, F_TOTAL));
 	free(cells);
 }
@@ -156,18 +162,31 @@ static void print_gc(struct json_object *o)
 	       max ? m : "");
 }
 
-/* The path of `cache ls` with its --kind and --limit. 0, or -1 with e. */
-static int ls_path(const char *kind, const char *limit, char *path, size_t cap, enpu_err *e)
+/* The path of `cache ls` with its --kind, --limit and --cursor. 0, or -1 with e. */
+static int ls_path(const char *kind, const char *limit, const char *cursor, char *path,
+		   size_t cap, enpu_err *e)
 {
+	int n;
+
 	if (kind && strcmp(kind, KIND_BLOB) && strcmp(kind, KIND_ARTIFACT) &&
 	    strcmp(kind, KIND_AC))
 		return cli_usage(e, "cache", "--kind is '%s'; it takes blob, artifact or ac", kind);
 	if (limit && (strspn(limit, "0123456789") != strlen(limit) || !*limit ||
 		      strlen(limit) > 9 || atol(limit) < 1))
 		return cli_usage(e, "cache", "--limit is '%s'; it takes a whole number from 1", limit);
-	snprintf(path, cap, "%s%s%s%s%s%s%s", API_CACHE_ENTRIES,
-		 kind || limit ? "?" : "", kind ? Q_KIND "=" : "", kind ? kind : "",
-		 kind && limit ? "&" : "", limit ? Q_LIMIT "=" : "", limit ? limit : "");
+	/* a cursor is digits, dots and hex: nothing to escape in a query */
+	if (cursor && (!*cursor || strlen(cursor) > 120 ||
+		       strspn(cursor, "0123456789abcdef.") != strlen(cursor)))
+		return cli_usage(e, "cache", "--cursor is '%.40s'; it takes the cursor a previous "
+				 "'cache ls' printed", cursor);
+	n = snprintf(path, cap, "%s?", API_CACHE_ENTRIES);
+	if (kind)
+		n += snprintf(path + n, cap - (size_t)n, "%s=%s&", Q_KIND, kind);
+	if (limit)
+		n += snprintf(path + n, cap - (size_t)n, "%s=%s&", Q_LIMIT, limit);
+	if (cursor)
+		n += snprintf(path + n, cap - (size_t)n, "%s=%s&", Q_CURSOR, cursor);
+	path[n - 1] = '\0';   /* the last '&', or the '?' of no query */
 	return 0;
 }
 
@@ -184,12 +203,12 @@ static int rm_path(const char **pos, int n_pos, char *path, size_t cap, enpu_err
 }
 
 /* The answer of subcommand sub for people. */
-static void print_answer(const char *sub, struct json_object *res, const char **pos)
+static void print_answer(const char *sub, struct json_object *res, const char **pos, int cursor)
 {
 	if (!strcmp(sub, "stats"))
 		print_stats(res);
 	else if (!strcmp(sub, "ls"))
-		print_entries(res);
+		print_entries(res, cursor);
 	else if (!strcmp(sub, "gc"))
 		print_gc(res);
 	else
@@ -200,12 +219,13 @@ static void print_answer(const char *sub, struct json_object *res, const char **
 int cmd_cache(cli_ctx *ctx, int argc, char **argv)
 {
 	enpu_err e = ENPU_ERR_INIT;
-	const char *pos[2], *kind = NULL, *limit = NULL, *sub;
+	const char *pos[2], *kind = NULL, *limit = NULL, *cursor = NULL, *sub;
 	int json = 0, verify = 0, n_pos = 0, r;
 	const cli_opt opts[] = {
 		{"--json", CLI_OPT_FLAG, &json},
 		{"--kind", CLI_OPT_STR, &kind},
 		{"--limit", CLI_OPT_STR, &limit},
+		{"--cursor", CLI_OPT_STR, &cursor},
 		{"--verify", CLI_OPT_FLAG, &verify},
 		{NULL, 0, NULL},
 	};
@@ -225,14 +245,15 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
 	if (strcmp(sub, "rm") != 0 && n_pos > 1)
 		return cli_report((cli_usage(&e, "cache", "'cache %s' takes no argument ('%s')", sub,
 					     pos[1]), &e));
-	if ((kind || limit) && strcmp(sub, "ls") != 0)
-		return cli_report((cli_usage(&e, "cache", "--kind and --limit go with 'cache ls'"), &e));
+	if ((kind || limit || cursor) && strcmp(sub, "ls") != 0)
+		return cli_report((cli_usage(&e, "cache", "--kind, --limit and --cursor go with "
+					     "'cache ls'"), &e));
 	if (verify && strcmp(sub, "gc") != 0)
 		return cli_report((cli_usage(&e, "cache", "--verify goes with 'cache gc'"), &e));
 	if (!strcmp(sub, "stats"))
 		snprintf(path, sizeof path, "%s", API_CACHE);
 	else if (!strcmp(sub, "ls"))
-		r = ls_path(kind, limit, path, sizeof path, &e);
+		r = ls_path(kind, limit, cursor, path, sizeof path, &e);
 	else if (!strcmp(sub, "rm"))
 		r = rm_path(pos, n_pos, path, sizeof path, &e);
 	else if (!strcmp(sub, "gc"))
@@ -250,7 +271,7 @@ int cmd_cache(cli_ctx *ctx, int argc, char **argv)
 	if (json)
 		print_json(res);
 	else
-		print_answer(sub, res, pos);
+		print_answer(sub, res, pos, cursor != NULL);
 	json_object_put(res);
 	return 0;
 }

@@ -47,7 +47,7 @@ static int compare_post(cli_ctx *ctx, const char *got, const char *exp, double t
 	const char *paths[2] = {got, exp}, *digests[2] = {dg, de};
 	int rc;
 
-	if (enpu_sha256_file(got, dg, e) < 0 || enpu_sha256_file(exp, de, e) < 0)
+	if (cli_sha256_file(got, dg, e) < 0 || cli_sha256_file(exp, de, e) < 0)
 		return -1;
 	if (cli_connect(ctx, e) < 0 || cli_blobs_ensure(ctx->conn, 2, paths, digests, NULL, e) < 0)
 		return -1;

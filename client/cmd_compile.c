@@ -10,6 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <linux/fs.h>
 #include <curl/curl.h>
 #include <json-c/json.h>
 #include "api.h"
@@ -66,11 +71,96 @@ static int file_url(const char *id, const char *path, enpu_buf *b)
 	}
 }
 
-/* Download every file the server listed into dir (the temporary one),
- * refusing paths that would leave it; progress shows them under out. */
+/* ---- files the client need not download ------------------------------------ */
+
+/* The server is our own daemon: a Unix socket that we own (then the
+ * "local" paths it gives are files of our own cache). */
+static int own_daemon(cli_conn *c)
+{
+	const char *url = cli_conn_url(c);
+	struct stat sb;
+
+	return url && !strncmp(url, "unix:", 5) && stat(url + 5, &sb) == 0 &&
+	       S_ISSOCK(sb.st_mode) && sb.st_uid == geteuid();
+}
+
+/* to, a new file with from's bytes and the mode the umask gives: a
+ * reflink where the filesystem shares extents (btrfs, xfs), else an
+ * in-kernel copy. 0, or -1 (errno) leaving no to behind. */
+static int clone_file(const char *from, const char *to)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC), out, rc = -1;
+	struct stat sb;
+
+	if (in < 0)
+		return -1;
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);   /* the umask decides */
+	if (out < 0 || fstat(in, &sb) != 0) {
+		close(in);
+		if (out >= 0)
+			close(out), unlink(to);
+		return -1;
+	}
+#ifdef FICLONE
+	if (ioctl(out, FICLONE, in) == 0) {
+		rc = 0;
+		goto done;
+	}
+#endif
+	for (off_t left = sb.st_size; left > 0;) {
+		ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
+		if (n <= 0)
+			goto done;
+		left -= n;
+	}
+	rc = 0;
+done:
+	close(in);
+	if (close(out) != 0)
+		rc = -1;
+	if (rc != 0)
+		unlink(to);
+	return rc;
+}
+
+/* dest from a file of our own daemon's cache (local, of `bytes` bytes),
+ * trusted as our own; 0, or -1 when it cannot be (then it is downloaded). */
+static int take_local(const char *local, const char *dest, uint64_t bytes)
+{
+	struct stat sb;
+
+	if (!local || local[0] != '/' || stat(local, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+	    sb.st_uid != geteuid() || (uint64_t)sb.st_size != bytes)
+		return -1;
+	return clone_file(local, dest);
+}
+
+/* dest from out/path when out (the directory being replaced) already has
+ * it with this digest: 0, or -1 (then it is downloaded). */
+static int take_existing(const char *out, const char *path, const char *sha, uint64_t bytes,
+			 const char *dest)
+{
+	char old[PATH_MAX], dig[65];
+	struct stat sb;
+	enpu_err e = ENPU_ERR_INIT;
+
+	if ((size_t)snprintf(old, sizeof old, "%s/%s", out, path) >= sizeof old ||
+	    lstat(old, &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != bytes ||
+	    cli_sha256_file(old, dig, &e) != 0 || strcmp(dig, sha) != 0)
+		return -1;
+	return clone_file(old, dest);
+}
+
+/* Every file the server listed into dir (the temporary one), refusing
+ * paths that would leave it; progress shows them under out. A file comes
+ * from our own daemon's cache when it says where (cloned or copied, not
+ * sent over the socket), else from out when that already holds it with
+ * the listed digest, else it is downloaded and checked. */
 static int download_files(cli_conn *c, const char *id, struct json_object *files,
 			  const char *dir, const char *out, enpu_err *e)
 {
+	int own = own_daemon(c);
+
 	size_t n = json_object_array_length(files);
 
 	for (size_t i = 0; i < n; i++) {
@@ -95,6 +185,14 @@ static int download_files(cli_conn *c, const char *id, struct json_object *files
 			if (enpu_mkdirs(parent, 0777, e) < 0)   /* the umask decides */
 				return cli_local_io(e, dir);
 		}
+		int64_t bytes = -1;
+		struct json_object *bv;
+		if (json_object_object_get_ex(f, F_BYTES, &bv) && json_object_is_type(bv, json_type_int))
+			bytes = json_object_get_int64(bv);
+		if (bytes >= 0 &&
+		    ((own && take_local(cli_json_str(f, F_LOCAL), dest, (uint64_t)bytes) == 0) ||
+		     take_existing(out, path, sha, (uint64_t)bytes, dest) == 0))
+			continue;
 		if (file_url(id, path, &url) < 0) {
 			enpu_buf_free(&url);
 			return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
@@ -117,8 +215,8 @@ static int compile_post(cli_ctx *ctx, const char *spec, const char *weights, con
 	const char *paths[3] = {spec, weights, target}, *digests[3] = {ds, dw, dt};
 	int rc;
 
-	if (enpu_sha256_file(spec, ds, e) < 0 || enpu_sha256_file(weights, dw, e) < 0 ||
-	    (target && enpu_sha256_file(target, dt, e) < 0))
+	if (cli_sha256_file(spec, ds, e) < 0 || cli_sha256_file(weights, dw, e) < 0 ||
+	    (target && cli_sha256_file(target, dt, e) < 0))
 		return -1;
 	if (cli_connect(ctx, e) < 0 ||
 	    cli_blobs_ensure(ctx->conn, target ? 3 : 2, paths, digests, NULL, e) < 0)

@@ -97,7 +97,7 @@ static int check_dir_files(const char *dir, const enpu_manifest *m, char **paths
 		if (!(paths[i] = malloc(len)))
 			return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
 		snprintf(paths[i], len, "%s/%s", dir, f->path);
-		if (enpu_sha256_file(paths[i], digs[i], e) < 0)
+		if (cli_sha256_file(paths[i], digs[i], e) < 0)
 			return -1;
 		if (strcmp(digs[i], f->sha256) != 0)
 			return enpu_fail(e, ENPU_E_ARTIFACT_DIGEST, paths[i],
@@ -236,7 +236,7 @@ static int prepare(cli_ctx *ctx, const run_opts *o, char id[65], char din[65], e
 		return enpu_fail(e, ENPU_E_IO, o->art, "give the directory that `eulernpu compile "
 				 "--out` wrote", "no such artifact directory, and not an artifact "
 				 "id: %s", strerror(errno));
-	if (enpu_sha256_file(o->input, din, e) < 0 || cli_connect(ctx, e) < 0)
+	if (cli_sha256_file(o->input, din, e) < 0 || cli_connect(ctx, e) < 0)
 		return -1;
 	if (stat(o->art, &st) == 0 && S_ISDIR(st.st_mode)) {
 		if (use_artifact_dir(ctx->conn, o->art, id, e) < 0)

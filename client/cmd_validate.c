@@ -56,8 +56,8 @@ int cmd_validate(cli_ctx *ctx, int argc, char **argv)
 	paths[1] = target;
 	cli_progress_setup(json);
 	/* Local mistakes first: a missing file should not start a daemon. */
-	if (enpu_sha256_file(pos[0], digest, &e) < 0 ||
-	    (target && enpu_sha256_file(target, dt, &e) < 0) || cli_connect(ctx, &e) < 0 ||
+	if (cli_sha256_file(pos[0], digest, &e) < 0 ||
+	    (target && cli_sha256_file(target, dt, &e) < 0) || cli_connect(ctx, &e) < 0 ||
 	    cli_blobs_ensure(ctx->conn, target ? 2 : 1, paths, digests, NULL, &e) < 0)
 		goto fail;
 	req = json_object_new_object();

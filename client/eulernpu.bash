@@ -70,8 +70,11 @@ _eulernpu() {
 	--kind) COMPREPLY=($(compgen -W "blob artifact ac" -- "$cur")); return ;;
 	--state) COMPREPLY=($(compgen -W "queued running succeeded failed cancelled timed_out" -- "$cur")); return ;;
 	--server) COMPREPLY=($(compgen -W "unix: http:// https://" -- "$cur")); return ;;
+	--input|--name)
+		[[ $verb == import ]] && return   # NAME=SHAPE, a name: nothing to complete
+		;;&
 	--out)
-		if [[ $verb == compile ]]; then
+		if [[ $verb == compile || $verb == import ]]; then
 			COMPREPLY=($(compgen -d -- "$cur"))
 		else
 			COMPREPLY=($(compgen -f -- "$cur"))

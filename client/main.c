@@ -10,6 +10,7 @@
 #include "rest.h"
 
 static const cli_verb verbs[] = {
+	{"import",   cmd_import,   "import an ONNX model into a spec and weights"},
 	{"validate", cmd_validate, "check a spec: validate SPEC [--backend B]"},
 	{"compile",  cmd_compile,  "compile a spec and weights into an artifact directory"},
 	{"run",      cmd_run,      "run an artifact on an input, write the result"},

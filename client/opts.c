@@ -58,6 +58,17 @@ static int set_opt(const char *verb, const cli_opt *o, const char *val, enpu_err
 	case CLI_OPT_FLAG:
 		*(int *)o->dst = 1;
 		return 0;
+	case CLI_OPT_LIST: {
+		cli_strlist *l = o->dst;
+
+		if (!*val)
+			return cli_usage(e, verb, "option '%s' needs a non-empty value", o->name);
+		if (l->n == CLI_LIST_MAX)
+			return cli_usage(e, verb, "option '%s' is given more than %d times", o->name,
+					 CLI_LIST_MAX);
+		l->v[l->n++] = val;
+		return 0;
+	}
 	}
 	return cli_usage(e, verb, "bad option table entry '%s'", o->name);
 }

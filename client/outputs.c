@@ -229,7 +229,10 @@ static int is_artifact(const char *dir)
 	return ok;
 }
 
-int cli_outdir_begin(const char *verb, const char *dir, char *tmp, size_t cap, enpu_err *e)
+/* DIR absent, an empty directory, or (artifact set) an artifact; then
+ * its temporary sibling into tmp. */
+static int outdir_begin(const char *verb, const char *dir, int artifact, char *tmp, size_t cap,
+			enpu_err *e)
 {
 	struct stat st;
 
@@ -238,6 +241,9 @@ int cli_outdir_begin(const char *verb, const char *dir, char *tmp, size_t cap, e
 			return cli_usage(e, verb, "--out '%s' exists and is not a directory%s: "
 					 "remove it or choose another --out", dir,
 					 S_ISLNK(st.st_mode) ? " (a symbolic link)" : "");
+		if (dir_empty(dir) != 1 && !artifact)
+			return cli_usage(e, verb, "--out '%s' exists and is not empty: give a new "
+					 "or empty directory, or remove '%s' first", dir, dir);
 		if (dir_empty(dir) != 1 && !is_artifact(dir))
 			return cli_usage(e, verb, "--out '%s' holds files that are not an eulernpu "
 					 "artifact (no valid %s): give a new or empty directory, "
@@ -254,6 +260,32 @@ int cli_outdir_begin(const char *verb, const char *dir, char *tmp, size_t cap, e
 			return local_fail(e, errno, dir, "create a directory next to");
 	}
 	return local_fail(e, EEXIST, dir, "create a directory next to");
+}
+
+int cli_outdir_begin(const char *verb, const char *dir, char *tmp, size_t cap, enpu_err *e)
+{
+	return outdir_begin(verb, dir, 1, tmp, cap, e);
+}
+
+int cli_outdir_begin_new(const char *verb, const char *dir, char *tmp, size_t cap, enpu_err *e)
+{
+	return outdir_begin(verb, dir, 0, tmp, cap, e);
+}
+
+int cli_outdir_commit_new(const char *verb, const char *tmp, const char *dir, enpu_err *e)
+{
+	int err;
+
+	/* rename(2) takes the place of an absent or empty directory, never
+	 * of one with files in it */
+	if (rename(tmp, dir) == 0)
+		return 0;
+	err = errno;
+	rm_tree(tmp);
+	if (err == ENOTEMPTY || err == EEXIST || err == ENOTDIR)
+		return cli_usage(e, verb, "--out '%s' gained files while the command ran: it is "
+				 "left as it is; give a new or empty directory", dir);
+	return local_fail(e, err, dir, "rename into");
 }
 
 void cli_outdir_abort(const char *tmp)

@@ -51,8 +51,11 @@ int enpu_compile(const enpu_spec *spec, const enpu_target *target,
 #define ENPU_ARTIFACT_FILES 4
 typedef struct enpu_artifact_file {
 	char path[64];          /* relative: "graph.json", "weights/npu_sim.npz", ... */
-	enpu_buf data;
-	char sha256[65];        /* hex digest of data */
+	enpu_buf data;          /* empty when on_disk */
+	char sha256[65];        /* hex digest of its bytes */
+	uint64_t size;          /* its bytes */
+	int on_disk;            /* written by the compile already (the streamed
+				 * weights of enpu_compile_to_dir), not in data */
 } enpu_artifact_file;
 
 typedef struct enpu_compiled {
@@ -67,6 +70,19 @@ int enpu_compile_mem(const enpu_spec *spec, const enpu_target *target, const enp
 		     const char *spec_digest, const enpu_limits *lim, enpu_compiled *out,
 		     enpu_err *e);
 void enpu_compiled_free(enpu_compiled *c);
+
+/* The same into outdir (created; empty or absent) without holding the
+ * weights: weights_path's members are scanned (headers only; gather's
+ * int64 indices read), and weights/<backend>.npz is streamed member by
+ * member from the weights file into outdir; the other files are built in
+ * memory (out's copies of them kept) and written, the manifest last. The
+ * same bytes as enpu_compile_mem + enpu_compiled_write; memory does not
+ * grow with the weights. On failure nothing is left in outdir. */
+int enpu_compile_to_dir(const enpu_spec *spec, const enpu_target *target,
+			const char *weights_path, const char *weights_label,
+			const char *weights_sha256, const char *spec_digest,
+			const enpu_limits *lim, const char *outdir, enpu_compiled *out,
+			enpu_err *e);
 /* Write c's files into outdir (created; must be empty or absent), the
  * manifest last; on failure nothing of them is left behind. */
 int enpu_compiled_write(const enpu_compiled *c, const char *outdir, enpu_err *e);

@@ -15,6 +15,7 @@
 #define API_BLOBS             "/v1/blobs/"        /* + sha256 */
 #define API_VALIDATE          "/v1/validate"
 #define API_COMPILE           "/v1/compile"
+#define API_IMPORT            "/v1/import"        /* ONNX model -> spec + weights */
 #define API_ARTIFACTS         "/v1/artifacts/"    /* + id [+ "/files/" + path] */
 #define API_ARTIFACT_FILES    "/files/"
 #define API_JOBS              "/v1/jobs"          /* POST; GET/DELETE /v1/jobs/{id} */
@@ -53,6 +54,10 @@
 #define F_TARGET_NAME         "target_name"
 #define F_DIGESTS             "digests"   /* POST /v1/blobs/missing */
 #define F_MISSING             "missing"
+#define F_MODEL               "model"     /* import: the .onnx blob */
+#define F_MODEL_NAME          "model_name"
+#define F_EXTERNAL            "external"  /* import: {"<location>": digest} of external data */
+#define F_INPUTS              "inputs"    /* import: {"NAME": [dims]}; answer: [{name, shape}] */
 
 /* Response fields. */
 #define F_OKAY                "ok"
@@ -69,6 +74,7 @@
 #define F_PATH                "path"
 #define F_SHA256              "sha256"
 #define F_BYTES               "bytes"
+#define F_LOCAL               "local"
 #define F_OUTPUTS             "outputs"
 #define F_NAME                "name"
 #define F_SHAPE               "shape"
@@ -155,7 +161,8 @@
 #define Q_LIMIT              "limit"       /* GET /v1/jobs?limit=50 (default 100, at most 10000) */
 
 /* Cache management: GET /v1/cache (stats), GET /v1/cache/entries
- * ?kind=blob|artifact|ac&limit=N (newest use first), DELETE
+ * ?kind=blob|artifact|ac&limit=N&cursor=C (newest use first; C is the
+ * "next" of the previous page), DELETE
  * /v1/cache/entries/{digest|artifact id|ac key}, POST /v1/cache/gc?verify=1. */
 #define F_BLOBS              "blobs"
 #define F_BLOB_BYTES         "blob_bytes"
@@ -187,5 +194,8 @@
 #define KIND_AC              "ac"
 #define Q_KIND               "kind"
 #define Q_VERIFY             "verify"          /* POST /v1/cache/gc?verify=1: re-hash every blob */
+#define Q_CURSOR             "cursor"          /* GET /v1/cache/entries?cursor=: the page after it */
+#define F_NEXT               "next"            /* its cursor, while entries remain */
+#define F_EVICTING           "evicting"        /* GET /v1/cache: an eviction pass is running */
 
 #endif

@@ -10,6 +10,7 @@
 #include "srv.h"
 #include "buf.h"
 #include "ydoc.h"
+#include "onnx_read.h"
 
 /* The file's limits: bytes read, settings, and for the YAML loader nodes
  * (a 1 MiB file holds fewer) and nesting (a config nests three deep). */
@@ -153,6 +154,8 @@ void srv_config_defaults(srv_config *c)
 	c->limits = *enpu_limits_default();
 	c->max_json_bytes = SRV_JSON_MAX;
 	c->max_json_depth = SRV_JSON_DEPTH;
+	c->max_onnx_bytes = enpu_onnx_limits_default()->max_model_bytes;
+	c->max_onnx_nodes = enpu_onnx_limits_default()->max_nodes;
 	c->request_timeout = 3600;
 	c->drain_timeout = 600;
 }

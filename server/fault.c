@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "srv.h"
 #include "fault.h"
@@ -17,13 +18,18 @@ static char fault_name[64];
 static long fault_nth = 1;
 static char fault_file[4096];
 static atomic_long passes;
+static char hold_path[4096];      /* EULERNPUD_HOLD, set once in srv_fault_init */
 
 void srv_fault_init(void)
 {
 	const char *v = getenv("EULERNPUD_FAULT"), *f = getenv("EULERNPUD_FAULT_FILE");
-	const char *colon;
+	const char *colon, *h = getenv("EULERNPUD_HOLD");
 	size_t n;
 
+	if (h && *h && strlen(h) < sizeof hold_path) {
+		snprintf(hold_path, sizeof hold_path, "%s", h);
+		srv_log("warn", "jobs are held while %s exists (EULERNPUD_HOLD): for tests only", hold_path);
+	}
 	if (!v || !*v)
 		return;
 	colon = strchr(v, ':');
@@ -84,6 +90,16 @@ void srv_fault_point(const char *name)
 	write_marker();
 	for (;;)
 		pause();
+}
+
+void srv_fault_hold(const volatile int *cancel)
+{
+	const struct timespec tick = {0, 10 * 1000 * 1000};
+
+	if (!hold_path[0])
+		return;
+	while (!*cancel && access(hold_path, F_OK) == 0)
+		nanosleep(&tick, NULL);
 }
 
 int srv_fault_storage(enpu_err *e)

@@ -181,7 +181,9 @@ static int start_services(srv_ctx *ctx)
 	srv_jobs_on_store(ctx->jobs, enforce_cb, ctx);
 	srv_jobs_set_observer(ctx->jobs, ctx->obs);
 	srv_jobs_set_policy(ctx->jobs, ctx->cfg.job_timeout, ctx->cfg.job_ttl, ctx->cfg.job_history);
-	{ srv_gc_result gr; srv_cache_gc(ctx, 0, &gr); }   /* finish an eviction a crash cut short */
+	/* finish an eviction a crash cut short, or bring the cache under a
+	 * smaller --cache-max: in the background, the listeners answer meanwhile */
+	srv_cache_start(ctx);
 	if (ctx->cfg.role != SRV_ROLE_BOARD) {
 		ctx->boards = srv_boards_start(ctx, &e);
 		if (!ctx->boards) {
@@ -220,12 +222,13 @@ static int announce(srv_ctx *ctx, const srv_listeners *l, const char *cpath)
 }
 
 /* Until it is time to stop: SIGHUP reloads; SIGTERM or SIGINT drains (no
- * new jobs) until the jobs are done or --drain-timeout, a second one stops
- * at once; --idle-exit ends an idle daemon. */
+ * new jobs) until the jobs are done; at --drain-timeout the table cancels
+ * the queued jobs and stops the running ones at their next op, and once
+ * they have ended the daemon stops; a second signal stops at once;
+ * --idle-exit ends an idle daemon. */
 static void serve(srv_ctx *ctx, const sigset_t *sigs)
 {
-	double drain_t0 = 0;
-	int q = 0, r = 0, w = 0;
+	int q = 0, r = 0, w = 0, timed_out = 0;
 
 	srv_jobs_stats(ctx->jobs, &q, &r, &w);
 	srv_sd_ready(r, q);   /* every listener answers by now */
@@ -246,7 +249,7 @@ static void serve(srv_ctx *ctx, const sigset_t *sigs)
 				break;
 			}
 			ctx->draining = 1;
-			drain_t0 = srv_now();
+			srv_jobs_drain(ctx->jobs, ctx->cfg.drain_timeout);
 			srv_jobs_stats(ctx->jobs, &q, &r, &w);
 			srv_log("info", "signal %d: draining: no new jobs; %d queued, %d running "
 				"(at most %d s)", sig, q, r, ctx->cfg.drain_timeout);
@@ -254,13 +257,14 @@ static void serve(srv_ctx *ctx, const sigset_t *sigs)
 		}
 		if (ctx->draining) {
 			if (srv_jobs_idle(ctx->jobs)) {
-				srv_log("info", "drained: no jobs left");
+				srv_log("info", timed_out ? "drain timed out: the jobs left were cancelled"
+					: "drained: no jobs left");
 				break;
 			}
-			if (srv_now() - drain_t0 >= (double)ctx->cfg.drain_timeout) {
-				srv_log("warn", "drain timeout (%d s): stopping with jobs left",
-					ctx->cfg.drain_timeout);
-				break;
+			if (!timed_out && srv_jobs_drain_over(ctx->jobs)) {
+				timed_out = 1;
+				srv_log("warn", "drain timeout (%d s): the queued jobs are cancelled, the "
+					"running ones stop at their next op", ctx->cfg.drain_timeout);
 			}
 			continue;
 		}
@@ -290,6 +294,7 @@ static void shut_down(srv_ctx *ctx, srv_listeners *l, int status)
 		}
 	}
 	srv_jobs_shutdown(ctx->jobs);
+	srv_cache_stop();   /* the start-up pass sees ctx->stopping */
 	for (i = 0; i < 50 && srv_http_active() > 0; i++)
 		usleep(100000);
 	for (i = 0; i < l->n; i++)

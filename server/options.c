@@ -59,7 +59,9 @@ static const char usage[] =
 "  --check-config        validate the configuration (file and options), print\n"
 "                        'configuration OK' and exit 0, or the error and exit 2\n"
 "  --drain-timeout S     on SIGTERM, wait at most this long for queued and\n"
-"                        running jobs (default 600)\n"
+"                        running jobs (default 600); then the queued ones are\n"
+"                        cancelled and the running ones stop at their next op\n"
+"                        (cancelled: \"the server's drain timed out\")\n"
 "  --version             print the version and exit\n"
 "  --help                print this help and exit\n"
 "\n"
@@ -118,6 +120,8 @@ static const char usage[] =
 "  --max-tensor-bytes N  bytes of one tensor (default 1073741824)\n"
 "  --max-npz-members N   arrays in an .npz (default 4096)\n"
 "  --max-npz-bytes N     decompressed bytes of an .npz (default 2147483648)\n"
+"  --max-onnx-bytes N    an ONNX model to import (default 1073741824)\n"
+"  --max-onnx-nodes N    nodes of an ONNX model's graph (default 100000)\n"
 "  --request-timeout S   a request body must arrive within S seconds (default\n"
 "                        3600; 0 = no bound); --conn-timeout bounds idle gaps\n"
 "\n"
@@ -125,9 +129,11 @@ static const char usage[] =
 "sockets it is handed (Unix or TCP) instead of --socket/--listen.\n"
 "\n"
 "SIGTERM or SIGINT: drain (POST /v1/jobs answers 503; queued and running jobs\n"
-"finish, at most --drain-timeout), then stop, remove the socket, exit 0; a second\n"
-"signal stops at once (queued jobs fail, running ones finish). SIGHUP re-reads\n"
-"the token files and the boards of the configuration file.\n";
+"finish, at most --drain-timeout, then the jobs left are cancelled, a running\n"
+"one at its next op), then stop, remove the socket, exit 0; a second signal\n"
+"stops at once (queued jobs fail, running ones finish, or stop at the drain's\n"
+"deadline). SIGHUP re-reads the token files and the boards of the configuration\n"
+"file.\n";
 
 int srv_usage_error(const char *fmt, ...)
 {
@@ -195,6 +201,8 @@ static const opt opts[] = {   /* sorted by name */
 	{"--max-json-depth", O_INT, OFF(max_json_depth), 2, 10000},
 	{"--max-npz-bytes", O_U64, OFF(limits.max_npz_bytes), 1, UINT64_MAX / 2},
 	{"--max-npz-members", O_U64, OFF(limits.max_npz_members), 1, 1u << 30},
+	{"--max-onnx-bytes", O_U64, OFF(max_onnx_bytes), 1, UINT64_MAX / 2},
+	{"--max-onnx-nodes", O_U64, OFF(max_onnx_nodes), 1, 1u << 30},
 	{"--max-ops",      O_U64, OFF(limits.max_ops), 1, 1u << 30},
 	{"--max-queue",    O_INT, OFF(max_queue), 0, 1000000},
 	{"--max-spec-bytes", O_U64, OFF(limits.max_spec_bytes), 1, 1ull << 32},

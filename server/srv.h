@@ -69,6 +69,8 @@ typedef struct srv_config {
 	enpu_limits limits;        /* spec, YAML, tensors, npz (ctx->lim points here) */
 	uint64_t max_json_bytes;   /* JSON and raw request bodies */
 	int max_json_depth;
+	uint64_t max_onnx_bytes;   /* an ONNX model to import (serialized bytes) */
+	uint64_t max_onnx_nodes;   /* nodes of its graph */
 	int request_timeout;       /* seconds for a whole request body; 0 = none */
 	int drain_timeout;         /* SIGTERM: seconds to wait for jobs to finish */
 } srv_config;
@@ -104,6 +106,10 @@ typedef struct srv_ctx {
  * that no queued or running job needs go first, then artifact directories
  * that lost a file. A no-op when the bound is 0 or not exceeded. */
 void srv_cache_enforce(srv_ctx *ctx);
+/* Around a job submission's checks of its artifact and input and its
+ * queueing: no eviction pass runs in between (evict.c). */
+void srv_cache_pin_begin(srv_ctx *ctx);
+void srv_cache_pin_end(srv_ctx *ctx);
 
 /* ---- access (auth.c) ----------------------------------------------------- */
 

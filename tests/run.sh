@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # run.sh: run every test of `make test`: the unit tests (criterion), the
 # fuzz regression inputs and the end-to-end scripts, first on the normal
-# build, then under ASan+UBSan; then every mutant of tests/mutants (on the
-# normal build; TEST_MUTANTS=0 leaves them out); then each fuzz target for
-# FUZZ_SECONDS (10; 0 leaves them out). Prints one closing line "N passed, N failed" over everything,
-# after a line "K skipped" when tests were skipped.
+# build, then under ASan+UBSan; then tests/conformance/*.sh once (plain
+# build: ONNX's node tests and PyTorch's model families through import,
+# make conformance; TEST_CONFORMANCE=0 leaves them out); then make bench at
+# a tiny size (TEST_BENCH=0 leaves it out); then every mutant of
+# tests/mutants (on the normal build; TEST_MUTANTS=0 leaves them out); then
+# each fuzz target for FUZZ_SECONDS (10; 0 leaves them out). Prints one
+# closing line "N passed, N failed" over everything, after a line "K
+# skipped" when tests were skipped.
 #
 # A skipped test is never a pass: criterion's (cr_skip_test, from its TAP
 # report) and the end-to-end scripts' ("skip - ID: text", lib.sh's skip) are
@@ -132,6 +136,30 @@ tally_plain() {   # $1 label, $2 name, $3 log ("N passed, M failed" at the end),
 start=$(date +%s)
 run_suite plain build bin
 run_suite asan build-san build-san/bin
+# the conformance runs (ONNX's node tests, PyTorch's model families: issue
+# 13, make conformance), once, on the plain build: they check what is
+# imported and computed, which the sanitized build would only repeat at
+# several times the cost
+if [ "${TEST_CONFORMANCE:-1}" != 0 ]; then
+	for t in tests/conformance/*.sh; do
+		log=$(mktemp); t0=$(date +%s)
+		ENPU_BIN=bin timeout 1800 bash "$t" >"$log" 2>&1; r=$?
+		grep -a '^nodetests:\|^# ' "$log" | sed 's/^/    /'
+		tally_plain conformance "$(basename "$t") ($(( $(date +%s) - t0 )) s)" "$log" "$r"
+	done
+fi
+# make bench once at a tiny size: it runs end to end (a benchmark: no speed
+# is asserted; its table goes to the log)
+if [ "${TEST_BENCH:-1}" != 0 ]; then
+	log=$(mktemp); t0=$(date +%s)
+	BENCH_SIZE=tiny ENPU_BIN=bin timeout 900 tests/bench/bench.sh >"$log" 2>&1; r=$?
+	if [ "$r" = 0 ] && grep -q '^| matmul' "$log" && grep -q '^| memory plan' "$log"; then
+		pass=$((pass + 1)); echo "ok   [bench] make bench, tiny ($(( $(date +%s) - t0 )) s)"
+	else
+		fail=$((fail + 1)); failed+=("bench tiny"); echo "FAIL [bench] make bench, tiny:"; tail -20 "$log"
+	fi
+	rm -f "$log"
+fi
 # every mutant of tests/mutants must be killed by its tests (on the plain
 # build; each mutant is one small planted bug: tests/mutants/README.md)
 if [ "${TEST_MUTANTS:-1}" != 0 ]; then

@@ -3,8 +3,16 @@
 #   - the load test at full length (LOAD_SECONDS, default 30) on the plain
 #     and the ASan+UBSan daemon (the latter also checks LeakSanitizer at exit);
 #   - the fault tests (kill -9 at each commit point, a full tmpfs cache);
+#   - the job table's scale benchmark (tests/bench/jobscale.sh: submit,
+#     list, health and cancel with 100 to 30,000 jobs queued, the RSS per
+#     finished job, 30,000 jobs expiring at once; it prints, never asserts
+#     a speed);
 #   - every unit test under valgrind memcheck (tests/memcheck.sh);
-#   - each fuzz target for FUZZ_SECONDS (default 60; make fuzz).
+#   - each fuzz target for FUZZ_SECONDS (default 60; make fuzz);
+#   - the cache scale benchmark (tests/bench/cachescale.py: restart with a
+#     smaller --cache-max, health, stats, /metrics, ls, a compile at the
+#     bound, at 100 to 30,000 artifacts; CACHESCALE_POINTS): a table, no
+#     assertion about speed.
 # Prints one closing "N passed, M failed" line.
 set -u
 cd "$(dirname "$0")/.."
@@ -33,12 +41,18 @@ for b in bin build-san/bin; do
 		tally "$s ($b, LOAD_SECONDS=$LOAD_SECONDS)" "$log" $r
 	done
 done
+tests/bench/jobscale.sh >"$log" 2>&1; r=$?
+grep -a -E '^(\||jobscale|finished|expire)' "$log"
+tally "jobscale (the job table at scale, a benchmark)" "$log" $r
 tests/memcheck.sh build >"$log" 2>&1; r=$?
 grep -a '^ok\|^FAIL' "$log"
 tally "memcheck (unit tests under valgrind)" "$log" $r
 make --no-print-directory fuzz FUZZ_SECONDS="$FUZZ_SECONDS" >"$log" 2>&1; r=$?
 grep -a -E '^(ok|FAIL|fuzz)' "$log" | head -40
 tally "fuzz ($FUZZ_SECONDS s per target)" "$log" $r
+ENPU_BIN=bin tests/bench/cachescale.py >"$log" 2>&1; r=$?
+sed -n '/^cache scale/,/^$/p; /^| /p' "$log" | awk '!seen[$0]++'
+tally "cache scale benchmark (bin)" "$log" $r
 [ ${#failed[@]} -gt 0 ] && printf 'failed: %s\n' "${failed[@]}"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -62,14 +62,17 @@ static const enpu_code_info table[] = {
 	 "not fit its shape rule, or a declared shape disagrees with the inferred one."},
 	{ENPU_E_DTYPE, "E0207", "unsupported dtype", 422, EXIT_INPUT,
 	 "use float32",
-	 "Spec v1 supports float32 only. int8/int32 quantized ops come later."},
+	 "Spec v1 supports float32 only. Spec v2 adds int64 weights, read only as gather's\n"
+	 "indices; every other tensor an op reads is float32. int8/int32 quantized ops\n"
+	 "come later."},
 	{ENPU_E_OP, "E0208", "unknown operator", 422, EXIT_INPUT,
 	 "use an op of spec v1 (see `eulernpu backends`)",
 	 "The op is not one of spec v1's operators."},
 	{ENPU_E_ATTR, "E0209", "invalid operator attribute", 422, EXIT_INPUT,
 	 "see the op table in docs/spec-format.md for the op's attributes",
 	 "An attribute is unknown for this op, missing though required, or has a value\n"
-	 "of the wrong type or range."},
+	 "of the wrong type or range; or a later spec version added it (ceil_mode and\n"
+	 "maxpool2d's dilations need `eulernpu: 2`)."},
 	{ENPU_E_LOWERING, "E0210", "backend lowering missing for op", 422, EXIT_INPUT,
 	 "choose a backend that lowers this op (see `eulernpu backends`)",
 	 "The chosen backend has no lowering for this op. `eulernpu backends` prints the\n"
@@ -92,11 +95,16 @@ static const enpu_code_info table[] = {
 	 "A tensor in weights.npz has a different shape from the one the spec declares.\n"
 	 "A transposed weight is the usual cause: matmul reads (in, out) as written."},
 	{ENPU_E_WEIGHT_DTYPE, "E0302", "weights tensor dtype mismatch", 422, EXIT_INPUT,
-	 "save the weights as float32 (np.float32)",
+	 "save the weights with the spec's dtype (np.float32; np.int64 for int64)",
 	 "A tensor in weights.npz has a different dtype from the one the spec declares."},
 	{ENPU_E_WEIGHT_EXTRA, "E0303", "weights file holds an undeclared tensor", 422, EXIT_INPUT,
 	 "declare the tensor under `weights:` or remove it from weights.npz",
 	 "weights.npz holds a tensor the spec does not declare; usually a typo in a name."},
+	{ENPU_E_WEIGHT_VALUE, "E0304", "weights tensor value out of range", 422, EXIT_INPUT,
+	 "correct the weight's values (gather's indices lie in [-d, d - 1])",
+	 "A weight's values do not fit the op that reads them: an index of gather's int64\n"
+	 "indices is outside [-d, d - 1] for the gathered dimension d. Indices are\n"
+	 "constant, so this is checked once when the model is compiled, never when it runs."},
 	{ENPU_E_NPY, "E0400", "not a valid .npy/.npz file", 422, EXIT_INPUT,
 	 "write the file with numpy.savez (or np.save for .npy)",
 	 "The file is not a NumPy .npz (a zip of .npy members) or .npy, or it is\n"
@@ -240,8 +248,17 @@ static const enpu_code_info table[] = {
 	 "An ONNX file (a ModelProto, or a TensorProto .pb) could not be read: the\n"
 	 "protobuf is malformed or truncated, a tensor's data does not match its dims,\n"
 	 "an attribute has a type the reader does not take (graph, sparse tensor, type\n"
-	 "proto), or a tensor keeps its data in an external file (not read yet). The\n"
-	 "message names the node, attribute or tensor."},
+	 "proto), or a tensor's external-data entry names no file. The message names\n"
+	 "the node, attribute or tensor."},
+	{ENPU_E_IMPORT, "E0404", "cannot import the ONNX model", 422, EXIT_INPUT,
+	 "bind the dims the message names with --input NAME=SHAPE, or re-export the model "
+	 "with the ops spec v2 has (docs/import.md)",
+	 "The ONNX model was read, but the importer cannot turn it into a spec: an\n"
+	 "opset outside 7-17, nodes of another domain or op the importer does not\n"
+	 "map, attribute values spec v2 cannot express, int64 data computed at run\n"
+	 "time rather than folded to a constant, a --input binding that names no\n"
+	 "graph input or has another rank, or an external-data file it cannot read.\n"
+	 "The message lists every such node at once (name, op type, opset, why)."},
 };
 
 const enpu_code_info *enpu_code_table(size_t *n)

@@ -34,6 +34,7 @@ typedef enum enpu_code {
 	ENPU_E_WEIGHT_SHAPE,      /* E0301 weights tensor shape mismatch */
 	ENPU_E_WEIGHT_DTYPE,      /* E0302 weights tensor dtype mismatch */
 	ENPU_E_WEIGHT_EXTRA,      /* E0303 weights file holds a tensor the spec does not declare */
+	ENPU_E_WEIGHT_VALUE,      /* E0304 a weight's value is out of range (gather's indices) */
 	ENPU_E_NPY,               /* E0400 not a valid .npy / .npz file (corrupt, truncated) */
 	ENPU_E_NPY_DTYPE,         /* E0401 unsupported array dtype */
 	ENPU_E_NPY_ORDER,         /* E0402 unsupported array layout */
@@ -68,6 +69,7 @@ typedef enum enpu_code {
 	ENPU_E_HEADERS_TOO_LARGE, /* E0819 request headers too large (431) */
 	ENPU_E_TLS,               /* E0820 no trusted TLS connection (client side) */
 	ENPU_E_ONNX,              /* E0403 not a valid ONNX model or tensor */
+	ENPU_E_IMPORT,            /* E0404 cannot import the ONNX model */
 	ENPU_E_CODE_COUNT
 } enpu_code;
 

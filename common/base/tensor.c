@@ -1,4 +1,5 @@
-/* tensor.c: shapes, float32 tensors and tensor lists; the default limits. */
+/* tensor.c: dtypes (the one table of names, element sizes and .npy
+ * descrs), shapes, tensors and tensor lists; the default limits. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,14 +21,55 @@ const enpu_limits *enpu_limits_default(void)
 	return &defaults;
 }
 
+/* Every dtype: its spec name, element size and .npy descr (little-endian,
+ * as numpy writes them). A new dtype is one row here and one enum value. */
+static const struct dtinfo {
+	enpu_dtype dt;
+	const char *name, *descr;
+	size_t size;
+} dtypes[] = {
+	{ENPU_DT_F32, "float32", "<f4", 4},
+	{ENPU_DT_I64, "int64", "<i8", 8},
+};
+#define N_DTYPES (sizeof(dtypes) / sizeof(dtypes[0]))
+
+static const struct dtinfo *dtinfo(enpu_dtype dt)
+{
+	for (size_t i = 0; i < N_DTYPES; i++)
+		if (dtypes[i].dt == dt)
+			return &dtypes[i];
+	return NULL;
+}
+
 const char *enpu_dtype_name(enpu_dtype dt)
 {
-	return dt == ENPU_DT_F32 ? "float32" : "invalid";
+	return dtinfo(dt) ? dtinfo(dt)->name : "invalid";
 }
 
 enpu_dtype enpu_dtype_parse(const char *s)
 {
-	return s && strcmp(s, "float32") == 0 ? ENPU_DT_F32 : ENPU_DT_INVALID;
+	for (size_t i = 0; s && i < N_DTYPES; i++)
+		if (strcmp(dtypes[i].name, s) == 0)
+			return dtypes[i].dt;
+	return ENPU_DT_INVALID;
+}
+
+size_t enpu_dtype_size(enpu_dtype dt)
+{
+	return dtinfo(dt) ? dtinfo(dt)->size : 0;
+}
+
+const char *enpu_dtype_descr(enpu_dtype dt)
+{
+	return dtinfo(dt) ? dtinfo(dt)->descr : NULL;
+}
+
+enpu_dtype enpu_dtype_from_descr(const char *descr)
+{
+	for (size_t i = 0; descr && i < N_DTYPES; i++)
+		if (strcmp(dtypes[i].descr, descr) == 0)
+			return dtypes[i].dt;
+	return ENPU_DT_INVALID;
 }
 
 int enpu_shape_numel(const enpu_shape *s, uint64_t *out)
@@ -95,18 +137,21 @@ char *enpu_shape_pystr(const enpu_shape *s, char *buf, size_t cap)
 int enpu_tensor_alloc(enpu_tensor *t, const enpu_limits *lim, enpu_err *e)
 {
 	uint64_t n;
+	size_t es;
 	char sh[128];
 
 	if (!lim)
 		lim = enpu_limits_default();
+	if (t->dtype == ENPU_DT_INVALID)
+		t->dtype = ENPU_DT_F32;
+	es = enpu_dtype_size(t->dtype) ? enpu_dtype_size(t->dtype) : sizeof(float);
 	if (enpu_shape_numel(&t->shape, &n) || n > lim->max_tensor_elems ||
-	    n > lim->max_tensor_bytes / sizeof(float) || n > SIZE_MAX / sizeof(float))
+	    n > lim->max_tensor_bytes / es || n > SIZE_MAX / es)
 		return enpu_fail(e, ENPU_E_LIMIT, t->name, NULL,
 				 "tensor '%s' of shape %s exceeds the limit of %llu elements",
 				 t->name ? t->name : "?", enpu_shape_str(&t->shape, sh, sizeof(sh)),
 				 (unsigned long long)lim->max_tensor_elems);
-	t->dtype = ENPU_DT_F32;
-	t->data = calloc(n ? (size_t)n : 1, sizeof(float));
+	t->bytes = calloc(n ? (size_t)n : 1, es);
 	if (!t->data)
 		return enpu_fail(e, ENPU_E_NOMEM, t->name, NULL, "cannot allocate tensor '%s'",
 				 t->name ? t->name : "?");

@@ -1,5 +1,7 @@
-/* tensor.h: shapes, dtypes, float32 tensors, tensor lists, and the size
- * limits that every reader of user data honours. */
+/* tensor.h: shapes, dtypes, tensors (float32, and int64 for gather's
+ * indices), tensor lists, and the size limits that every reader of user
+ * data honours. What a dtype is (name, element size, .npy descr) is known
+ * in one place: the dtype table of tensor.c. */
 #ifndef ENPU_TENSOR_H
 #define ENPU_TENSOR_H
 
@@ -12,6 +14,7 @@
 typedef enum enpu_dtype {
 	ENPU_DT_INVALID = 0,
 	ENPU_DT_F32 = 1,
+	ENPU_DT_I64 = 2,     /* spec v2 weights: gather's indices only */
 } enpu_dtype;
 
 typedef struct enpu_shape {
@@ -23,7 +26,12 @@ typedef struct enpu_tensor {
 	char *name;          /* owned */
 	enpu_dtype dtype;
 	enpu_shape shape;
-	float *data;         /* owned, numel floats (may be NULL when numel == 0) */
+	union {              /* owned, numel elements of dtype (may be NULL when
+			      * numel == 0); one allocation, seen as its dtype */
+		float *data;
+		int64_t *i64;
+		void *bytes;
+	};
 } enpu_tensor;
 
 typedef struct enpu_tlist {
@@ -48,8 +56,11 @@ typedef struct enpu_limits {
 
 const enpu_limits *enpu_limits_default(void);
 
-const char *enpu_dtype_name(enpu_dtype dt);    /* "float32", "invalid" */
+const char *enpu_dtype_name(enpu_dtype dt);    /* "float32", "int64", "invalid" */
 enpu_dtype enpu_dtype_parse(const char *s);     /* ENPU_DT_INVALID when unknown */
+size_t enpu_dtype_size(enpu_dtype dt);          /* bytes per element; 0 when invalid */
+const char *enpu_dtype_descr(enpu_dtype dt);    /* .npy descr "<f4", "<i8"; NULL if invalid */
+enpu_dtype enpu_dtype_from_descr(const char *descr); /* ENPU_DT_INVALID when unknown */
 
 /* Element count with overflow check: 0 ok (*out set), -1 on overflow or a
  * negative dim. numel of a 0-d shape is 1. */
@@ -60,7 +71,8 @@ char *enpu_shape_str(const enpu_shape *s, char *buf, size_t cap);
 /* "(1, 8)" NumPy style, "(8,)" for one dim, "()" for scalar. */
 char *enpu_shape_pystr(const enpu_shape *s, char *buf, size_t cap);
 
-/* Allocate data for t->shape (zeroed). 0 or -1 with *e (NOMEM/LIMIT). */
+/* Allocate data for t->shape and t->dtype (zeroed; an unset dtype becomes
+ * float32). 0 or -1 with *e (NOMEM/LIMIT). */
 int enpu_tensor_alloc(enpu_tensor *t, const enpu_limits *lim, enpu_err *e);
 void enpu_tensor_free(enpu_tensor *t);
 

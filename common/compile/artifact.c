@@ -21,6 +21,7 @@
 #include "graphjson.h"
 #include "plan.h"
 #include "backend.h"
+#include "shape.h"
 
 
 struct enpu_artifact {
@@ -226,6 +227,19 @@ static int bind_weights(enpu_artifact *a, const char *label, enpu_err *e)
 		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
 				 "weights file lacks '%s', which op '%s' reads", t->name,
 				 g->ops[t->last_use].name);
+	}
+	/* gather's indices as the compiler checked them: the kernel trusts them */
+	for (int k = 0; k < g->n_ops; k++) {
+		const enpu_irop *op = &g->ops[k];
+		uint64_t n;
+
+		if (op->def->id == ENPU_OP_GATHER &&
+		    enpu_shape_numel(&g->tensors[op->in[1]].shape, &n) == 0 && n &&
+		    enpu_gather_bad_index((const int64_t *)(const void *)a->wdata[op->in[1]], n,
+					  g->tensors[op->in[0]].shape.dim[op->attrs.axis]) >= 0)
+			return enpu_fail(e, ENPU_E_ARTIFACT, label, "recompile the artifact",
+					 "op '%s' (gather): an index of '%s' is out of range",
+					 op->name, g->tensors[op->in[1]].name);
 	}
 	return 0;
 }

@@ -19,6 +19,8 @@
 #include "graphjson.h"
 #include "plan.h"
 #include "backend.h"
+#include "shape.h"
+#include "shape.h"
 
 /* The spec's file name in weight errors: enpu_spec does not expose the
  * label it was parsed with. */
@@ -84,6 +86,35 @@ static int check_weights(const enpu_graph *g, const enpu_tlist *w, const char *s
 	return 0;
 }
 
+/* gather's indices (an int64 weight, constant) lie in [-d, d - 1] of the
+ * gathered dimension: checked here once, never when the model runs. */
+static int check_indices(const enpu_graph *g, const enpu_tlist *w, const char *slabel,
+			 enpu_err *e)
+{
+	for (int k = 0; k < g->n_ops; k++) {
+		const enpu_irop *op = &g->ops[k];
+		const enpu_tensor *x;
+		int64_t d, bad;
+		uint64_t n;
+		char loc[400];
+
+		if (op->def->id != ENPU_OP_GATHER ||
+		    !(x = enpu_tlist_find(w, g->tensors[op->in[1]].name)) ||
+		    enpu_shape_numel(&x->shape, &n) < 0)
+			continue;
+		d = g->tensors[op->in[0]].shape.dim[op->attrs.axis];
+		if ((bad = enpu_gather_bad_index(x->i64, n, d)) < 0)
+			continue;
+		snprintf(loc, sizeof(loc), "%.300s:%d:%d", slabel, op->line, op->col);
+		return enpu_fail(e, ENPU_E_WEIGHT_VALUE, loc, NULL,
+				 "op '%s' (gather): index %lld at position %lld of '%s' is out of "
+				 "range [%lld, %lld] for axis %d of '%s'", op->name,
+				 (long long)x->i64[bad], (long long)bad, x->name, (long long)-d,
+				 (long long)d - 1, op->attrs.axis, g->tensors[op->in[0]].name);
+	}
+	return 0;
+}
+
 /* outdir may exist only as an empty directory. */
 static int check_outdir(const char *dir, enpu_err *e)
 {
@@ -127,6 +158,8 @@ static int set_file(enpu_artifact_file *f, const char *path, enpu_buf *b)
 	f->data = *b;
 	*b = (enpu_buf)ENPU_BUF_INIT;
 	enpu_sha256_hex(f->data.data ? f->data.data : "", f->data.len, f->sha256);
+	f->size = f->data.len;
+	f->on_disk = 0;
 	return 0;
 }
 
@@ -163,14 +196,42 @@ typedef struct made {
 	const void *st;
 	json_object *section;     /* plan.json's backend section, or NULL */
 	const enpu_tlist *bw;     /* the weights file's tensors */
+	const enpu_npz_index *ix; /* streamed: their source (data not in bw) */
+	const char *outdir;       /* streamed: where the weights file goes */
 } made;
+
+/* The weights file: built in memory, or (k->ix) streamed into outdir. */
+static int weights_file(const made *k, const char *wrel, enpu_artifact_file *f, enpu_err *e)
+{
+	enpu_buf wb = ENPU_BUF_INIT;
+	char path[4200];
+	const char **names;
+	int rc;
+
+	if (!k->ix) {
+		if (enpu_npz_write_mem(k->bw, wrel, &wb, e) < 0)
+			return -1;
+		return set_file(f, wrel, &wb);
+	}
+	if (join(path, sizeof(path), k->outdir, wrel, e) < 0)
+		return -1;
+	if (!(names = malloc(sizeof(*names) * (k->bw->n ? k->bw->n : 1))))
+		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
+	for (size_t i = 0; i < k->bw->n; i++)
+		names[i] = k->bw->items[i].name;
+	rc = enpu_npz_write_from(k->ix, names, k->bw->n, path, f->sha256, &f->size, e);
+	free(names);
+	snprintf(f->path, sizeof f->path, "%s", wrel);
+	f->on_disk = 1;
+	return rc;
+}
 
 /* graph.json, plan.json, weights/<backend>.npz, then manifest.json (with
  * the id of the three and the summary) into out->files, and out->info. */
 static int make_files(const made *k, const enpu_target *tgt, const char *weights_sha256,
 		      const char *spec_digest, enpu_compiled *out, enpu_err *e)
 {
-	enpu_buf gj = ENPU_BUF_INIT, pj = ENPU_BUF_INIT, mj = ENPU_BUF_INIT, wb = ENPU_BUF_INIT;
+	enpu_buf gj = ENPU_BUF_INIT, pj = ENPU_BUF_INIT, mj = ENPU_BUF_INIT;
 	enpu_manifest_file mf[3];
 	enpu_msummary sum;
 	json_object *target = NULL;
@@ -181,14 +242,13 @@ static int make_files(const made *k, const enpu_target *tgt, const char *weights
 	snprintf(wrel, sizeof(wrel), "weights/%s.npz", k->g->backend);
 	if (enpu_graph_to_json(k->g, wrel, "spec", k->st, &gj, e) < 0 ||
 	    enpu_plan_to_json_section(k->g, k->plan, k->def->section, k->section, &pj, e) < 0 ||
-	    enpu_npz_write_mem(k->bw, wrel, &wb, e) < 0)
+	    weights_file(k, wrel, &out->files[2], e) < 0)
 		goto out;
 	set_file(&out->files[0], "graph.json", &gj);
 	set_file(&out->files[1], "plan.json", &pj);
-	set_file(&out->files[2], wrel, &wb);
 	for (int i = 0; i < 3; i++) {
 		mf[i].path = out->files[i].path;
-		mf[i].bytes = out->files[i].data.len;
+		mf[i].bytes = out->files[i].size;
 		memcpy(mf[i].sha256, out->files[i].sha256, sizeof mf[i].sha256);
 		paths[i] = mf[i].path;
 		digests[i] = mf[i].sha256;
@@ -215,14 +275,32 @@ out:
 	enpu_buf_free(&gj);
 	enpu_buf_free(&pj);
 	enpu_buf_free(&mj);
-	enpu_buf_free(&wb);
 	return rc;
 }
 
-int enpu_compile_mem(const enpu_spec *spec, const enpu_target *tgt, const enpu_tlist *w,
-		     const char *weights_label, const char *weights_sha256,
-		     const char *spec_digest, const enpu_limits *lim, enpu_compiled *out,
-		     enpu_err *e)
+/* gather's indices, which check_indices reads, loaded from the index */
+static int load_indices(const enpu_graph *g, enpu_npz_index *ix, const char *wlabel,
+			enpu_err *e)
+{
+	for (int k = 0; k < g->n_ops; k++) {
+		const char *name;
+		if (g->ops[k].def->id != ENPU_OP_GATHER)
+			continue;
+		name = g->tensors[g->ops[k].in[1]].name;
+		for (size_t i = 0; i < ix->meta.n; i++)
+			if (!strcmp(ix->meta.items[i].name, name) &&
+			    enpu_npz_scan_load(ix, i, wlabel, e) < 0)
+				return -1;
+	}
+	return 0;
+}
+
+/* enpu_compile_mem's and enpu_compile_to_dir's work: w holds every weight
+ * (names, dtypes, shapes; data unless ix streams it). */
+static int compile_core(const enpu_spec *spec, const enpu_target *tgt, const enpu_tlist *w,
+			enpu_npz_index *ix, const char *outdir, const char *weights_label,
+			const char *weights_sha256, const char *spec_digest, const enpu_limits *lim,
+			enpu_compiled *out, enpu_err *e)
 {
 	enpu_graph *g = NULL;
 	enpu_tlist bw = ENPU_TLIST_INIT;
@@ -240,6 +318,8 @@ int enpu_compile_mem(const enpu_spec *spec, const enpu_target *tgt, const enpu_t
 		weights_label = "weights.npz";
 	if (enpu_validate_for(spec, tgt, &g, e) < 0 ||
 	    check_weights(g, w, enpu_spec_label(spec), weights_label, e) < 0 ||
+	    (ix && load_indices(g, ix, weights_label, e) < 0) ||
+	    check_indices(g, w, enpu_spec_label(spec), e) < 0 ||
 	    enpu_plan_build(g, &plan, e) < 0)
 		goto out;
 	/* the backend's own plan and its plan.json section */
@@ -252,8 +332,8 @@ int enpu_compile_mem(const enpu_spec *spec, const enpu_target *tgt, const enpu_t
 	}
 	if (used_weights(g, w, &bw, e) < 0)
 		goto out;
-	rc = make_files(&(made){g, &plan, def, st, section, &bw}, tgt, weights_sha256, spec_digest,
-			out, e);
+	rc = make_files(&(made){g, &plan, def, st, section, &bw, ix, outdir}, tgt, weights_sha256,
+			spec_digest, out, e);
 out:
 	if (rc < 0)
 		enpu_compiled_free(out);
@@ -263,6 +343,52 @@ out:
 	free(bw.items);   /* borrowed tensors: w owns them */
 	enpu_plan_free(&plan);
 	enpu_graph_free(g);
+	return rc;
+}
+
+int enpu_compile_mem(const enpu_spec *spec, const enpu_target *tgt, const enpu_tlist *w,
+		     const char *weights_label, const char *weights_sha256,
+		     const char *spec_digest, const enpu_limits *lim, enpu_compiled *out,
+		     enpu_err *e)
+{
+	return compile_core(spec, tgt, w, NULL, NULL, weights_label, weights_sha256, spec_digest,
+			    lim, out, e);
+}
+
+int enpu_compile_to_dir(const enpu_spec *spec, const enpu_target *tgt, const char *weights_path,
+			const char *weights_label, const char *weights_sha256,
+			const char *spec_digest, const enpu_limits *lim, const char *outdir,
+			enpu_compiled *out, enpu_err *e)
+{
+	enpu_npz_index ix;
+	char path[4096];
+	int rc = -1;
+
+	memset(out, 0, sizeof *out);
+	if (!lim)
+		lim = enpu_limits_default();
+	if (!weights_label)
+		weights_label = "weights.npz";
+	if (check_outdir(outdir, e) < 0 ||
+	    enpu_npz_scan(weights_path, weights_label, lim, &ix, e) < 0)
+		return -1;
+	if (join(path, sizeof(path), outdir, "weights", e) < 0 || enpu_mkdirs(path, 0755, e) < 0 ||
+	    compile_core(spec, tgt, &ix.meta, &ix, outdir, weights_label, weights_sha256,
+			 spec_digest, lim, out, e) < 0 ||
+	    enpu_compiled_write(out, outdir, e) < 0)
+		goto out;
+	rc = 0;
+out:
+	if (rc < 0) {   /* the streamed weights file too */
+		for (int k = 0; k < ENPU_ARTIFACT_FILES; k++)
+			if (out->files[k].path[0] &&
+			    join(path, sizeof(path), outdir, out->files[k].path, NULL) == 0)
+				unlink(path);
+		if (join(path, sizeof(path), outdir, "weights", NULL) == 0)
+			rmdir(path);
+		enpu_compiled_free(out);
+	}
+	enpu_npz_index_free(&ix);
 	return rc;
 }
 
@@ -277,13 +403,15 @@ int enpu_compiled_write(const enpu_compiled *c, const char *outdir, enpu_err *e)
 	char path[4096];
 	int i, rc = -1;
 
-	if (check_outdir(outdir, e) < 0)
+	if (!c->files[2].on_disk && check_outdir(outdir, e) < 0)
 		return -1;
 	if (join(path, sizeof(path), outdir, "weights", e) < 0 || enpu_mkdirs(path, 0755, e) < 0)
 		return -1;
 	/* the manifest (last) is never written before everything else is */
 	for (i = 0; i < ENPU_ARTIFACT_FILES; i++)
-		if (join(path, sizeof(path), outdir, c->files[i].path, e) < 0 ||
+		if (c->files[i].on_disk)
+			continue;
+		else if (join(path, sizeof(path), outdir, c->files[i].path, e) < 0 ||
 		    enpu_write_file_atomic(path, c->files[i].data.data ? c->files[i].data.data : "",
 					   c->files[i].data.len, e) < 0)
 			goto out;
@@ -304,7 +432,6 @@ int enpu_compile(const enpu_spec *spec, const enpu_target *tgt,
 		 const char *spec_digest, const char *outdir,
 		 const enpu_limits *lim, enpu_compile_info *info, enpu_err *e)
 {
-	enpu_tlist w = ENPU_TLIST_INIT;
 	enpu_compiled c;
 	char wdigest[65];
 	int rc = -1;
@@ -314,16 +441,14 @@ int enpu_compile(const enpu_spec *spec, const enpu_target *tgt,
 		lim = enpu_limits_default();
 	if (!weights_label)
 		weights_label = "weights.npz";
-	if (enpu_npz_read(weights_path, weights_label, lim, &w, e) < 0 ||
-	    enpu_sha256_file(weights_path, wdigest, e) < 0 ||
-	    enpu_compile_mem(spec, tgt, &w, weights_label, wdigest, spec_digest, lim, &c, e) < 0 ||
-	    enpu_compiled_write(&c, outdir, e) < 0)
+	if (enpu_sha256_file(weights_path, wdigest, e) < 0 ||
+	    enpu_compile_to_dir(spec, tgt, weights_path, weights_label, wdigest, spec_digest, lim,
+				outdir, &c, e) < 0)
 		goto out;
 	if (info)
 		*info = c.info;
 	rc = 0;
 out:
 	enpu_compiled_free(&c);
-	enpu_tlist_free(&w);
 	return rc;
 }

@@ -50,6 +50,15 @@ static json_object *ints_json(const int *v, int n)
 	return a;
 }
 
+/* A LIST or SIZES attribute: n int64s (at most cap). */
+static json_object *i64s_json(const int64_t *v, int n, int cap)
+{
+	json_object *arr = json_object_new_array();
+	for (int i = 0; arr && i < n && i < cap; i++)
+		json_object_array_add(arr, json_object_new_int64(v[i]));
+	return arr;
+}
+
 static json_object *attr_json(const enpu_attrdef *ad, const enpu_attrs *a)
 {
 	const char *base = (const char *)a + ad->offset;
@@ -70,6 +79,18 @@ static json_object *attr_json(const enpu_attrdef *ad, const enpu_attrs *a)
 	}
 	case ENPU_ATTR_PERM:
 		return ints_json(a->perm, a->n_perm < ENPU_MAX_DIMS ? a->n_perm : ENPU_MAX_DIMS);
+	case ENPU_ATTR_FLOATS: {
+		json_object *arr = json_object_new_array();
+		for (int i = 0; arr && i < ad->count; i++)
+			json_object_array_add(arr, float_json(((const float *)base)[i]));
+		return arr;
+	}
+	case ENPU_ATTR_LIST:
+		return i64s_json(((const enpu_ilist *)base)->v, ((const enpu_ilist *)base)->n,
+				 ENPU_MAX_LIST);
+	case ENPU_ATTR_SIZES:
+		return i64s_json(((const enpu_sizes *)base)->v, ((const enpu_sizes *)base)->n,
+				 ENPU_MAX_SPLIT);
 	case ENPU_ATTR_ENUM: {
 		int v = *(const int *)base, n = 0;
 		while (ad->choices && ad->choices[n])
@@ -137,8 +158,13 @@ static json_object *ops_json(const enpu_graph *g, const enpu_backend_def *def, c
 				       json_object_new_string(g->components[op->component]));
 		json_object_object_add(o, "in", names_json(g, op->in, op->n_in));
 		json_object_object_add(o, "out", names_json(g, op->out, op->n_out));
-		for (const enpu_attrdef *ad = op->def->attrs; ad->name; ad++)
-			json_object_object_add(at, ad->name, attr_json(ad, &op->attrs));
+		/* an attribute spec v2 gave a v1 op is written only when it
+		 * is not the default: v1 models keep their graph.json */
+		for (int i = 0; op->def->attrs[i].name; i++)
+			if (enpu_attr_since(op->def, i) == op->def->since ||
+			    !enpu_attr_is_default(op->def, i, &op->attrs))
+				json_object_object_add(at, op->def->attrs[i].name,
+						       attr_json(&op->def->attrs[i], &op->attrs));
 		json_object_object_add(o, "attrs", at);
 		lowering = def->lowering(g, st, k, kname, sizeof(kname));
 		json_object_object_add(o, "kernel", json_object_new_string(kname));
@@ -220,6 +246,20 @@ static int parse_int(json_object *v, int64_t lo, int64_t hi, int64_t *out)
 	return 0;
 }
 
+/* A LIST or SIZES attribute: at most cap int64s into vals, *n of them. */
+static int parse_i64s(json_object *v, size_t cap, int *n, int64_t *vals)
+{
+	size_t len;
+
+	if (!json_object_is_type(v, json_type_array) || (len = json_object_array_length(v)) > cap)
+		return -1;
+	for (size_t i = 0; i < len; i++)
+		if (parse_int(json_object_array_get_idx(v, i), INT64_MIN, INT64_MAX, &vals[i]) < 0)
+			return -1;
+	*n = (int)len;
+	return 0;
+}
+
 /* One attribute from JSON into a; -1 when the value has the wrong type. */
 static int parse_attr(const enpu_attrdef *ad, json_object *v, enpu_attrs *a)
 {
@@ -272,6 +312,20 @@ static int parse_attr(const enpu_attrdef *ad, json_object *v, enpu_attrs *a)
 		}
 		a->n_perm = (int)n;
 		return 0;
+	case ENPU_ATTR_FLOATS:
+		if (!json_object_is_type(v, json_type_array) ||
+		    json_object_array_length(v) != (size_t)ad->count)
+			return -1;
+		for (int i = 0; i < ad->count; i++)
+			if (parse_float(json_object_array_get_idx(v, (size_t)i), (float *)base + i) < 0)
+				return -1;
+		return 0;
+	case ENPU_ATTR_LIST:
+		return parse_i64s(v, ad->count < ENPU_MAX_LIST ? (size_t)ad->count : ENPU_MAX_LIST,
+				  &((enpu_ilist *)base)->n, ((enpu_ilist *)base)->v);
+	case ENPU_ATTR_SIZES:
+		return parse_i64s(v, ad->count < ENPU_MAX_SPLIT ? (size_t)ad->count : ENPU_MAX_SPLIT,
+				  &((enpu_sizes *)base)->n, ((enpu_sizes *)base)->v);
 	case ENPU_ATTR_ENUM:
 		if (!json_object_is_type(v, json_type_string) || !ad->choices)
 			return -1;
@@ -422,7 +476,7 @@ static int read_tensor(rd *r, json_object *o, size_t i)
 	snprintf(ctx, sizeof(ctx), "tensor '%.30s': ", t->name);
 	if (!(v = enpu_json_field(o, "dtype", json_type_string, r->label, ctx, r->e)))
 		return -1;
-	if ((t->dtype = enpu_dtype_parse(json_object_get_string(v))) != ENPU_DT_F32)
+	if ((t->dtype = enpu_dtype_parse(json_object_get_string(v))) == ENPU_DT_INVALID)
 		RBAD("%sunsupported dtype '%s'", ctx, json_object_get_string(v));
 	if (!(v = enpu_json_field(o, "shape", json_type_array, r->label, ctx, r->e)))
 		return -1;
@@ -439,6 +493,8 @@ static int read_tensor(rd *r, json_object *o, size_t i)
 		t->kind = ENPU_TK_INTERMEDIATE;
 	else
 		RBAD("%sunknown kind '%s'", ctx, kind);
+	if (t->dtype != ENPU_DT_F32 && t->kind != ENPU_TK_WEIGHT)
+		RBAD("%sonly weights may be %s", ctx, enpu_dtype_name(t->dtype));
 	if (!(v = enpu_json_field(o, "output", json_type_boolean, r->label, ctx, r->e)))
 		return -1;
 	t->is_output = json_object_get_boolean(v);
@@ -511,13 +567,20 @@ static int read_attrs(rd *r, enpu_irop *op, json_object *at, const char *ctx)
 	enpu_attrs_defaults(op->def, &op->attrs);
 	for (const enpu_attrdef *ad = op->def->attrs; ad->name; ad++, bit++) {
 		json_object *av;
-		n_def++;
-		if (!json_object_object_get_ex(at, ad->name, &av))
+		if (!json_object_object_get_ex(at, ad->name, &av)) {
+			if (enpu_attr_since(op->def, bit) != op->def->since)
+				continue;   /* v2's on a v1 op: absent = default */
 			RBAD("%sattribute '%s' is missing", ctx, ad->name);
+		}
+		n_def++;
 		if (parse_attr(ad, av, &op->attrs) < 0)
 			RBAD("%sattribute '%s' has an invalid value", ctx, ad->name);
 		if (!((ad->type == ENPU_ATTR_DIMS && op->attrs.n_shape == 0) ||
-		      (ad->type == ENPU_ATTR_PERM && op->attrs.n_perm == 0)))
+		      (ad->type == ENPU_ATTR_PERM && op->attrs.n_perm == 0) ||
+		      (ad->type == ENPU_ATTR_LIST &&
+		       ((const enpu_ilist *)((const char *)&op->attrs + ad->offset))->n == 0) ||
+		      (ad->type == ENPU_ATTR_SIZES &&
+		       ((const enpu_sizes *)((const char *)&op->attrs + ad->offset))->n == 0)))
 			op->attrs.set |= 1u << bit;
 	}
 	if (json_object_object_length(at) != n_def)
@@ -525,14 +588,14 @@ static int read_attrs(rd *r, enpu_irop *op, json_object *at, const char *ctx)
 	return 0;
 }
 
-/* An op's inputs (produced by then) and its one output (an intermediate
- * not produced yet); in_sh gets the inputs' shapes. */
+/* An op's inputs (produced by then, of the dtypes its row says) and its
+ * outputs (as many as the row says, intermediates not produced yet); in_sh
+ * gets the inputs' shapes. */
 static int read_op_io(rd *r, enpu_irop *op, json_object *ins, json_object *outs,
 		      const char *ctx, enpu_shape *in_sh)
 {
 	enpu_graph *g = r->g;
-	json_object *s;
-	size_t nin = json_object_array_length(ins);
+	size_t nin = json_object_array_length(ins), nout = json_object_array_length(outs);
 	int max_in = op->def->max_in < 0 ? ENPU_MAX_OP_INPUTS : op->def->max_in;
 	enpu_irtensor *t;
 
@@ -545,21 +608,28 @@ static int read_op_io(rd *r, enpu_irop *op, json_object *ins, json_object *outs,
 		t = &g->tensors[op->in[j]];
 		if (t->kind == ENPU_TK_INTERMEDIATE && t->producer < 0)
 			RBAD("%sreads tensor '%s' before it is produced", ctx, t->name);
+		if ((t->dtype == ENPU_DT_I64) != (j < 32 && (op->def->int64_in >> j & 1)))
+			RBAD("%sreads tensor '%s' of dtype %s as input %d", ctx, t->name,
+			     enpu_dtype_name(t->dtype), j + 1);
 		in_sh[j] = t->shape;
 	}
-	if (op->def->n_out != 1 || json_object_array_length(outs) != 1)
-		RBAD("%sfield 'out' must name exactly one tensor", ctx);
-	s = json_object_array_get_idx(outs, 0);
-	if (!json_object_is_type(s, json_type_string) ||
-	    (op->out[0] = map_get(r->tmap, json_object_get_string(s))) < 0)
+	if (nout < 1 || nout > ENPU_MAX_OP_OUTPUTS ||
+	    (op->def->n_out >= 0 && nout != (size_t)op->def->n_out))
+		RBAD("%sfield 'out' names %zu tensors, %s writes %d", ctx, nout, op->def->name,
+		     op->def->n_out);
+	if (parse_names(outs, r->tmap, &op->out, &op->n_out) < 0)
 		RBAD("%sfield 'out' names an unknown tensor", ctx);
-	op->n_out = 1;
-	t = &g->tensors[op->out[0]];
-	if (t->kind != ENPU_TK_INTERMEDIATE)
-		RBAD("%swrites '%s', which is not an intermediate", ctx, t->name);
-	if (t->producer >= 0)
-		RBAD("%swrites '%s', which op '%s' already produced", ctx, t->name,
-		     g->ops[t->producer].name);
+	for (int j = 0; j < op->n_out; j++) {
+		t = &g->tensors[op->out[j]];
+		if (t->kind != ENPU_TK_INTERMEDIATE)
+			RBAD("%swrites '%s', which is not an intermediate", ctx, t->name);
+		if (t->producer >= 0)
+			RBAD("%swrites '%s', which op '%s' already produced", ctx, t->name,
+			     g->ops[t->producer].name);
+		for (int i = 0; i < j; i++)
+			if (op->out[i] == op->out[j])
+				RBAD("%swrites '%s' twice", ctx, t->name);
+	}
 	return 0;
 }
 
@@ -572,7 +642,7 @@ static int read_op(rd *r, json_object *o, size_t k)
 	enpu_graph *g = r->g;
 	enpu_irop *op = &g->ops[k];
 	json_object *v, *ins, *outs, *at, *low;
-	enpu_shape in_sh[ENPU_MAX_OP_INPUTS], out_sh[1];
+	enpu_shape in_sh[ENPU_MAX_OP_INPUTS], out_sh[ENPU_MAX_OP_OUTPUTS];
 	char ctx[80], why[256], want[128], got[128];
 
 	snprintf(ctx, sizeof(ctx), "op %zu: ", k);
@@ -602,14 +672,17 @@ static int read_op(rd *r, json_object *o, size_t k)
 	if (read_op_io(r, op, ins, outs, ctx, in_sh) < 0 || read_attrs(r, op, at, ctx) < 0)
 		return -1;
 	why[0] = '\0';
-	if (op->def->shape(&op->attrs, in_sh, op->n_in, out_sh, why, sizeof(why)) < 0)
+	if (op->def->shape(&op->attrs, in_sh, op->n_in, out_sh, op->n_out, why, sizeof(why)) < 0)
 		RBAD("%sshape rule of '%s' fails: %s", ctx, op->def->name, why);
-	if (!enpu_shape_eq(&out_sh[0], &g->tensors[op->out[0]].shape))
-		RBAD("%soutput '%s' is recorded as %s but the shape rule gives %s", ctx,
-		     g->tensors[op->out[0]].name,
-		     enpu_shape_str(&g->tensors[op->out[0]].shape, got, sizeof(got)),
-		     enpu_shape_str(&out_sh[0], want, sizeof(want)));
-	g->tensors[op->out[0]].producer = (int)k;
+	for (int j = 0; j < op->n_out; j++) {
+		enpu_irtensor *t = &g->tensors[op->out[j]];
+
+		if (!enpu_shape_eq(&out_sh[j], &t->shape))
+			RBAD("%soutput '%s' is recorded as %s but the shape rule gives %s", ctx,
+			     t->name, enpu_shape_str(&t->shape, got, sizeof(got)),
+			     enpu_shape_str(&out_sh[j], want, sizeof(want)));
+		t->producer = (int)k;
+	}
 	for (int j = 0; j < op->n_in; j++)
 		g->tensors[op->in[j]].last_use = (int)k;
 	return 0;

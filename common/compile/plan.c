@@ -2,17 +2,20 @@
  * one arena; tensors whose lifetimes (closed op intervals) do not overlap
  * may share bytes; and the plan's verification. Part of the compute core:
  * libc only (plan.json in both directions lives in planjson.c). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "plan.h"
+#include "ops.h"
 
+/* numel times the dtype's element size (every op output is float32). */
 static int tensor_bytes(const enpu_irtensor *t, uint64_t *out)
 {
-	uint64_t n;
+	uint64_t n, es = enpu_dtype_size(t->dtype);
 
-	if (enpu_shape_numel(&t->shape, &n) < 0 || n > UINT64_MAX / sizeof(float))
+	if (!es || enpu_shape_numel(&t->shape, &n) < 0 || n > UINT64_MAX / es)
 		return -1;
-	*out = n * sizeof(float);
+	*out = n * es;
 	return 0;
 }
 
@@ -38,12 +41,25 @@ void enpu_plan_lifetimes(const enpu_graph *g, int *first, int *last)
 	}
 }
 
+uint64_t enpu_plan_op_scratch_bytes(const enpu_graph *g, int k)
+{
+	const enpu_irop *op = &g->ops[k];
+	enpu_shape in[ENPU_MAX_OP_INPUTS];
+
+	if (!op->def->scratch || op->n_in > ENPU_MAX_OP_INPUTS || op->n_out < 1)
+		return 0;
+	for (int j = 0; j < op->n_in; j++)
+		in[j] = g->tensors[op->in[j]].shape;
+	return op->def->scratch(&op->attrs, in, op->n_in, &g->tensors[op->out[0]].shape);
+}
+
 void enpu_plan_free(enpu_plan *p)
 {
 	if (!p)
 		return;
 	free(p->bufs);
 	free(p->tensor_buf);
+	free(p->op_scratch);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -52,37 +68,10 @@ static int overlaps(const enpu_plan_buf *a, const enpu_plan_buf *b)
 	return a->first_op <= b->last_op && b->first_op <= a->last_op;
 }
 
-static int align_up(uint64_t x, uint64_t *out)
-{
-	if (x > UINT64_MAX - (ENPU_PLAN_ALIGN - 1))
-		return -1;
-	*out = (x + ENPU_PLAN_ALIGN - 1) & ~(uint64_t)(ENPU_PLAN_ALIGN - 1);
-	return 0;
-}
-
-/* Sort state for qsort (no globals: indices carry what they need). */
-typedef struct order_ent { uint64_t key; int idx; } order_ent;
-
-static int by_size_desc(const void *x, const void *y)
-{
-	const order_ent *a = x, *b = y;
-	if (a->key != b->key)
-		return a->key > b->key ? -1 : 1;
-	return (a->idx > b->idx) - (a->idx < b->idx);
-}
-
-static int by_offset(const void *x, const void *y)
-{
-	const order_ent *a = x, *b = y;
-	if (a->key != b->key)
-		return a->key < b->key ? -1 : 1;
-	return (a->idx > b->idx) - (a->idx < b->idx);
-}
-
-/* A buffer for every intermediate tensor, with its size and lifetime;
- * order[] gets (bytes, buffer) for each. The number of buffers, or -1. */
+/* A buffer for every intermediate tensor, with its size and lifetime, and
+ * one for every op's scratch. The number of buffers, or -1. */
 static int collect_bufs(const enpu_graph *g, enpu_plan *p, const int *first, const int *last,
-			order_ent *order, enpu_err *e)
+			enpu_err *e)
 {
 	int n = 0;
 
@@ -102,90 +91,94 @@ static int collect_bufs(const enpu_graph *g, enpu_plan *p, const int *first, con
 		b->first_op = first[i];
 		b->last_op = last[i];
 		p->tensor_buf[i] = n;
-		order[n].key = b->bytes;
-		order[n].idx = n;
+		n++;
+	}
+	for (int k = 0; k < g->n_ops; k++) {
+		uint64_t bytes = enpu_plan_op_scratch_bytes(g, k);
+		p->op_scratch[k] = -1;
+		if (!bytes)
+			continue;
+		p->bufs[n] = (enpu_plan_buf){.tensor = -1, .bytes = bytes, .first_op = k, .last_op = k};
+		p->op_scratch[k] = n;
 		n++;
 	}
 	return n;
 }
 
-/* Buffer b at the lowest aligned offset free of the placed buffers that
- * live at the same time (live: scratch). -1 when it overflows 64 bits. */
-static int place(enpu_plan *p, enpu_plan_buf *b, const int *placed, int n_placed,
-		 order_ent *live)
-{
-	int n_live = 0;
-	uint64_t cand = 0, end;
-
-	for (int j = 0; j < n_placed; j++) {
-		const enpu_plan_buf *o = &p->bufs[placed[j]];
-		if (overlaps(b, o) && o->bytes > 0) {
-			live[n_live].key = o->offset;
-			live[n_live].idx = placed[j];
-			n_live++;
-		}
-	}
-	qsort(live, (size_t)n_live, sizeof(*live), by_offset);
-	for (int j = 0; j < n_live && b->bytes > 0; j++) {
-		const enpu_plan_buf *o = &p->bufs[live[j].idx];
-		if (cand <= o->offset && o->offset - cand >= b->bytes)
-			break;   /* fits in the gap before o */
-		if (o->offset > UINT64_MAX - o->bytes || align_up(o->offset + o->bytes, &end) < 0)
-			return -1;
-		if (end > cand)
-			cand = end;
-	}
-	if (cand > UINT64_MAX - b->bytes)
-		return -1;
-	b->offset = cand;
-	if (cand + b->bytes > p->arena_bytes)
-		p->arena_bytes = cand + b->bytes;
-	return 0;
-}
-
 int enpu_plan_build(const enpu_graph *g, enpu_plan *p, enpu_err *e)
 {
-	int *first = NULL, *last = NULL, *placed = NULL, n_placed = 0;
-	order_ent *order = NULL, *live = NULL;
-	int n;
+	int *first = NULL, *last = NULL, n, rc;
+	const char *strategy;
 
 	memset(p, 0, sizeof(*p));
 	if (g->n_tensors <= 0) {
 		p->tensor_buf = NULL;
 		return 0;
 	}
+	size_t cap = (size_t)g->n_tensors + (size_t)g->n_ops;
 	first = malloc(sizeof(int) * (size_t)g->n_tensors);
 	last = malloc(sizeof(int) * (size_t)g->n_tensors);
 	p->tensor_buf = malloc(sizeof(int) * (size_t)g->n_tensors);
-	p->bufs = calloc((size_t)g->n_tensors, sizeof(*p->bufs));
-	order = calloc((size_t)g->n_tensors, sizeof(*order));
-	live = calloc((size_t)g->n_tensors, sizeof(*live));
-	placed = calloc((size_t)g->n_tensors, sizeof(*placed));
-	if (!first || !last || !p->tensor_buf || !p->bufs || !order || !live || !placed) {
+	p->op_scratch = malloc(sizeof(int) * (size_t)(g->n_ops ? g->n_ops : 1));
+	p->bufs = calloc(cap, sizeof(*p->bufs));
+	if (!first || !last || !p->tensor_buf || !p->op_scratch || !p->bufs) {
 		enpu_fail(e, ENPU_E_NOMEM, "plan", NULL, "cannot allocate the memory plan");
 		goto fail;
 	}
 	p->n_tensors = g->n_tensors;
+	p->n_ops = g->n_ops;
 	enpu_plan_lifetimes(g, first, last);
-	if ((n = collect_bufs(g, p, first, last, order, e)) < 0)
+	if ((n = collect_bufs(g, p, first, last, e)) < 0)
 		goto fail;
 	p->n_bufs = n;
-	qsort(order, (size_t)n, sizeof(*order), by_size_desc);
-	for (int k = 0; k < n; k++) {
-		if (place(p, &p->bufs[order[k].idx], placed, n_placed, live) < 0)
-			goto too_big;
-		placed[n_placed++] = order[k].idx;
+	if ((rc = enpu_plan_place(p->bufs, n, &p->arena_bytes, &p->lower_bound, &strategy)) < 0) {
+		if (rc == -2)
+			enpu_fail(e, ENPU_E_LIMIT, "plan", NULL, "the memory plan overflows 64 bits");
+		else
+			enpu_fail(e, ENPU_E_NOMEM, "plan", NULL, "cannot allocate the memory plan");
+		goto fail;
 	}
-	if (align_up(p->arena_bytes, &p->arena_bytes) < 0)
-		goto too_big;
-	free(first); free(last); free(order); free(live); free(placed);
+	snprintf(p->strategy, sizeof p->strategy, "%s", strategy);
+	free(first);
+	free(last);
 	return 0;
-too_big:
-	enpu_fail(e, ENPU_E_LIMIT, "plan", NULL, "the memory plan overflows 64 bits");
 fail:
-	free(first); free(last); free(order); free(live); free(placed);
+	free(first);
+	free(last);
 	enpu_plan_free(p);
 	return -1;
+}
+
+/* What a buffer holds, for errors: the tensor, or "scratch of OP". */
+static const char *buf_name(const enpu_graph *g, const enpu_plan_buf *b)
+{
+	return b->tensor >= 0 ? g->tensors[b->tensor].name : "(an op's scratch)";
+}
+
+/* Scratch buffer k: its op's, once, live at that op alone, aligned inside
+ * the arena. */
+static int verify_scratch(const enpu_graph *g, const enpu_plan *p, int k, const char *label,
+			  enpu_err *e)
+{
+	const enpu_plan_buf *b = &p->bufs[k];
+	int op = b->first_op;
+
+	if (!p->op_scratch || op < 0 || op >= g->n_ops || b->last_op != op ||
+	    p->op_scratch[op] != k)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+				 "buffer %d is scratch of no op, or not its op's one", k);
+	/* its size is not checked against this build's kernels: a kernel
+	 * takes a planned scratch only when it holds what it needs (else the
+	 * heap), so an artifact planned by another version still runs */
+	if (b->bytes == 0)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+				 "the scratch of op '%s' is empty", g->ops[op].name);
+	if (b->offset % ENPU_PLAN_ALIGN || b->offset > p->arena_bytes ||
+	    p->arena_bytes - b->offset < b->bytes)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+				 "the scratch of op '%s' lies outside the arena or is misaligned",
+				 g->ops[op].name);
+	return 0;
 }
 
 int enpu_plan_verify(const enpu_graph *g, const enpu_plan *p, const char *label,
@@ -207,9 +200,18 @@ int enpu_plan_verify(const enpu_graph *g, const enpu_plan *p, const char *label,
 		goto out;
 	}
 	enpu_plan_lifetimes(g, first, last);
+	if (p->op_scratch && p->n_ops != g->n_ops) {
+		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "plan's scratch does not match the graph");
+		goto out;
+	}
 	for (int k = 0; k < p->n_bufs; k++) {
 		const enpu_plan_buf *b = &p->bufs[k];
 		uint64_t want;
+		if (b->tensor == -1) {
+			if (verify_scratch(g, p, k, label, e) < 0)
+				goto out;
+			continue;
+		}
 		if (b->tensor < 0 || b->tensor >= g->n_tensors ||
 		    g->tensors[b->tensor].kind != ENPU_TK_INTERMEDIATE) {
 			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
@@ -250,6 +252,14 @@ int enpu_plan_verify(const enpu_graph *g, const enpu_plan *p, const char *label,
 				  "tensor '%s' has no buffer", g->tensors[i].name);
 			goto out;
 		}
+	for (int k = 0; p->op_scratch && k < g->n_ops; k++)
+		if (p->op_scratch[k] >= 0 && (p->op_scratch[k] >= p->n_bufs ||
+					      p->bufs[p->op_scratch[k]].tensor != -1 ||
+					      p->bufs[p->op_scratch[k]].first_op != k)) {
+			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+				  "plan index of op '%s''s scratch is wrong", g->ops[k].name);
+			goto out;
+		}
 	/* Quadratic, but plans are small next to the kernels' work. */
 	for (int a = 0; a < p->n_bufs; a++)
 		for (int b = a + 1; b < p->n_bufs; b++) {
@@ -259,7 +269,7 @@ int enpu_plan_verify(const enpu_graph *g, const enpu_plan *p, const char *label,
 			if (x->offset < y->offset + y->bytes && y->offset < x->offset + x->bytes) {
 				enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
 					  "buffers of live tensors '%s' and '%s' overlap",
-					  g->tensors[x->tensor].name, g->tensors[y->tensor].name);
+					  buf_name(g, x), buf_name(g, y));
 				goto out;
 			}
 		}

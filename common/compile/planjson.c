@@ -18,12 +18,13 @@ int enpu_plan_to_json_section(const enpu_graph *g, const enpu_plan *p, const cha
 			      struct json_object *section, enpu_buf *out, enpu_err *e)
 {
 	json_object *root = json_object_new_object(), *sched = json_object_new_array();
-	json_object *bufs = json_object_new_array();
+	json_object *bufs = json_object_new_array(), *scr = json_object_new_array();
 	int rc = -1;
 
-	if (!root || !sched || !bufs) {
+	if (!root || !sched || !bufs || !scr) {
 		json_object_put(sched);
 		json_object_put(bufs);
+		json_object_put(scr);
 		goto nomem;
 	}
 	json_object_object_add(root, "format", json_object_new_string("eulernpu-plan"));
@@ -33,12 +34,25 @@ int enpu_plan_to_json_section(const enpu_graph *g, const enpu_plan *p, const cha
 	json_object_object_add(root, "schedule", sched);
 	json_object_object_add(root, "alignment", json_object_new_int(ENPU_PLAN_ALIGN));
 	json_object_object_add(root, "arena_bytes", json_object_new_int64((int64_t)p->arena_bytes));
+	if (p->strategy[0]) {   /* which placement won, and how close it is to the bound */
+		json_object_object_add(root, "lower_bound",
+				       json_object_new_int64((int64_t)p->lower_bound));
+		json_object_object_add(root, "strategy", json_object_new_string(p->strategy));
+	}
 	for (int k = 0; k < p->n_bufs; k++) {
 		const enpu_plan_buf *b = &p->bufs[k];
 		json_object *o = json_object_new_object();
 		if (!o) {
 			json_object_put(bufs);
+			json_object_put(scr);
 			goto nomem;
+		}
+		if (b->tensor < 0) {   /* an op's scratch */
+			json_object_object_add(o, "op", json_object_new_string(g->ops[b->first_op].name));
+			json_object_object_add(o, "offset", json_object_new_int64((int64_t)b->offset));
+			json_object_object_add(o, "bytes", json_object_new_int64((int64_t)b->bytes));
+			json_object_array_add(scr, o);
+			continue;
 		}
 		json_object_object_add(o, "tensor", json_object_new_string(g->tensors[b->tensor].name));
 		json_object_object_add(o, "offset", json_object_new_int64((int64_t)b->offset));
@@ -48,6 +62,10 @@ int enpu_plan_to_json_section(const enpu_graph *g, const enpu_plan *p, const cha
 		json_object_array_add(bufs, o);
 	}
 	json_object_object_add(root, "buffers", bufs);
+	if (json_object_array_length(scr) > 0)
+		json_object_object_add(root, "scratch", scr);
+	else
+		json_object_put(scr);
 	if (key && section)
 		json_object_object_add(root, key, json_object_get(section));
 	rc = enpu_json_dump(root, out, e);
@@ -154,6 +172,16 @@ static int read_header(const enpu_graph *g, json_object *root, const char *label
 	    enpu_json_int(v, 0, INT64_MAX, label, "field 'arena_bytes'", &iv, e) < 0)
 		return -1;
 	p->arena_bytes = (uint64_t)iv;
+	if (json_object_object_get_ex(root, "strategy", NULL)) {   /* absent in older plans */
+		if (!(v = enpu_json_field(root, "lower_bound", json_type_int, label, "", e)) ||
+		    enpu_json_int(v, 0, (int64_t)p->arena_bytes, label, "field 'lower_bound'", &iv, e) < 0 ||
+		    !(v = enpu_json_field(root, "strategy", json_type_string, label, "", e)))
+			return -1;
+		p->lower_bound = (uint64_t)iv;
+		if (json_object_get_string_len(v) >= (int)sizeof p->strategy)
+			return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "field 'strategy' is too long");
+		snprintf(p->strategy, sizeof p->strategy, "%s", json_object_get_string(v));
+	}
 	if (!(sched = enpu_json_field(root, "schedule", json_type_array, label, "", e)))
 		return -1;
 	if (json_object_array_length(sched) != (size_t)g->n_ops)
@@ -221,13 +249,45 @@ static int read_buffer(const enpu_graph *g, const plan_names *nm, json_object *o
 	return 0;
 }
 
+/* Scratch entry k ({"op", "offset", "bytes"}) into p->bufs[at], claiming
+ * its op. */
+static int read_scratch(const enpu_graph *g, const plan_names *nm, json_object *o, size_t k,
+			int at, const char *label, enpu_plan *p, enpu_err *e)
+{
+	enpu_plan_buf *b = &p->bufs[at];
+	json_object *v;
+	int64_t iv;
+	char ctx[64];
+
+	snprintf(ctx, sizeof(ctx), "scratch %zu: ", k);
+	if (!json_object_is_type(o, json_type_object))
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "scratch %zu is not an object", k);
+	b->tensor = -1;
+	if (buf_op(g, nm, o, "op", k, label, ctx, &b->first_op, e) < 0)
+		return -1;
+	b->last_op = b->first_op;
+	if (p->op_scratch[b->first_op] >= 0)
+		return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "op '%s' has more than one scratch",
+				 g->ops[b->first_op].name);
+	p->op_scratch[b->first_op] = at;
+	if (!(v = enpu_json_field(o, "offset", json_type_int, label, ctx, e)) ||
+	    enpu_json_int(v, 0, INT64_MAX, label, "field 'offset'", &iv, e) < 0)
+		return -1;
+	b->offset = (uint64_t)iv;
+	if (!(v = enpu_json_field(o, "bytes", json_type_int, label, ctx, e)) ||
+	    enpu_json_int(v, 1, INT64_MAX, label, "field 'bytes'", &iv, e) < 0)
+		return -1;
+	b->bytes = (uint64_t)iv;
+	return 0;
+}
+
 int enpu_plan_from_json_section(const enpu_graph *g, const char *text, size_t len,
 				const char *label, enpu_plan *p, const char *key,
 				struct json_object **section, enpu_err *e)
 {
-	json_object *root, *bufs;
+	json_object *root, *bufs, *scr = NULL;
 	plan_names nm = {NULL, NULL};
-	size_t nb;
+	size_t nb, ns = 0;
 
 	memset(p, 0, sizeof(*p));
 	if (section)
@@ -242,10 +302,25 @@ int enpu_plan_from_json_section(const enpu_graph *g, const char *text, size_t le
 		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "field 'buffers' has more entries than tensors");
 		goto fail;
 	}
+	if (json_object_object_get_ex(root, "scratch", NULL)) {
+		if (!(scr = enpu_json_field(root, "scratch", json_type_array, label, "", e)))
+			goto fail;
+		if ((ns = json_object_array_length(scr)) > (size_t)g->n_ops) {
+			enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
+				  "field 'scratch' has more entries than ops");
+			goto fail;
+		}
+	}
 	p->n_tensors = g->n_tensors;
 	p->tensor_buf = malloc(sizeof(int) * (size_t)(g->n_tensors ? g->n_tensors : 1));
-	p->bufs = calloc(nb ? nb : 1, sizeof(*p->bufs));
-	if (!p->tensor_buf || !p->bufs || names_init(g, &nm) < 0) {
+	p->bufs = calloc(nb + ns ? nb + ns : 1, sizeof(*p->bufs));
+	if (scr) {
+		p->n_ops = g->n_ops;
+		if ((p->op_scratch = malloc(sizeof(int) * (size_t)(g->n_ops ? g->n_ops : 1))))
+			for (int k = 0; k < g->n_ops; k++)
+				p->op_scratch[k] = -1;
+	}
+	if (!p->tensor_buf || !p->bufs || (scr && !p->op_scratch) || names_init(g, &nm) < 0) {
 		enpu_fail(e, ENPU_E_NOMEM, label, NULL, "cannot allocate the memory plan");
 		goto fail;
 	}
@@ -254,8 +329,12 @@ int enpu_plan_from_json_section(const enpu_graph *g, const char *text, size_t le
 	for (size_t k = 0; k < nb; k++)
 		if (read_buffer(g, &nm, json_object_array_get_idx(bufs, k), k, label, p, e) < 0)
 			goto fail;
+	for (size_t k = 0; k < ns; k++)
+		if (read_scratch(g, &nm, json_object_array_get_idx(scr, k), k, (int)(nb + k), label, p,
+				 e) < 0)
+			goto fail;
 	names_free(&nm);
-	p->n_bufs = (int)nb;
+	p->n_bufs = (int)(nb + ns);
 	if (read_section(g, root, label, key, section, e) < 0)
 		goto fail;
 	json_object_put(root);

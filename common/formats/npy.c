@@ -24,39 +24,35 @@ static const char fix_f32[] = "convert before saving: np.save(path, arr.astype('
 
 /* ---- little-endian helpers (the data may sit at any offset) ---- */
 
-static void load_f32le(float *dst, const unsigned char *src, uint64_t n)
+/* n elements of es bytes each (4 or 8), little-endian in the file. */
+static void load_le(void *dst, const unsigned char *src, uint64_t n, size_t es)
 {
 	if (!n)
 		return;
 #if HOST_BE
-	for (uint64_t i = 0; i < n; i++) {
-		const unsigned char *p = src + 4 * i;
-		uint32_t u = (uint32_t)p[0] | (uint32_t)p[1] << 8 |
-			     (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-		memcpy(&dst[i], &u, 4);
-	}
+	for (uint64_t i = 0; i < n; i++)
+		for (size_t j = 0; j < es; j++)
+			((unsigned char *)dst)[i * es + j] = src[i * es + es - 1 - j];
 #else
-	memcpy(dst, src, (size_t)n * 4);
+	memcpy(dst, src, (size_t)n * es);
 #endif
 }
 
-static int store_f32le(enpu_buf *out, const float *src, uint64_t n)
+static int store_le(enpu_buf *out, const void *src, uint64_t n, size_t es)
 {
 	if (!n)
 		return 0;
 #if HOST_BE
 	for (uint64_t i = 0; i < n; i++) {
-		uint32_t u;
-		unsigned char p[4];
-		memcpy(&u, &src[i], 4);
-		p[0] = u & 0xff; p[1] = (u >> 8) & 0xff;
-		p[2] = (u >> 16) & 0xff; p[3] = u >> 24;
-		if (enpu_buf_add(out, p, 4))
+		unsigned char p[8];
+		for (size_t j = 0; j < es; j++)
+			p[j] = ((const unsigned char *)src)[i * es + es - 1 - j];
+		if (enpu_buf_add(out, p, es))
 			return -1;
 	}
 	return 0;
 #else
-	return enpu_buf_add(out, src, (size_t)n * 4);
+	return enpu_buf_add(out, src, (size_t)n * es);
 #endif
 }
 
@@ -246,21 +242,23 @@ bad:
 			 c.why ? c.why : "syntax error", (size_t)(c.p - h));
 }
 
-int enpu_npy_parse(const void *buf, size_t len, const char *label,
-		   const enpu_limits *lim, enpu_tensor *out, enpu_err *e)
+int enpu_npy_parse_header(const void *buf, size_t len, uint64_t total, const char *label,
+			  const enpu_limits *lim, enpu_dtype *dtype, enpu_shape *shape,
+			  size_t *data_off, enpu_err *e)
 {
 	const unsigned char *b = buf;
 	char descr[NPY_DESCR_MAX], shp[256];
 	enpu_shape s = {0, {0}};
 	int fortran = 0;
-	size_t pre, hlen, avail;
-	uint64_t numel, need;
+	size_t pre, hlen;
+	uint64_t numel, need, avail;
+	enpu_dtype dt;
+	size_t es;
 
 	if (!lim)
 		lim = enpu_limits_default();
 	if (!label)
 		label = "array";
-	memset(out, 0, sizeof(*out));
 	if (len && memcmp(b, NPY_MAGIC, len < NPY_MAGIC_LEN ? len : NPY_MAGIC_LEN))
 		return enpu_fail(e, ENPU_E_NPY, label, NULL, "not a .npy array (bad magic bytes)");
 	if (len < NPY_MAGIC_LEN + 4)
@@ -280,13 +278,15 @@ int enpu_npy_parse(const void *buf, size_t len, const char *label,
 	if (hlen > NPY_MAX_HEADER)
 		return enpu_fail(e, ENPU_E_NPY, label, NULL,
 				 ".npy header of %zu bytes is too long (at most %d)", hlen, NPY_MAX_HEADER);
-	if (hlen > len - pre)
+	if (hlen > len - pre || pre + hlen > total)
 		goto truncated;
 	if (parse_header((const char *)b + pre, hlen, label, descr, &fortran, &s, e))
 		return -1;
-	if (strcmp(descr, "<f4"))
+	if ((dt = enpu_dtype_from_descr(descr)) == ENPU_DT_INVALID)
 		return enpu_fail(e, ENPU_E_NPY_DTYPE, label, fix_f32,
-				 "array dtype '%s' is not supported: float32 ('<f4') only for now", descr);
+				 "array dtype '%s' is not supported: float32 ('<f4') only, or int64 ('<i8') for weights",
+				 descr);
+	es = enpu_dtype_size(dt);
 	if (fortran)
 		return enpu_fail(e, ENPU_E_NPY_ORDER, label, "np.save(path, np.ascontiguousarray(arr))",
 				 "fortran_order arrays are not supported; save with np.ascontiguousarray");
@@ -294,60 +294,81 @@ int enpu_npy_parse(const void *buf, size_t len, const char *label,
 	if (enpu_shape_numel(&s, &numel))
 		return enpu_fail(e, ENPU_E_NPY, label, NULL,
 				 "array shape %s overflows the element count", shp);
-	if (numel > lim->max_tensor_elems || numel > UINT64_MAX / 4 ||
-	    numel * 4 > lim->max_tensor_bytes || numel * 4 > SIZE_MAX)
+	if (numel > lim->max_tensor_elems || numel > UINT64_MAX / es ||
+	    numel * es > lim->max_tensor_bytes || numel * es > SIZE_MAX)
 		return enpu_fail(e, ENPU_E_LIMIT, label, "raise the tensor limits or split the tensor",
 				 "array of shape %s exceeds the limits (%llu elements, %llu bytes per tensor)",
 				 shp, (unsigned long long)lim->max_tensor_elems,
 				 (unsigned long long)lim->max_tensor_bytes);
-	need = numel * 4;
-	avail = len - pre - hlen;
+	need = numel * es;
+	avail = total - pre - hlen;
 	if (avail < need)
 		return enpu_fail(e, ENPU_E_NPY, label, NULL,
-				 "array data truncated: shape %s needs %llu bytes, %zu present",
-				 shp, (unsigned long long)need, avail);
+				 "array data truncated: shape %s needs %llu bytes, %llu present",
+				 shp, (unsigned long long)need, (unsigned long long)avail);
 	if (avail > need)
 		return enpu_fail(e, ENPU_E_NPY, label, NULL,
-				 "array has %llu bytes of trailing data: shape %s needs %llu bytes, %zu present",
-				 (unsigned long long)(avail - need), shp, (unsigned long long)need, avail);
-	if (need && !(out->data = malloc((size_t)need)))
-		return enpu_fail(e, ENPU_E_NOMEM, label, NULL,
-				 "cannot allocate %llu bytes for the array", (unsigned long long)need);
-	load_f32le(out->data, b + pre + hlen, numel);
-	out->dtype = ENPU_DT_F32;
-	out->shape = s;
+				 "array has %llu bytes of trailing data: shape %s needs %llu bytes, %llu present",
+				 (unsigned long long)(avail - need), shp, (unsigned long long)need,
+				 (unsigned long long)avail);
+	*dtype = dt;
+	*shape = s;
+	*data_off = pre + hlen;
 	return 0;
 truncated:
 	return enpu_fail(e, ENPU_E_NPY, label, NULL,
-			 "truncated .npy array: the header runs past the end (%zu bytes)", len);
+			 "truncated .npy array: the header runs past the end (%llu bytes)",
+			 (unsigned long long)total);
 }
 
-/* Byte-identical to numpy's np.save (1.24) for float32 C-order arrays. */
-int enpu_npy_write(const enpu_tensor *t, enpu_buf *out, enpu_err *e)
+int enpu_npy_parse(const void *buf, size_t len, const char *label,
+		   const enpu_limits *lim, enpu_tensor *out, enpu_err *e)
 {
-	const char *name = t->name ? t->name : "";
+	size_t off, es;
+	uint64_t numel;
+
+	memset(out, 0, sizeof(*out));
+	if (enpu_npy_parse_header(buf, len, len, label, lim, &out->dtype, &out->shape, &off, e))
+		return -1;
+	es = enpu_dtype_size(out->dtype);
+	enpu_shape_numel(&out->shape, &numel);   /* checked by the header's parse */
+	if (numel && !(out->bytes = malloc((size_t)(numel * es))))
+		return enpu_fail(e, ENPU_E_NOMEM, label ? label : "array", NULL,
+				 "cannot allocate %llu bytes for the array",
+				 (unsigned long long)(numel * es));
+	load_le(out->bytes, (const unsigned char *)buf + off, numel, es);
+	return 0;
+}
+
+/* Byte-identical to numpy's np.save (1.24) for float32 and int64 C-order
+ * arrays: the header here, the data after it. */
+int enpu_npy_write_header(const char *name, enpu_dtype dtype, const enpu_shape *shape,
+			  enpu_buf *out, enpu_err *e)
+{
 	size_t len0 = out->len, hlen, pad;
 	char shp[256], digits[32];
 	unsigned char pre[10];
 	enpu_buf h = ENPU_BUF_INIT;
 	uint64_t numel;
+	size_t es = enpu_dtype_size(dtype);
 	int grow = 0;
 
-	if (t->dtype != ENPU_DT_F32)
+	if (!name)
+		name = "";
+	if (!es)
 		return enpu_fail(e, ENPU_E_DTYPE, NULL, NULL,
-				 "tensor '%s' is %s, only float32 can be written", name,
-				 enpu_dtype_name(t->dtype));
-	if (t->shape.ndim < 0 || t->shape.ndim > ENPU_MAX_DIMS ||
-	    enpu_shape_numel(&t->shape, &numel) || numel > SIZE_MAX / 4 ||
-	    (numel && !t->data))
-		return enpu_fail(e, ENPU_E_INTERNAL, NULL, NULL,
-				 "tensor '%s' has an invalid shape or no data", name);
-	enpu_shape_pystr(&t->shape, shp, sizeof(shp));
-	if (t->shape.ndim > 0)
+				 "tensor '%s' is %s, only float32 and int64 can be written", name,
+				 enpu_dtype_name(dtype));
+	if (shape->ndim < 0 || shape->ndim > ENPU_MAX_DIMS || enpu_shape_numel(shape, &numel) ||
+	    numel > SIZE_MAX / es)
+		return enpu_fail(e, ENPU_E_INTERNAL, NULL, NULL, "tensor '%s' has an invalid shape",
+				 name);
+	enpu_shape_pystr(shape, shp, sizeof(shp));
+	if (shape->ndim > 0)
 		grow = NPY_GROWTH_DIGITS - snprintf(digits, sizeof(digits), "%lld",
-						    (long long)t->shape.dim[0]);
-	if (enpu_buf_addf(&h, "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }%*s",
-			  shp, grow > 0 ? grow : 0, ""))
+						    (long long)shape->dim[0]);
+	if (enpu_buf_addf(&h, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }%*s",
+			  enpu_dtype_descr(dtype), shp, grow > 0 ? grow : 0, ""))
 		goto nomem;
 	hlen = h.len + 1;       /* + the final '\n' */
 	pad = NPY_ALIGN - (sizeof(pre) + hlen) % NPY_ALIGN;    /* 1..64, as numpy */
@@ -358,7 +379,7 @@ int enpu_npy_write(const enpu_tensor *t, enpu_buf *out, enpu_err *e)
 	pre[8] = hlen & 0xff;
 	pre[9] = (hlen >> 8) & 0xff;
 	if (enpu_buf_add(out, pre, sizeof(pre)) || enpu_buf_add(out, h.data, h.len) ||
-	    enpu_buf_addf(out, "%*s\n", (int)pad, "") || store_f32le(out, t->data, numel))
+	    enpu_buf_addf(out, "%*s\n", (int)pad, ""))
 		goto nomem;
 	enpu_buf_free(&h);
 	return 0;
@@ -369,4 +390,27 @@ nomem:
 		out->data[len0] = '\0';
 	}
 	return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot serialize tensor '%s': out of memory", name);
+}
+
+int enpu_npy_write(const enpu_tensor *t, enpu_buf *out, enpu_err *e)
+{
+	const char *name = t->name ? t->name : "";
+	size_t len0 = out->len, es = enpu_dtype_size(t->dtype);
+	uint64_t numel;
+
+	if (enpu_npy_write_header(name, t->dtype, &t->shape, out, e))
+		return -1;
+	enpu_shape_numel(&t->shape, &numel);   /* checked by the header */
+	if (numel && !t->bytes) {
+		out->len = len0;
+		out->data[len0] = '\0';
+		return enpu_fail(e, ENPU_E_INTERNAL, NULL, NULL, "tensor '%s' has no data", name);
+	}
+	if (store_le(out, t->bytes, numel, es)) {
+		out->len = len0;
+		out->data[len0] = '\0';
+		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL,
+				 "cannot serialize tensor '%s': out of memory", name);
+	}
+	return 0;
 }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <zip.h>
 #include "npz.h"
+#include "npz_int.h"
 
 /* the most a member may exceed its tensor data: magic, length and a header
  * of NPY_MAX_HEADER (npy.c) */
@@ -105,10 +106,12 @@ static int zip_fail_code(enpu_err *e, int zcode, int sys, const char *where)
 	return -1;
 }
 
-static int zip_fail(enpu_err *e, const zip_error_t *ze, const char *where)
+int enpu_npz_zip_fail(enpu_err *e, const zip_error_t *ze, const char *where)
 {
 	return zip_fail_code(e, zip_error_code_zip(ze), zip_error_code_system(ze), where);
 }
+
+#define zip_fail enpu_npz_zip_fail
 
 /* Read member i whole: at most declared + 1 bytes, so a member whose headers
  * lie about its size is caught without decompressing the rest of it. */
@@ -194,9 +197,7 @@ static zip_t *open_archive(zip_source_t *src, const char *label, int *dup, enpu_
 	return za;
 }
 
-/* Member raw (rlen bytes) is <name>.npy with a valid name not yet among
- * out's tensors from n0 on. */
-static int check_member_name(const enpu_tlist *out, size_t n0, const char *raw, size_t rlen,
+int enpu_npz_check_member_name(const enpu_tlist *out, size_t n0, const char *raw, size_t rlen,
 			     const char *label, enpu_err *e)
 {
 	char shown[256];
@@ -218,6 +219,22 @@ static int check_member_name(const enpu_tlist *out, size_t n0, const char *raw, 
 	return 0;
 }
 
+int enpu_npz_member_limits(uint64_t size, uint64_t total, const char *label, const char *mlabel,
+			   const enpu_limits *lim, enpu_err *e)
+{
+	/* the declared size, checked before a byte is inflated (zip bombs) */
+	if (size > lim->max_npz_bytes - total)
+		return enpu_fail(e, ENPU_E_LIMIT, mlabel, "raise max_npz_bytes or split the file",
+				 "'%s' decompresses to more than the limit of %llu bytes", label,
+				 (unsigned long long)lim->max_npz_bytes);
+	if ((size > NPY_MAX_OVERHEAD && size - NPY_MAX_OVERHEAD > lim->max_tensor_bytes) ||
+	    size >= SIZE_MAX)
+		return enpu_fail(e, ENPU_E_LIMIT, mlabel, "raise max_tensor_bytes or split the tensor",
+				 "member of %llu bytes exceeds the limit of %llu bytes per tensor",
+				 (unsigned long long)size, (unsigned long long)lim->max_tensor_bytes);
+	return 0;
+}
+
 /* Member i (named raw, rlen bytes) onto out, within the limits; *total
  * counts the bytes inflated so far. */
 static int read_one(zip_t *za, zip_int64_t i, const char *raw, size_t rlen, const char *label,
@@ -233,16 +250,8 @@ static int read_one(zip_t *za, zip_int64_t i, const char *raw, size_t rlen, cons
 	zip_stat_init(&st);
 	if (zip_stat_index(za, (zip_uint64_t)i, 0, &st) < 0 || !(st.valid & ZIP_STAT_SIZE))
 		return zip_fail(e, zip_get_error(za), mlabel);
-	/* the declared size, checked before a byte is inflated (zip bombs) */
-	if (st.size > lim->max_npz_bytes - *total)
-		return enpu_fail(e, ENPU_E_LIMIT, mlabel, "raise max_npz_bytes or split the file",
-				 "'%s' decompresses to more than the limit of %llu bytes", label,
-				 (unsigned long long)lim->max_npz_bytes);
-	if ((st.size > NPY_MAX_OVERHEAD &&
-	     st.size - NPY_MAX_OVERHEAD > lim->max_tensor_bytes) || st.size >= SIZE_MAX)
-		return enpu_fail(e, ENPU_E_LIMIT, mlabel, "raise max_tensor_bytes or split the tensor",
-				 "member of %llu bytes exceeds the limit of %llu bytes per tensor",
-				 (unsigned long long)st.size, (unsigned long long)lim->max_tensor_bytes);
+	if (enpu_npz_member_limits(st.size, *total, label, mlabel, lim, e))
+		return -1;
 	if (read_member(za, (zip_uint64_t)i, st.size, mlabel, &data, e))
 		return -1;
 	*total += st.size;
@@ -289,7 +298,7 @@ static int read_archive(zip_source_t *src, const char *label, const enpu_limits 
 			zip_fail(e, zip_get_error(za), label);
 			goto fail;
 		}
-		if (check_member_name(out, n0, raw, strlen(raw), label, e) ||
+		if (enpu_npz_check_member_name(out, n0, raw, strlen(raw), label, e) ||
 		    read_one(za, i, raw, strlen(raw), label, lim, &total, out, e))
 			goto fail;
 	}
@@ -307,28 +316,56 @@ fail:
 	return -1;
 }
 
-int enpu_npz_read(const char *path, const char *label, const enpu_limits *lim,
-		  enpu_tlist *out, enpu_err *e)
+/* path as a zip source (NULL + *e when it cannot be one) */
+static zip_source_t *file_source(const char *path, const char *label, enpu_err *e)
 {
 	zip_error_t ze;
 	zip_source_t *src;
 	struct stat sb;
 
+	/* libzip's own words for these are "Read error", "Operation not supported" */
+	if (stat(path, &sb) < 0) {
+		enpu_fail(e, ENPU_E_IO, label, NULL, "cannot open the file: %s", strerror(errno));
+		return NULL;
+	}
+	if (S_ISDIR(sb.st_mode)) {
+		enpu_fail(e, ENPU_E_IO, label, NULL, "cannot read the file: it is a directory");
+		return NULL;
+	}
+	zip_error_init(&ze);
+	if (!(src = zip_source_file_create(path, 0, -1, &ze)))
+		zip_fail(e, &ze, label);
+	zip_error_fini(&ze);
+	return src;
+}
+
+int enpu_npz_read(const char *path, const char *label, const enpu_limits *lim,
+		  enpu_tlist *out, enpu_err *e)
+{
+	zip_source_t *src;
+
 	if (!label)
 		label = path;
-	/* libzip's own words for these are "Read error", "Operation not supported" */
-	if (stat(path, &sb) < 0)
-		return enpu_fail(e, ENPU_E_IO, label, NULL, "cannot open the file: %s", strerror(errno));
-	if (S_ISDIR(sb.st_mode))
-		return enpu_fail(e, ENPU_E_IO, label, NULL, "cannot read the file: it is a directory");
-	zip_error_init(&ze);
-	if (!(src = zip_source_file_create(path, 0, -1, &ze))) {
-		zip_fail(e, &ze, label);
-		zip_error_fini(&ze);
+	if (!(src = file_source(path, label, e)))
 		return -1;
-	}
-	zip_error_fini(&ze);
 	return read_archive(src, label, lim, out, e);
+}
+
+zip_t *enpu_npz_open(const char *path, const char *label, enpu_err *e)
+{
+	zip_source_t *src = file_source(path, label, e);
+	int dup = 0;
+	zip_t *za;
+
+	if (!src)
+		return NULL;
+	za = open_archive(src, label, &dup, e);
+	if (za && dup) {   /* a name twice: the archive is not an .npz we take */
+		zip_discard(za);
+		enpu_fail(e, ENPU_E_NPY, label, NULL, "a member name appears more than once");
+		return NULL;
+	}
+	return za;
 }
 
 int enpu_npz_read_mem(const void *buf, size_t len, const char *label,
@@ -420,8 +457,13 @@ static int add_member(zip_t *za, const enpu_tensor *t, const char *path, enpu_er
 		zip_source_free(ms);
 		return zip_failed(za, path, e);
 	}
-	if (zip_set_file_compression(za, (zip_uint64_t)idx, ZIP_CM_STORE, 0) < 0 ||
-	    zip_file_set_dostime(za, (zip_uint64_t)idx, 0, DOS_DATE_1980, 0) < 0)
+	return enpu_npz_member_settings(za, (zip_uint64_t)idx, path, e);
+}
+
+int enpu_npz_member_settings(zip_t *za, zip_uint64_t idx, const char *path, enpu_err *e)
+{
+	if (zip_set_file_compression(za, idx, ZIP_CM_STORE, 0) < 0 ||
+	    zip_file_set_dostime(za, idx, 0, DOS_DATE_1980, 0) < 0)
 		return zip_failed(za, path, e);
 	return 0;
 }

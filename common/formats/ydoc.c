@@ -61,7 +61,7 @@ int enpu_ynode_int(const enpu_ynode *n, int64_t *v)
 	const char *p;
 	char *end;
 	int base = 10, neg = 0;
-	long long x;
+	unsigned long long x;
 
 	if (!n || n->kind != ENPU_YN_SCALAR || !n->plain || n->len == 0 ||
 	    strlen(n->text) != n->len)
@@ -82,11 +82,13 @@ int enpu_ynode_int(const enpu_ynode *n, int64_t *v)
 		if (!ok)
 			return -1;
 	}
+	/* the magnitude unsigned, so that -9223372036854775808 (INT64_MIN, as
+	 * slice's ends may be written) fits like every other int64 */
 	errno = 0;
-	x = strtoll(p, &end, base);
-	if (errno == ERANGE)
+	x = strtoull(p, &end, base);
+	if (errno == ERANGE || x > (unsigned long long)INT64_MAX + (unsigned long long)neg)
 		return -2;
-	*v = neg ? -x : x;
+	*v = neg ? (int64_t)(0 - x) : (int64_t)x;
 	return 0;
 }
 

@@ -1,13 +1,15 @@
 /* onnx_read.c: ONNX ModelProto / TensorProto bytes -> enpu_onnx_model
  * (onnx_read.h). protobuf-c unpacks (malformed wire data -> E0403); this
  * file checks every size against enpu_onnx_limits before it allocates, and
- * copies what the importer needs into plain structures. Tensors: float32
- * and int64, from raw_data (little-endian, the host's order on every
- * platform the project builds for) or the typed fields; other dtypes keep
- * their name and shape only; external data is refused for now, naming the
- * tensor. Attribute types the importer cannot use yet (graphs, sparse
- * tensors, type protos, tensor lists) keep their type but no value, so the
- * importer can name every such node at once; an unknown type is an error. */
+ * copies what the importer needs into plain structures. Tensors: float32,
+ * int64, int32, uint32, uint64 (a value past int64 is refused), bool and
+ * double, from raw_data (little-endian, the host's order on every platform
+ * the project builds for) or the typed fields; other dtypes keep their name
+ * and shape only; external data keeps its location, offset and length (the
+ * importer reads the file through its caller, enpu_onnx_tensor_set_raw).
+ * Attribute types the importer cannot use yet (graphs, sparse tensors, type
+ * protos, tensor lists) keep their type but no value, so the importer can
+ * name every such node at once; an unknown type is an error. */
 #include <stdlib.h>
 #include <string.h>
 #include "onnx.pb-c.h"
@@ -44,7 +46,118 @@ void enpu_onnx_tensor_free(enpu_onnx_tensor *t)
 	free(t->name);
 	free(t->f);
 	free(t->i);
+	free(t->ext_location);
 	memset(t, 0, sizeof(*t));
+}
+
+/* Bytes per element of the dtypes whose values are kept; 0 for others. */
+static size_t elem_size(int type)
+{
+	switch (type) {
+	case ENPU_ONNX_FLOAT:
+	case ENPU_ONNX_INT32:
+	case ENPU_ONNX_UINT32:
+		return 4;
+	case ENPU_ONNX_INT64:
+	case ENPU_ONNX_DOUBLE:
+	case ENPU_ONNX_UINT64:
+		return 8;
+	case ENPU_ONNX_BOOL:
+		return 1;
+	}
+	return 0;
+}
+
+/* n elements of type from src (little-endian raw, or the typed field's
+ * own array: int32_data holds INT32 and BOOL as int32) into t->f / t->i. */
+static int fill(enpu_onnx_tensor *t, const void *src, int typed, const char *label, enpu_err *e)
+{
+	uint64_t n = t->numel;
+	int ty = t->elem_type;
+
+	if (ty == ENPU_ONNX_FLOAT || ty == ENPU_ONNX_DOUBLE)
+		t->f = malloc(n ? n * sizeof(float) : 1);
+	else
+		t->i = malloc(n ? n * sizeof(int64_t) : 1);
+	if (!t->f && !t->i)
+		return nomem(e, label);
+	for (uint64_t k = 0; k < n; k++) {
+		if (ty == ENPU_ONNX_FLOAT) {
+			memcpy(&t->f[k], (const char *)src + 4 * k, 4);
+		} else if (ty == ENPU_ONNX_DOUBLE) {
+			double d;
+			memcpy(&d, (const char *)src + 8 * k, 8);
+			t->f[k] = (float)d;
+		} else if (ty == ENPU_ONNX_INT64) {
+			memcpy(&t->i[k], (const char *)src + 8 * k, 8);
+		} else if (ty == ENPU_ONNX_UINT32 || ty == ENPU_ONNX_UINT64) {
+			/* typed: both in uint64_data; raw: 4 or 8 bytes each */
+			uint64_t u = 0;
+			uint32_t u32;
+			if (ty == ENPU_ONNX_UINT32 && !typed)
+				memcpy(&u32, (const char *)src + 4 * k, 4), u = u32;
+			else
+				memcpy(&u, (const char *)src + 8 * k, 8);
+			if (u > INT64_MAX)
+				return enpu_fail(e, ENPU_E_ONNX, label, NULL,
+						 "tensor '%s' holds the unsigned value %llu, past int64",
+						 t->name ? t->name : "", (unsigned long long)u);
+			t->i[k] = (int64_t)u;
+		} else if (ty == ENPU_ONNX_INT32 || typed) {
+			int32_t v;
+			memcpy(&v, (const char *)src + 4 * k, 4);
+			t->i[k] = ty == ENPU_ONNX_BOOL ? v != 0 : v;
+		} else {
+			t->i[k] = ((const uint8_t *)src)[k] != 0;
+		}
+	}
+	return 0;
+}
+
+int enpu_onnx_tensor_set_raw(enpu_onnx_tensor *t, const void *raw, size_t len,
+			     const char *label, enpu_err *e)
+{
+	size_t esz = elem_size(t->elem_type);
+
+	if (!esz)
+		return enpu_fail(e, ENPU_E_ONNX, label, NULL, "tensor '%s' has data type %d, which is not read",
+				 t->name ? t->name : "", t->elem_type);
+	if (len % esz || len / esz != t->numel)
+		return enpu_fail(e, ENPU_E_ONNX, label, FIX_BAD,
+				 "tensor '%s' has %zu bytes of data where its dims need %llu values",
+				 t->name ? t->name : "", len, (unsigned long long)t->numel);
+	return fill(t, raw, 0, label, e);
+}
+
+/* external_data key-values: location (required), offset, length. */
+static int conv_external(const Onnx__TensorProto *p, const char *nm, const char *label,
+			 enpu_onnx_tensor *t, enpu_err *e)
+{
+	t->external = 1;
+	for (size_t k = 0; k < p->n_external_data; k++) {
+		const char *key = p->external_data[k]->key, *val = p->external_data[k]->value;
+		char *end;
+
+		if (!key || !val)
+			continue;
+		if (!strcmp(key, "location")) {
+			free(t->ext_location);
+			if (!(t->ext_location = dupstr(val)))
+				return nomem(e, label);
+			continue;
+		}
+		if (strcmp(key, "offset") && strcmp(key, "length"))
+			continue;   /* checksum, basepath: not needed */
+		unsigned long long v = strtoull(val, &end, 10);
+		if (!*val || *end || *val == '-')
+			return enpu_fail(e, ENPU_E_ONNX, label, FIX_BAD,
+					 "tensor '%s' has external_data %s '%s', not a byte count", nm, key, val);
+		*(key[0] == 'o' ? &t->ext_offset : &t->ext_length) = v;
+	}
+	if (!t->ext_location || !t->ext_location[0])
+		return enpu_fail(e, ENPU_E_ONNX, label, FIX_BAD,
+				 "tensor '%s' keeps its data in an external file but names no location", nm);
+	return 0;
 }
 
 /* TensorProto -> enpu_onnx_tensor; what names the tensor in errors. */
@@ -53,14 +166,10 @@ static int conv_tensor(const Onnx__TensorProto *p, const char *label,
 {
 	const char *nm = p->name ? p->name : "";
 	uint64_t numel = 1;
-	size_t esz;
+	size_t esz, have;
+	const void *src;
 
 	memset(t, 0, sizeof(*t));
-	if (p->n_external_data || (p->has_data_location &&
-				   p->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL))
-		return enpu_fail(e, ENPU_E_ONNX, label,
-				 "save the model with its weights inside: onnx.save(model, path, save_as_external_data=False)",
-				 "tensor '%s' keeps its data in an external file, which is not read yet", nm);
 	if (p->n_dims > ENPU_MAX_DIMS)
 		return enpu_fail(e, ENPU_E_LIMIT, label, NULL, "tensor '%s' has %zu dims (at most %d)",
 				 nm, p->n_dims, ENPU_MAX_DIMS);
@@ -83,31 +192,38 @@ static int conv_tensor(const Onnx__TensorProto *p, const char *label,
 	for (size_t k = 0; k < p->n_dims; k++)
 		t->shape.dim[k] = p->dims[k];
 	t->numel = numel;
-	if (p->data_type != ENPU_ONNX_FLOAT && p->data_type != ENPU_ONNX_INT64)
-		return (t->name = dupstr(nm)) ? 0 : nomem(e, label);   /* shape only */
-	esz = p->data_type == ENPU_ONNX_FLOAT ? sizeof(float) : sizeof(int64_t);
-	size_t have = p->has_raw_data ? p->raw_data.len / esz :
-		p->data_type == ENPU_ONNX_FLOAT ? p->n_float_data : p->n_int64_data;
+	if (!(t->name = dupstr(nm)))
+		return nomem(e, label);
+	if (p->n_external_data || (p->has_data_location &&
+				   p->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL))
+		return conv_external(p, nm, label, t, e);
+	if (!(esz = elem_size(p->data_type)))
+		return 0;   /* shape only */
+	switch (p->data_type) {
+	case ENPU_ONNX_FLOAT:
+		have = p->n_float_data, src = p->float_data;
+		break;
+	case ENPU_ONNX_INT64:
+		have = p->n_int64_data, src = p->int64_data;
+		break;
+	case ENPU_ONNX_DOUBLE:
+		have = p->n_double_data, src = p->double_data;
+		break;
+	case ENPU_ONNX_UINT32:
+	case ENPU_ONNX_UINT64:
+		have = p->n_uint64_data, src = p->uint64_data;
+		break;
+	default:
+		have = p->n_int32_data, src = p->int32_data;
+		break;
+	}
+	if (p->has_raw_data)
+		have = p->raw_data.len / esz, src = p->raw_data.data;
 	if ((p->has_raw_data && p->raw_data.len % esz) || have != numel)
 		return enpu_fail(e, ENPU_E_ONNX, label, FIX_BAD,
 				 "tensor '%s' holds %zu values (%s) where its dims need %llu", nm, have,
 				 p->has_raw_data ? "raw_data" : "typed field", (unsigned long long)numel);
-	t->name = dupstr(nm);
-	void *d = malloc(numel ? numel * esz : 1);
-	if (!t->name || !d) {
-		free(d);
-		enpu_onnx_tensor_free(t);
-		return nomem(e, label);
-	}
-	if (numel)
-		memcpy(d, p->has_raw_data ? (const void *)p->raw_data.data :
-		       p->data_type == ENPU_ONNX_FLOAT ? (const void *)p->float_data :
-		       (const void *)p->int64_data, numel * esz);
-	if (p->data_type == ENPU_ONNX_FLOAT)
-		t->f = d;
-	else
-		t->i = d;
-	return 0;
+	return fill(t, src, !p->has_raw_data, label, e);
 }
 
 /* The serialized size against max_model_bytes, before protobuf-c unpacks. */
@@ -136,6 +252,8 @@ int enpu_onnx_read_tensor(const void *buf, size_t len, const char *label,
 		return enpu_fail(e, ENPU_E_ONNX, label, FIX_BAD, "not a valid ONNX TensorProto (malformed protobuf)");
 	rc = conv_tensor(p, label, lim, out, e);
 	onnx__tensor_proto__free_unpacked(p, NULL);
+	if (rc)
+		enpu_onnx_tensor_free(out);
 	return rc;
 }
 
@@ -191,6 +309,8 @@ void enpu_onnx_free(enpu_onnx_model *m)
 		enpu_onnx_tensor_free(&m->init[k]);
 	for (size_t k = 0; m->node && k < m->n_node; k++)
 		free_node(&m->node[k]);
+	free(m->graph_name);
+	free(m->producer);
 	free(m->opset);
 	free(m->in);
 	free(m->out);
@@ -362,6 +482,8 @@ static int conv_model(const Onnx__ModelProto *p, const char *label, const enpu_o
 	m->ir_version = p->has_ir_version ? p->ir_version : 0;
 	if (!g)
 		return enpu_fail(e, ENPU_E_ONNX, label, FIX_BAD, "the model has no graph");
+	if (!(m->graph_name = dupstr(g->name)) || !(m->producer = dupstr(p->producer_name)))
+		return nomem(e, label);
 	if (g->n_node > lim->max_nodes)
 		return enpu_fail(e, ENPU_E_LIMIT, label, "raise max_nodes",
 				 "the graph has %zu nodes (max_nodes %llu)", g->n_node,

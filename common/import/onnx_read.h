@@ -24,18 +24,33 @@ typedef struct enpu_onnx_limits {
 
 const enpu_onnx_limits *enpu_onnx_limits_default(void);
 
-/* ONNX TensorProto.DataType codes the reader keeps. */
+/* ONNX TensorProto.DataType codes the reader keeps values of: FLOAT into
+ * f; INT64, INT32 and BOOL widened into i; DOUBLE rounded into f (shape
+ * arithmetic and constant folding need them, spec tensors are float32). */
 #define ENPU_ONNX_FLOAT 1
+#define ENPU_ONNX_INT32 6
 #define ENPU_ONNX_INT64 7
+#define ENPU_ONNX_BOOL 9
+#define ENPU_ONNX_DOUBLE 11
+#define ENPU_ONNX_UINT32 12
+#define ENPU_ONNX_UINT64 13
 
 typedef struct enpu_onnx_tensor {
 	char *name;          /* owned, "" when unnamed */
-	int elem_type;       /* ENPU_ONNX_FLOAT or ENPU_ONNX_INT64 */
+	int elem_type;       /* an ENPU_ONNX_* code above, or any other (then
+			      * name and shape only) */
 	enpu_shape shape;
 	uint64_t numel;
-	float *f;            /* owned, numel floats when FLOAT */
-	int64_t *i;          /* owned, numel int64s when INT64; both NULL for
-			      * any other elem_type (name and shape only) */
+	float *f;            /* owned, numel floats when FLOAT or DOUBLE */
+	int64_t *i;          /* owned, numel int64s when INT64, INT32 or BOOL;
+			      * both NULL for any other elem_type, and for
+			      * external data until the importer reads it */
+	/* data_location EXTERNAL: the file (as written in the model, relative
+	 * to its directory; not checked here), the byte offset and length
+	 * (0 = to the end of the file) from the external_data key-values */
+	int external;
+	char *ext_location;  /* owned */
+	uint64_t ext_offset, ext_length;
 } enpu_onnx_tensor;
 
 /* A graph input or output: elem_type 0 when not given; ndim -1 when the
@@ -87,6 +102,7 @@ typedef struct enpu_onnx_opset {
 
 typedef struct enpu_onnx_model {
 	int64_t ir_version;
+	char *graph_name, *producer;     /* "" when absent */
 	size_t n_opset, n_in, n_out, n_init, n_node;
 	enpu_onnx_opset *opset;
 	enpu_onnx_value *in, *out;
@@ -102,6 +118,10 @@ void enpu_onnx_free(enpu_onnx_model *m);
 int enpu_onnx_read_tensor(const void *buf, size_t len, const char *label,
 			  const enpu_onnx_limits *lim, enpu_onnx_tensor *out, enpu_err *e);
 void enpu_onnx_tensor_free(enpu_onnx_tensor *t);
+/* Fill t->f or t->i from len bytes of little-endian raw data (an external
+ * file's bytes) by t->elem_type; the count must match t->numel. */
+int enpu_onnx_tensor_set_raw(enpu_onnx_tensor *t, const void *raw, size_t len,
+			     const char *label, enpu_err *e);
 /* The attribute called name of node n, or NULL. */
 const enpu_onnx_attr *enpu_onnx_attr_find(const enpu_onnx_node *n, const char *name);
 

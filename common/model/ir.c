@@ -13,6 +13,7 @@ void enpu_graph_free(enpu_graph *g)
 	for (int i = 0; i < g->n_ops; i++) {
 		free(g->ops[i].name);
 		free(g->ops[i].in);
+		free(g->ops[i].out);
 	}
 	for (int i = 0; i < g->n_components; i++)
 		free(g->components[i]);

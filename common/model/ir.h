@@ -25,13 +25,15 @@ typedef struct enpu_irtensor {
 } enpu_irtensor;
 
 #define ENPU_MAX_OP_INPUTS 64
+#define ENPU_MAX_OP_OUTPUTS 64   /* = ENPU_MAX_SPLIT (ops.h): split's most outputs */
 
 typedef struct enpu_irop {
 	char *name;
 	const enpu_opdef *def;
 	int n_in, n_out;
 	int *in;              /* tensor indices, n_in of them */
-	int out[1];           /* tensor indices (n_out == 1 in v1) */
+	int *out;             /* tensor indices, n_out of them (1 <= n_out <=
+			       * ENPU_MAX_OP_OUTPUTS; only split writes several) */
 	enpu_attrs attrs;     /* resolved and normalized */
 	int component;        /* index into graph components */
 	int line, col;

@@ -37,16 +37,20 @@ static const enpu_attrdef conv_attrs[] = {
 	{"group", ENPU_ATTR_INT, A(group), 0, "1", NULL},
 	{NULL, 0, 0, 0, NULL, NULL}};
 /* strides default to the kernel: the shape rule fills them when not set. */
+/* ceil_mode and maxpool2d's dilations came with spec v2 (the rows' n_attrs_v1). */
 static const enpu_attrdef maxpool_attrs[] = {
 	{"kernel", ENPU_ATTR_INTS, A(kernel), 2, NULL, NULL},
 	{"strides", ENPU_ATTR_INTS, A(strides), 2, NULL, NULL},
 	{"pads", ENPU_ATTR_INTS, A(pads), 4, "[0, 0, 0, 0]", NULL},
+	{"ceil_mode", ENPU_ATTR_BOOL01, A(ceil_mode), 0, "0", NULL},
+	{"dilations", ENPU_ATTR_INTS, A(dilations), 2, "[1, 1]", NULL},
 	{NULL, 0, 0, 0, NULL, NULL}};
 static const enpu_attrdef avgpool_attrs[] = {
 	{"kernel", ENPU_ATTR_INTS, A(kernel), 2, NULL, NULL},
 	{"strides", ENPU_ATTR_INTS, A(strides), 2, NULL, NULL},
 	{"pads", ENPU_ATTR_INTS, A(pads), 4, "[0, 0, 0, 0]", NULL},
 	{"count_include_pad", ENPU_ATTR_BOOL01, A(count_include_pad), 0, "0", NULL},
+	{"ceil_mode", ENPU_ATTR_BOOL01, A(ceil_mode), 0, "0", NULL},
 	{NULL, 0, 0, 0, NULL, NULL}};
 static const enpu_attrdef bn_attrs[] = {
 	{"epsilon", ENPU_ATTR_FLOAT, A(epsilon), 0, "1e-5", NULL},
@@ -63,15 +67,115 @@ static const enpu_attrdef transpose_attrs[] = {
 static const enpu_attrdef concat_attrs[] = {
 	{"axis", ENPU_ATTR_INT, A(axis), 0, NULL, NULL},
 	{NULL, 0, 0, 0, NULL, NULL}};
+/* spec v2 data movement (shape_move.c, kernels_move.c) */
+static const char *const pad_modes[] = {"constant", "reflect", "edge", NULL};
+static const enpu_attrdef pad_attrs[] = {
+	{"pads", ENPU_ATTR_LIST, A(pad_pads), ENPU_MAX_LIST, NULL, NULL},
+	{"mode", ENPU_ATTR_ENUM, A(pad_mode), 0, "constant", pad_modes},
+	{"value", ENPU_ATTR_FLOAT, A(pad_value), 0, "0", NULL},
+	{NULL, 0, 0, 0, NULL, NULL}};
+static const enpu_attrdef slice_attrs[] = {
+	{"starts", ENPU_ATTR_LIST, A(starts), ENPU_MAX_DIMS, NULL, NULL},
+	{"ends", ENPU_ATTR_LIST, A(ends), ENPU_MAX_DIMS, NULL, NULL},
+	{"axes", ENPU_ATTR_LIST, A(axes), ENPU_MAX_DIMS, NULL, NULL},
+	{"steps", ENPU_ATTR_LIST, A(steps), ENPU_MAX_DIMS, NULL, NULL},
+	{NULL, 0, 0, 0, NULL, NULL}};
+static const enpu_attrdef axes_attrs[] = {
+	{"axes", ENPU_ATTR_LIST, A(axes), ENPU_MAX_DIMS, NULL, NULL},
+	{NULL, 0, 0, 0, NULL, NULL}};
+/* spec v2: reduce_mean/sum/max/min, layer_norm */
+static const enpu_attrdef reduce_attrs[] = {
+	{"axes", ENPU_ATTR_LIST, A(axes), ENPU_MAX_DIMS, NULL, NULL},
+	{"keepdims", ENPU_ATTR_BOOL01, A(keepdims), 0, "1", NULL},
+	{NULL, 0, 0, 0, NULL, NULL}};
+static const enpu_attrdef layer_norm_attrs[] = {
+	{"axis", ENPU_ATTR_INT, A(axis), 0, "-1", NULL},
+	{"epsilon", ENPU_ATTR_FLOAT, A(epsilon), 0, "1e-5", NULL},
+	{NULL, 0, 0, 0, NULL, NULL}};
+/* spec v2: conv_transpose2d (ONNX ConvTranspose), resize (ONNX Resize over
+ * H and W). resize's scales default to NaN, NaN: "absent" (a spec cannot
+ * write a NaN), so graph.json round-trips which of scales and sizes was
+ * given. */
+static const enpu_attrdef convt_attrs[] = {
+	{"strides", ENPU_ATTR_INTS, A(strides), 2, "[1, 1]", NULL},
+	{"pads", ENPU_ATTR_INTS, A(pads), 4, "[0, 0, 0, 0]", NULL},
+	{"output_padding", ENPU_ATTR_INTS, A(output_padding), 2, "[0, 0]", NULL},
+	{"dilations", ENPU_ATTR_INTS, A(dilations), 2, "[1, 1]", NULL},
+	{"group", ENPU_ATTR_INT, A(group), 0, "1", NULL},
+	{NULL, 0, 0, 0, NULL, NULL}};
+static const char *const resize_modes[] = {"nearest", "linear", NULL};
+static const char *const resize_coords[] = {"half_pixel", "asymmetric", "align_corners",
+					    "pytorch_half_pixel", NULL};
+static const char *const resize_nearest[] = {"round_prefer_floor", "round_prefer_ceil",
+					     "floor", "ceil", NULL};
+static const enpu_attrdef resize_attrs[] = {
+	{"mode", ENPU_ATTR_ENUM, A(resize_mode), 0, "nearest", resize_modes},
+	{"coordinate_transformation_mode", ENPU_ATTR_ENUM, A(coord_mode), 0, "half_pixel",
+	 resize_coords},
+	{"nearest_mode", ENPU_ATTR_ENUM, A(nearest_mode), 0, "round_prefer_floor", resize_nearest},
+	{"scales", ENPU_ATTR_FLOATS, A(scales), 2, "[nan, nan]", NULL},
+	{"sizes", ENPU_ATTR_LIST, A(sizes), 2, NULL, NULL},
+	{NULL, 0, 0, 0, NULL, NULL}};
+/* spec v2 */
+static const enpu_attrdef hard_sigmoid_attrs[] = {
+	{"alpha", ENPU_ATTR_FLOAT, A(alpha), 0, "0.2", NULL},
+	{"beta", ENPU_ATTR_FLOAT, A(beta), 0, "0.5", NULL},
+	{NULL, 0, 0, 0, NULL, NULL}};
+static const enpu_attrdef elu_attrs[] = {
+	{"alpha", ENPU_ATTR_FLOAT, A(alpha), 0, "1.0", NULL},
+	{NULL, 0, 0, 0, NULL, NULL}};
+/* spec v2 1-D conv and pools (shape_conv.c, kernels_conv.c): the 2-D
+ * fields' first entries; pads are [begin, end]. kernel and strides keep the
+ * 2-D pools' positions (bits 0 and 1). */
+static const enpu_attrdef conv1d_attrs[] = {
+	{"strides", ENPU_ATTR_INTS, A(strides), 1, "[1]", NULL},
+	{"pads", ENPU_ATTR_INTS, A(pads), 2, "[0, 0]", NULL},
+	{"dilations", ENPU_ATTR_INTS, A(dilations), 1, "[1]", NULL},
+	{"group", ENPU_ATTR_INT, A(group), 0, "1", NULL},
+	{NULL, 0, 0, 0, NULL, NULL}};
+static const enpu_attrdef maxpool1d_attrs[] = {
+	{"kernel", ENPU_ATTR_INTS, A(kernel), 1, NULL, NULL},
+	{"strides", ENPU_ATTR_INTS, A(strides), 1, NULL, NULL},
+	{"pads", ENPU_ATTR_INTS, A(pads), 2, "[0, 0]", NULL},
+	{"dilations", ENPU_ATTR_INTS, A(dilations), 1, "[1]", NULL},
+	{"ceil_mode", ENPU_ATTR_BOOL01, A(ceil_mode), 0, "0", NULL},
+	{NULL, 0, 0, 0, NULL, NULL}};
+static const enpu_attrdef avgpool1d_attrs[] = {
+	{"kernel", ENPU_ATTR_INTS, A(kernel), 1, NULL, NULL},
+	{"strides", ENPU_ATTR_INTS, A(strides), 1, NULL, NULL},
+	{"pads", ENPU_ATTR_INTS, A(pads), 2, "[0, 0]", NULL},
+	{"count_include_pad", ENPU_ATTR_BOOL01, A(count_include_pad), 0, "0", NULL},
+	{"ceil_mode", ENPU_ATTR_BOOL01, A(ceil_mode), 0, "0", NULL},
+	{NULL, 0, 0, 0, NULL, NULL}};
+static const enpu_attrdef split_attrs[] = {
+	{"axis", ENPU_ATTR_INT, A(axis), 0, "0", NULL},
+	{"split", ENPU_ATTR_SIZES, A(split), ENPU_MAX_SPLIT, NULL, NULL},
+	{NULL, 0, 0, 0, NULL, NULL}};
+static const enpu_attrdef gather_attrs[] = {
+	{"axis", ENPU_ATTR_INT, A(axis), 0, "0", NULL},
+	{NULL, 0, 0, 0, NULL, NULL}};
 
 #define ROW(nm, id, mn, mx, at, sh, k) \
-	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 1}
+	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 1, 0, 0, NULL}
 #define ROW2(nm, id, mn, mx, at, sh, k) \
-	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 2}
+	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 2, 0, 0, NULL}
+/* ROW and ROW2 of a kernel with scratch memory (kernels.h ENPU_SCRATCH) */
+#define ROWS(nm, id, mn, mx, at, sh, k) \
+	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 1, 0, 0, \
+	 enpu_kscratch_##k}
+#define ROW2S(nm, id, mn, mx, at, sh, k) \
+	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 2, 0, 0, \
+	 enpu_kscratch_##k}
+/* a v1 op whose first nv1 attributes are v1's and the rest spec v2's */
+#define ROW12(nm, id, mn, mx, at, sh, k, nv1) \
+	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 1, nv1, 0, NULL}
+/* a v2 row with n_out outputs (-1 = variadic) and int64 inputs (bit mask) */
+#define ROW2X(nm, id, mn, mx, nout, i64, at, sh, k) \
+	{#nm, ENPU_OP_##id, mn, mx, nout, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 2, 0, i64, NULL}
 
 static const enpu_opdef ops[ENPU_OP_COUNT] = {
-	ROW(matmul, MATMUL, 2, 2, no_attrs, matmul, matmul),
-	ROW(gemm, GEMM, 2, 3, gemm_attrs, gemm, gemm),
+	ROWS(matmul, MATMUL, 2, 2, no_attrs, matmul, matmul),
+	ROWS(gemm, GEMM, 2, 3, gemm_attrs, gemm, gemm),
 	ROW(add, ADD, 2, 2, no_attrs, broadcast, add),
 	ROW(sub, SUB, 2, 2, no_attrs, broadcast, sub),
 	ROW(mul, MUL, 2, 2, no_attrs, broadcast, mul),
@@ -83,9 +187,9 @@ static const enpu_opdef ops[ENPU_OP_COUNT] = {
 	ROW(clip, CLIP, 1, 1, clip_attrs, unary, clip),
 	ROW(gelu, GELU, 1, 1, gelu_attrs, unary, gelu),
 	ROW(softmax, SOFTMAX, 1, 1, softmax_attrs, softmax, softmax),
-	ROW(conv2d, CONV2D, 2, 3, conv_attrs, conv2d, conv2d),
-	ROW(maxpool2d, MAXPOOL2D, 1, 1, maxpool_attrs, pool2d, maxpool2d),
-	ROW(avgpool2d, AVGPOOL2D, 1, 1, avgpool_attrs, pool2d, avgpool2d),
+	ROWS(conv2d, CONV2D, 2, 3, conv_attrs, conv2d, conv2d),
+	ROW12(maxpool2d, MAXPOOL2D, 1, 1, maxpool_attrs, maxpool2d, maxpool2d, 3),
+	ROW12(avgpool2d, AVGPOOL2D, 1, 1, avgpool_attrs, pool2d, avgpool2d, 4),
 	ROW(global_avgpool, GLOBAL_AVGPOOL, 1, 1, no_attrs, global_avgpool, global_avgpool),
 	ROW(batchnorm, BATCHNORM, 5, 5, bn_attrs, batchnorm, batchnorm),
 	ROW(reshape, RESHAPE, 1, 1, reshape_attrs, reshape, copy),
@@ -99,6 +203,30 @@ static const enpu_opdef ops[ENPU_OP_COUNT] = {
 	ROW2(reciprocal, RECIPROCAL, 1, 1, no_attrs, unary, reciprocal),
 	ROW2(erf, ERF, 1, 1, no_attrs, unary, erf),
 	ROW2(log, LOG, 1, 1, no_attrs, unary, log),
+	ROW2(pad, PAD, 1, 1, pad_attrs, pad, pad),
+	ROW2(slice, SLICE, 1, 1, slice_attrs, slice, slice),
+	ROW2(squeeze, SQUEEZE, 1, 1, axes_attrs, squeeze, copy),
+	ROW2(unsqueeze, UNSQUEEZE, 1, 1, axes_attrs, unsqueeze, copy),
+	ROW2(reduce_mean, REDUCE_MEAN, 1, 1, reduce_attrs, reduce, reduce_mean),
+	ROW2(reduce_sum, REDUCE_SUM, 1, 1, reduce_attrs, reduce, reduce_sum),
+	ROW2(reduce_max, REDUCE_MAX, 1, 1, reduce_attrs, reduce, reduce_max),
+	ROW2(reduce_min, REDUCE_MIN, 1, 1, reduce_attrs, reduce, reduce_min),
+	ROW2(layer_norm, LAYER_NORM, 1, 3, layer_norm_attrs, layer_norm, layer_norm),
+	ROW2(conv_transpose2d, CONV_TRANSPOSE2D, 2, 3, convt_attrs, conv_transpose2d, conv_transpose2d),
+	ROW2(resize, RESIZE, 1, 1, resize_attrs, resize, resize),
+	ROW2(pow, POW, 2, 2, no_attrs, broadcast, pow),
+	ROW2(min, MIN, 1, -1, no_attrs, nary_broadcast, min),
+	ROW2(max, MAX, 1, -1, no_attrs, nary_broadcast, max),
+	ROW2(hard_sigmoid, HARD_SIGMOID, 1, 1, hard_sigmoid_attrs, unary, hard_sigmoid),
+	ROW2(hard_swish, HARD_SWISH, 1, 1, no_attrs, unary, hard_swish),
+	ROW2(prelu, PRELU, 2, 2, no_attrs, prelu, prelu),
+	ROW2(elu, ELU, 1, 1, elu_attrs, unary, elu),
+	ROW2(softplus, SOFTPLUS, 1, 1, no_attrs, unary, softplus),
+	ROW2S(conv1d, CONV1D, 2, 3, conv1d_attrs, conv1d, conv1d),
+	ROW2(maxpool1d, MAXPOOL1D, 1, 1, maxpool1d_attrs, maxpool1d, maxpool1d),
+	ROW2(avgpool1d, AVGPOOL1D, 1, 1, avgpool1d_attrs, avgpool1d, avgpool1d),
+	ROW2X(split, SPLIT, 1, 1, -1, 0, split_attrs, split, split),
+	ROW2X(gather, GATHER, 2, 2, 1, 1u << 1, gather_attrs, gather, gather),
 };
 
 const enpu_opdef *enpu_op_by_name(const char *name)
@@ -148,8 +276,31 @@ static void set_default(const enpu_attrdef *ad, enpu_attrs *a)
 		}
 		break;
 	}
+	case ENPU_ATTR_FLOATS: {
+		const char *p = s;
+		for (int i = 0; i < ad->count; i++) {
+			while (*p && (*p == '[' || *p == ',' || *p == ' '))
+				p++;
+			((float *)base)[i] = strtof(p, (char **)&p);
+		}
+		break;
+	}
+	case ENPU_ATTR_LIST: {
+		enpu_ilist *l = (enpu_ilist *)base;
+		const char *p = s;
+		l->n = 0;
+		while (l->n < ENPU_MAX_LIST) {
+			while (*p && (*p < '0' || *p > '9') && *p != '-')
+				p++;
+			if (!*p)
+				break;
+			l->v[l->n++] = strtoll(p, (char **)&p, 10);
+		}
+		break;
+	}
 	case ENPU_ATTR_DIMS:
 	case ENPU_ATTR_PERM:
+	case ENPU_ATTR_SIZES:
 		break;   /* no defaults for lists */
 	}
 }
@@ -160,4 +311,32 @@ void enpu_attrs_defaults(const enpu_opdef *d, enpu_attrs *a)
 	for (const enpu_attrdef *ad = d->attrs; ad->name; ad++)
 		if (ad->dflt)
 			set_default(ad, a);
+}
+
+int enpu_attr_since(const enpu_opdef *d, int i)
+{
+	return d->n_attrs_v1 > 0 && i >= d->n_attrs_v1 ? 2 : d->since;
+}
+
+/* Compares the attribute's field with the default's, byte for byte (the
+ * types v2 added to v1 ops: INT, BOOL01, INTS). */
+int enpu_attr_is_default(const enpu_opdef *d, int i, const enpu_attrs *a)
+{
+	const enpu_attrdef *ad = &d->attrs[i];
+	enpu_attrs def;
+	size_t n;
+
+	switch (ad->type) {
+	case ENPU_ATTR_INT:
+	case ENPU_ATTR_BOOL01:
+		n = sizeof(int);
+		break;
+	case ENPU_ATTR_INTS:
+		n = sizeof(int) * (size_t)ad->count;
+		break;
+	default:
+		return 0;
+	}
+	enpu_attrs_defaults(d, &def);
+	return memcmp((const char *)a + ad->offset, (const char *)&def + ad->offset, n) == 0;
 }

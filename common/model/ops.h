@@ -22,8 +22,40 @@ typedef enum enpu_opid {
 	/* spec v2 (eulernpu: 2) */
 	ENPU_OP_EXP, ENPU_OP_SQRT, ENPU_OP_NEG, ENPU_OP_ABS, ENPU_OP_RECIPROCAL,
 	ENPU_OP_ERF, ENPU_OP_LOG,
+	ENPU_OP_PAD, ENPU_OP_SLICE, ENPU_OP_SQUEEZE, ENPU_OP_UNSQUEEZE,
+	ENPU_OP_REDUCE_MEAN, ENPU_OP_REDUCE_SUM, ENPU_OP_REDUCE_MAX, ENPU_OP_REDUCE_MIN,
+	ENPU_OP_LAYER_NORM,
+	ENPU_OP_CONV_TRANSPOSE2D, ENPU_OP_RESIZE,
+	ENPU_OP_POW, ENPU_OP_MIN, ENPU_OP_MAX, ENPU_OP_HARD_SIGMOID, ENPU_OP_HARD_SWISH,
+	ENPU_OP_PRELU, ENPU_OP_ELU, ENPU_OP_SOFTPLUS,
+	ENPU_OP_CONV1D, ENPU_OP_MAXPOOL1D, ENPU_OP_AVGPOOL1D,
+	ENPU_OP_SPLIT, ENPU_OP_GATHER,
 	ENPU_OP_COUNT
 } enpu_opid;
+
+/* A set of ops: bit ENPU_OPBIT(id) per op (npu_sim's `ops:`, the board's
+ * `pl_ops`). 64 bits: spec v2 takes the table past 32 ops. */
+typedef uint64_t enpu_opmask;
+#define ENPU_OPBIT(id) ((enpu_opmask)1 << (id))
+#define ENPU_OPS_ALL (ENPU_OP_COUNT >= 64 ? ~(enpu_opmask)0 : ENPU_OPBIT(ENPU_OP_COUNT) - 1)
+_Static_assert(ENPU_OP_COUNT <= 64, "enpu_opmask holds at most 64 ops");
+
+/* A variable-length integer list attribute (spec v2: axes, slice's
+ * starts/ends/steps, pad's pads): n = 0 when absent. */
+#define ENPU_MAX_LIST (2 * ENPU_MAX_DIMS)
+typedef struct enpu_ilist {
+	int n;
+	int64_t v[ENPU_MAX_LIST];
+} enpu_ilist;
+
+/* split's sizes: one per output, up to ENPU_MAX_SPLIT (= ENPU_MAX_OP_OUTPUTS,
+ * ir.h); a list of its own because enpu_ilist holds ENPU_MAX_LIST (16). n = 0
+ * when absent. */
+#define ENPU_MAX_SPLIT 64
+typedef struct enpu_sizes {
+	int n;
+	int64_t v[ENPU_MAX_SPLIT];
+} enpu_sizes;
 
 /* Resolved attributes of one op: one flat struct for all ops (each op reads
  * its own fields). Defaults come from the table; shape rules normalize
@@ -45,6 +77,30 @@ typedef struct enpu_attrs {
 	int64_t shape[ENPU_MAX_DIMS];
 	int n_perm;                   /* transpose: 0 = reverse */
 	int perm[ENPU_MAX_DIMS];
+	/* spec v2 ops add their fields below (one per attribute). */
+	enpu_ilist pad_pads;          /* pad `pads`: 2·rank, begins then ends (< 0 crops) */
+	int pad_mode;                 /* pad `mode`: 0 constant, 1 reflect, 2 edge */
+	float pad_value;              /* pad `value` (0.0): what constant mode writes */
+	enpu_ilist starts, ends;      /* slice (required) */
+	enpu_ilist steps;             /* slice (absent = all 1; the rule fills them) */
+	enpu_ilist axes;              /* slice (absent = 0..n-1), squeeze (absent = the
+				       * dims of size 1), unsqueeze (required), reduce_*
+				       * (absent = all axes); the rules make them
+				       * non-negative. layer_norm: axis (-1) and
+				       * epsilon (1e-5) above */
+	int keepdims;                 /* reduce_* (1) */
+	int output_padding[2];        /* conv_transpose2d (0, 0); strides, pads, dilations, group as conv */
+	int resize_mode;              /* resize: 0 = nearest, 1 = linear */
+	int coord_mode;               /* resize: 0 half_pixel, 1 asymmetric, 2 align_corners,
+				       * 3 pytorch_half_pixel */
+	int nearest_mode;             /* resize: 0 round_prefer_floor, 1 round_prefer_ceil,
+				       * 2 floor, 3 ceil */
+	float scales[2];              /* resize [sh, sw]: NaN, NaN when absent */
+	enpu_ilist sizes;             /* resize [oh, ow]: n 0 when absent */
+	/* conv1d, maxpool1d, avgpool1d use kernel[0], strides[0], pads[0]
+	 * (begin) and pads[1] (end), dilations[0], group, count_include_pad */
+	int ceil_mode;                /* pools (0); maxpool2d/avgpool2d gain it in v2 */
+	enpu_sizes split;             /* split: sizes along axis (absent = equal parts) */
 	unsigned set;                 /* bit i set = attribute i of the op's row given explicitly */
 } enpu_attrs;
 
@@ -56,34 +112,54 @@ typedef enum enpu_attr_type {
 	ENPU_ATTR_DIMS,       /* reshape shape: int64 list into shape/n_shape */
 	ENPU_ATTR_PERM,       /* int list into perm/n_perm */
 	ENPU_ATTR_ENUM,       /* string from `choices`, stored as its index in an int field */
+	ENPU_ATTR_FLOATS,     /* float array field: count fixed by `count` */
+	ENPU_ATTR_LIST,       /* enpu_ilist field: at most `count` (<= ENPU_MAX_LIST)
+			       * int64s; absent (no default) = n 0 */
+	ENPU_ATTR_SIZES,      /* enpu_sizes field: at most `count` (<= ENPU_MAX_SPLIT)
+			       * int64s; absent (no default) = n 0 */
 } enpu_attr_type;
 
 typedef struct enpu_attrdef {
 	const char *name;
 	enpu_attr_type type;
 	size_t offset;                /* offsetof(enpu_attrs, field) */
-	int count;                    /* for INTS: number of elements */
+	int count;                    /* INTS, FLOATS: number of elements;
+				       * LIST: the most it takes */
 	const char *dflt;             /* default as YAML text, NULL = required/none */
 	const char *const *choices;   /* for ENUM, NULL-terminated */
 } enpu_attrdef;
 
-/* A tensor as a kernel sees it: shape and contiguous C-order float32 data. */
+/* A tensor as a kernel sees it: shape and contiguous C-order float32 data.
+ * An int64 input (gather's indices, ops.h int64_in) is int64 data behind
+ * the same pointer: read it through enpu_view_i64. */
 typedef struct enpu_view {
 	enpu_shape shape;
 	float *data;
 } enpu_view;
 
-/* Shape rule: from the input shapes and attributes, compute the output
- * shapes (n_out given by the op row) and normalize attrs in place. Returns 0,
- * or -1 with a one-line reason in why ("inner dimensions differ: 8 vs 16"). */
+static inline const int64_t *enpu_view_i64(const enpu_view *v)
+{
+	return (const int64_t *)(const void *)v->data;
+}
+
+/* Shape rule: from the input shapes and attributes, compute the n_out
+ * output shapes (the op row's n_out, or for variadic outputs the number of
+ * names the spec wrote) and normalize attrs in place. Returns 0, or -1 with
+ * a one-line reason in why ("inner dimensions differ: 8 vs 16"). */
 typedef int (*enpu_shape_fn)(enpu_attrs *a, const enpu_shape *in, int n_in,
-			     enpu_shape *out, char *why, size_t whylen);
+			     enpu_shape *out, int n_out, char *why, size_t whylen);
 
 /* Reference kernel: inputs and outputs have the shapes the shape rule gave;
  * outputs are preallocated and may alias nothing. Returns 0, -1 only on
  * scratch allocation failure. Threads (par, may be NULL) split outputs. */
 typedef int (*enpu_kernel_fn)(const enpu_attrs *a, const enpu_view *in, int n_in,
 			      enpu_view *out, int n_out, enpu_par *par);
+
+/* Scratch rule: the bytes of scratch memory the kernel uses for these
+ * input shapes and output shape (out[0]); the memory plan reserves them
+ * for the op's step. */
+typedef size_t (*enpu_scratch_fn)(const enpu_attrs *a, const enpu_shape *in, int n_in,
+				  const enpu_shape *out);
 
 /* A backend is a row of the registry (common/backends/backend.c); its
  * index there (0 .. enpu_backend_count() - 1) is its bit in masks. The
@@ -95,12 +171,21 @@ typedef struct enpu_opdef {
 	const char *name;             /* as written in spec.yaml: "matmul" */
 	enpu_opid id;
 	int min_in, max_in;           /* max_in -1 = variadic (concat) */
-	int n_out;                    /* always 1 in v1 */
+	int n_out;                    /* 1; -1 = variadic: 1 .. ENPU_MAX_OP_OUTPUTS
+				       * (split: as many as 'out' names) */
 	const enpu_attrdef *attrs;    /* terminated by {NULL} */
 	enpu_shape_fn shape;
 	enpu_kernel_fn kernel;        /* cpu_ref reference kernel */
 	const char *kernel_name;      /* "matmul_f32": recorded in graph.json */
 	int since;                    /* the spec version that added it: 1 or 2 */
+	int n_attrs_v1;               /* a v1 op that spec v2 gave attributes (ceil_mode,
+				       * maxpool2d's dilations): how many of attrs are
+				       * v1's; the rest are an error in an `eulernpu: 1`
+				       * spec and are written to graph.json only when
+				       * not default (v1 artifact ids stay). 0 = all. */
+	unsigned int64_in;            /* bit k: input k is an int64 weight (gather's
+				       * indices); every other input is float32 */
+	enpu_scratch_fn scratch;      /* NULL: the kernel needs none */
 } enpu_opdef;
 
 const enpu_opdef *enpu_op_by_name(const char *name);  /* NULL if unknown */
@@ -111,5 +196,10 @@ int enpu_backend_parse(const char *s);                 /* its index; -1 if unkno
 
 /* Fill attrs with the op's defaults (parsing each dflt string). */
 void enpu_attrs_defaults(const enpu_opdef *d, enpu_attrs *a);
+
+/* The spec version that added attribute i of op d (n_attrs_v1), and
+ * whether a's value of it is the default (1) or not (0). */
+int enpu_attr_since(const enpu_opdef *d, int i);
+int enpu_attr_is_default(const enpu_opdef *d, int i, const enpu_attrs *a);
 
 #endif

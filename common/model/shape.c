@@ -14,10 +14,9 @@
  * which are derived here (pool strides, transpose perm). */
 #define MISSING "missing required attribute"
 
-static int why_f(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+#define why_f enpu_shape_why   /* shared with the rules of shape_*.c (shape.h) */
 
-static int why_f(char *why, size_t whylen, const char *fmt, ...)
+int enpu_shape_why(char *why, size_t whylen, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -295,10 +294,26 @@ static int spatial(int64_t size, int64_t k, int dil, int s, int p0, int p1,
 	return 0;
 }
 
+/* One spatial axis of a conv or pool: spatial()'s floor size, or with
+ * ceil_mode (spec v2 pools) the ceiling, less a last window that would
+ * start in the end padding (ONNX, PyTorch): it starts at (o - 1) * s, which
+ * must be < size + p0. */
+int enpu_shape_axis(int64_t size, int64_t k, int dil, int s, int p0, int p1, int ceil_mode,
+		    const char *axis, int64_t *o, char *why, size_t whylen)
+{
+	if (spatial(size, k, dil, s, p0, p1, axis, o, why, whylen))
+		return -1;
+	/* spatial() checked that these sums do not overflow */
+	if (ceil_mode && (size + p0 + p1 - ((k - 1) * dil + 1)) % s != 0 &&
+	    *o * (int64_t)s < size + p0)
+		(*o)++;
+	return 0;
+}
+
 ENPU_SHAPE_RULE(conv2d)
 {
 	const enpu_shape *x, *w;
-	int64_t cg, oh, ow;
+	int64_t cg, oh = 0, ow = 0;   /* set by spatial(); 0 quiets -Wmaybe-uninitialized */
 	int g = a->group;
 
 	if (check_inputs(in, n_in, 2, 3, why, whylen))
@@ -356,7 +371,7 @@ ENPU_SHAPE_RULE(conv2d)
 ENPU_SHAPE_RULE(pool2d)
 {
 	const enpu_shape *x;
-	int64_t oh, ow;
+	int64_t oh = 0, ow = 0;
 
 	if (check_inputs(in, n_in, 1, 1, why, whylen))
 		return -1;
@@ -389,10 +404,14 @@ ENPU_SHAPE_RULE(pool2d)
 				     a->pads[0], a->pads[1], a->pads[2], a->pads[3],
 				     a->kernel[0], a->kernel[1]);
 	}
-	if (spatial(x->dim[2], a->kernel[0], 1, a->strides[0], a->pads[0], a->pads[2],
-		    "height", &oh, why, whylen) ||
-	    spatial(x->dim[3], a->kernel[1], 1, a->strides[1], a->pads[1], a->pads[3],
-		    "width", &ow, why, whylen))
+	/* avgpool2d has no dilations: its fields stay 0 and count as 1;
+	 * maxpool2d's rule checked its own (shape_conv.c) */
+	if (enpu_shape_axis(x->dim[2], a->kernel[0], a->dilations[0] > 0 ? a->dilations[0] : 1,
+			    a->strides[0], a->pads[0], a->pads[2], a->ceil_mode, "height", &oh,
+			    why, whylen) ||
+	    enpu_shape_axis(x->dim[3], a->kernel[1], a->dilations[1] > 0 ? a->dilations[1] : 1,
+			    a->strides[1], a->pads[1], a->pads[3], a->ceil_mode, "width", &ow,
+			    why, whylen))
 		return -1;
 	out[0] = *x;
 	out[0].dim[2] = oh;
@@ -405,11 +424,15 @@ ENPU_SHAPE_RULE(global_avgpool)
 	(void)a;
 	if (check_inputs(in, n_in, 1, 1, why, whylen))
 		return -1;
-	if (in[0].ndim != 4)
-		return why_f(why, whylen, "x must be 4-D (N, C, H, W), got %s", ps(&in[0]));
+	/* spec v1 specs stay 4-D (validate.c); v2 takes (N, C, L) and any
+	 * number >= 1 of spatial dims */
+	if (in[0].ndim < 3)
+		return why_f(why, whylen,
+			     "x must have rank >= 3 (N, C, and at least one spatial dim), got %s",
+			     ps(&in[0]));
 	out[0] = in[0];
-	out[0].dim[2] = 1;
-	out[0].dim[3] = 1;
+	for (int d = 2; d < in[0].ndim; d++)
+		out[0].dim[d] = 1;
 	return 0;
 }
 

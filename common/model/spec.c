@@ -117,6 +117,15 @@ static int parse_dtype(pctx *c, const enpu_ynode *v, const char *kind, const cha
 	*dt = enpu_dtype_parse(s.s);
 	if (*dt == ENPU_DT_F32)
 		return 0;
+	/* spec v2: int64 weights (gather's indices; validate.c checks the use) */
+	if (*dt == ENPU_DT_I64 && strcmp(kind, "weight") == 0 && c->s->version >= 2)
+		return 0;
+	if (*dt == ENPU_DT_I64)
+		return fail_at(c, v, ENPU_E_DTYPE, strcmp(kind, "weight") == 0 ?
+			       "write 'eulernpu: 2' at the top of the spec" : "use float32",
+			       "dtype int64 of %s '%.64s' %s", kind, name, strcmp(kind, "weight") == 0 ?
+			       "needs eulernpu: 2 (int64 weights are gather's indices)" :
+			       "is not allowed: only weights may be int64 (gather's indices)");
 	if (!strcmp(s.s, "int8") || !strcmp(s.s, "int32"))
 		return fail_at(c, v, ENPU_E_DTYPE, "use float32 (quantized ops come in a later format version)",
 			       "dtype '%s' is not supported yet (spec v1 supports float32)", s.s);

@@ -1,9 +1,10 @@
-/* spec_int.h: the parsed spec as spec.c builds it and validate.c reads it.
- * Private to those two files; everyone else uses spec.h. All strings point
+/* spec_int.h: the parsed spec as spec.c builds it and validate*.c read it.
+ * Private to those files; everyone else uses spec.h. All strings point
  * into YAML nodes owned by the spec's YAML document. */
 #ifndef ENPU_SPEC_INT_H
 #define ENPU_SPEC_INT_H
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "spec.h"
@@ -54,5 +55,24 @@ struct enpu_spec {
 
 /* "label:line:col" into buf; returns buf. */
 const char *enpu_spec_where(const enpu_spec *s, int line, int col, char *buf, size_t cap);
+
+/* Input k of op (op table row d), tensor t: float32, or an int64 weight
+ * where the row says so (gather's indices). 0, or -1 with E0207 at the name
+ * that reads it (validate_ir.c). */
+struct enpu_irtensor;
+int enpu_check_input_dtype(const enpu_spec *s, const enpu_sop *op, const enpu_opdef *d, int k,
+			   const struct enpu_irtensor *t, enpu_err *e);
+
+/* The three-line error at line:col of the spec (validate_attrs.c). */
+int enpu_spec_vfail(const enpu_spec *s, enpu_err *e, int line, int col, enpu_code code,
+		    const char *fix, const char *fmt, va_list ap);
+/* op's `attrs:` into a (defaults first) through the op's row d: 0, or -1
+ * with E0209/E0201 at the attribute's line:col (validate_attrs.c). */
+int enpu_parse_op_attrs(const enpu_spec *s, const enpu_sop *op, const enpu_opdef *d,
+			enpu_attrs *a, enpu_err *e);
+/* A shape rule's reason "attribute 'NAME'..." or "attribute 'NAME'[i]..."
+ * is about that attribute (entry i) of op: its line:col when the spec
+ * writes it, else the op's. 1 if why is such a reason. */
+int enpu_attr_where(const enpu_sop *op, const char *why, int *line, int *col);
 
 #endif

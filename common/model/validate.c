@@ -34,7 +34,6 @@ typedef struct vctx {
 	namerec *recs;
 	int n_recs;
 	json_object *producers;  /* op output name -> first producing op (for CYCLE) */
-	char wbuf[600];
 } vctx;
 
 #define MISSING_ATTR "missing required attribute"
@@ -44,14 +43,13 @@ static int vfail(vctx *c, int line, int col, enpu_code code, const char *fix,
 static int vfail(vctx *c, int line, int col, enpu_code code, const char *fix,
 		 const char *fmt, ...)
 {
-	char msg[sizeof(c->e->message)];
 	va_list ap;
+	int r;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	r = enpu_spec_vfail(c->s, c->e, line, col, code, fix, fmt, ap);
 	va_end(ap);
-	enpu_spec_where(c->s, line, col, c->wbuf, sizeof(c->wbuf));
-	return enpu_fail(c->e, code, c->wbuf, fix, "%s", msg);
+	return r;
 }
 
 static int nomem(vctx *c)
@@ -194,168 +192,6 @@ static const char *closest_op(const char *w)
 	return best;
 }
 
-/* ---- attributes ------------------------------------------------------- */
-
-static int attr_int(const enpu_ynode *v, int *out)
-{
-	int64_t x;
-
-	if (enpu_ynode_int(v, &x) || x < INT_MIN || x > INT_MAX)
-		return -1;
-	*out = (int)x;
-	return 0;
-}
-
-/* A dims (reshape's shape) or perm (transpose's) attribute: a list of at
- * most ENPU_MAX_DIMS integers. nm: the op's name. */
-static int attr_dims(vctx *c, const char *nm, const enpu_attrdef *ad, const enpu_ynode *v,
-		     enpu_attrs *a)
-{
-	if (v->kind != ENPU_YN_SEQ || v->n > ENPU_MAX_DIMS)
-		return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
-			     "attribute '%s' of op '%.64s' must be a list of at most %d integers",
-			     ad->name, nm, ENPU_MAX_DIMS);
-	for (size_t i = 0; i < v->n; i++) {
-		int64_t x;
-
-		if (ad->type == ENPU_ATTR_DIMS ? enpu_ynode_int(v->kids[i], &x) != 0
-					       : attr_int(v->kids[i], &a->perm[i]) != 0)
-			return vfail(c, v->kids[i]->line, v->kids[i]->col, ENPU_E_ATTR, NULL,
-				     "attribute '%s' of op '%.64s' must be a list of integers",
-				     ad->name, nm);
-		if (ad->type == ENPU_ATTR_DIMS)
-			a->shape[i] = x;
-	}
-	if (ad->type == ENPU_ATTR_DIMS)
-		a->n_shape = (int)v->n;
-	else
-		a->n_perm = (int)v->n;
-	return 0;
-}
-
-/* An enum attribute: one of its choices, its index into *out. */
-static int attr_enum(vctx *c, const char *nm, const enpu_attrdef *ad, const enpu_ynode *v,
-		     int *out)
-{
-	char list[128];
-	size_t off = 0;
-
-	if (v->kind == ENPU_YN_SCALAR)
-		for (int i = 0; ad->choices[i]; i++)
-			if (strcmp(v->text, ad->choices[i]) == 0) {
-				*out = i;
-				return 0;
-			}
-	list[0] = 0;
-	for (int i = 0; ad->choices[i] && off < sizeof(list); i++)
-		off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s", i ? ", " : "",
-					ad->choices[i]);
-	return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
-		     "attribute '%s' of op '%.64s' must be one of: %s", ad->name, nm, list);
-}
-
-static int attr_value(vctx *c, const enpu_sop *op, const enpu_attrdef *ad,
-		      const enpu_ynode *v, enpu_attrs *a)
-{
-	char *base = (char *)a + ad->offset;
-	const char *nm = op->name.s;
-	double d;
-	int iv;
-
-	switch (ad->type) {
-	case ENPU_ATTR_FLOAT:
-		if (enpu_ynode_float(v, &d) || isnan(d) || (isfinite(d) && fabs(d) > FLT_MAX))
-			return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
-				     "attribute '%s' of op '%.64s' must be a number", ad->name, nm);
-		*(float *)base = (float)d;
-		return 0;
-	case ENPU_ATTR_INT:
-		if (attr_int(v, &iv))
-			return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
-				     "attribute '%s' of op '%.64s' must be an integer", ad->name, nm);
-		*(int *)base = iv;
-		return 0;
-	case ENPU_ATTR_BOOL01:
-		if (enpu_ynode_bool(v, &iv) && (attr_int(v, &iv) || (iv != 0 && iv != 1)))
-			return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
-				     "attribute '%s' of op '%.64s' must be 0 or 1", ad->name, nm);
-		*(int *)base = iv;
-		return 0;
-	case ENPU_ATTR_INTS:
-		if (v->kind != ENPU_YN_SEQ || v->n != (size_t)ad->count)
-			return vfail(c, v->line, v->col, ENPU_E_ATTR, NULL,
-				     "attribute '%s' of op '%.64s' must be a list of %d integers",
-				     ad->name, nm, ad->count);
-		for (int i = 0; i < ad->count; i++)
-			if (attr_int(v->kids[i], &((int *)base)[i]))
-				return vfail(c, v->kids[i]->line, v->kids[i]->col, ENPU_E_ATTR, NULL,
-					     "attribute '%s' of op '%.64s' must be a list of %d integers",
-					     ad->name, nm, ad->count);
-		return 0;
-	case ENPU_ATTR_DIMS:
-	case ENPU_ATTR_PERM:
-		return attr_dims(c, nm, ad, v, a);
-	case ENPU_ATTR_ENUM:
-		return attr_enum(c, nm, ad, v, (int *)base);
-	}
-	return vfail(c, v->line, v->col, ENPU_E_INTERNAL, NULL, "attribute type %d", (int)ad->type);
-}
-
-static int parse_attrs(vctx *c, const enpu_sop *op, const enpu_opdef *d, enpu_attrs *a)
-{
-	const enpu_ynode *m = op->attrs;
-
-	enpu_attrs_defaults(d, a);
-	if (!m)
-		return 0;
-	for (size_t i = 0; i < m->n; i++) {
-		const enpu_ynode *k = m->kids[2 * i], *v = m->kids[2 * i + 1];
-		int j;
-
-		if (k->kind != ENPU_YN_SCALAR)
-			return vfail(c, k->line, k->col, ENPU_E_SCHEMA, NULL,
-				     "attribute names of op '%.64s' must be strings", op->name.s);
-		for (j = 0; d->attrs[j].name; j++)
-			if (strcmp(d->attrs[j].name, k->text) == 0)
-				break;
-		if (!d->attrs[j].name) {
-			char list[256], near[96] = "";
-			size_t off = 0;
-			int bd = 3;
-
-			list[0] = 0;
-			for (int t = 0; d->attrs[t].name && off < sizeof(list); t++) {
-				int dist = enpu_edit_distance(k->text, d->attrs[t].name, 2);
-
-				off += (size_t)snprintf(list + off, sizeof(list) - off, "%s%s",
-							t ? ", " : "", d->attrs[t].name);
-				if (dist < bd) {
-					bd = dist;
-					snprintf(near, sizeof(near), "; did you mean '%s'?",
-						 d->attrs[t].name);
-				}
-			}
-			if (!d->attrs[0].name)
-				return vfail(c, k->line, k->col, ENPU_E_ATTR, "remove the attribute",
-					     "unknown attribute '%.64s' of op '%.64s': '%s' takes no attributes",
-					     k->text, op->name.s, d->name);
-			return vfail(c, k->line, k->col, ENPU_E_ATTR, NULL,
-				     "unknown attribute '%.64s' of op '%.64s' (%s takes: %s)%s",
-				     k->text, op->name.s, d->name, list, near);
-		}
-		if (j >= (int)(sizeof(a->set) * CHAR_BIT))
-			return vfail(c, k->line, k->col, ENPU_E_INTERNAL, NULL,
-				     "op '%s' has too many attributes", d->name);
-		if (a->set & (1u << j))
-			return vfail(c, k->line, k->col, ENPU_E_SCHEMA, "remove one of the two",
-				     "duplicate key '%s' in attrs of op '%.64s'", k->text, op->name.s);
-		if (attr_value(c, op, &d->attrs[j], v, a))
-			return -1;
-		a->set |= 1u << j;
-	}
-	return 0;
-}
-
 /* ---- ops -------------------------------------------------------------- */
 
 static int resolve_input(vctx *c, int i, const enpu_sstr *in, int *tensor)
@@ -436,15 +272,19 @@ static int check_arity(vctx *c, const enpu_sop *op, const enpu_opdef *d)
 		return vfail(c, op->line, op->col, ENPU_E_LIMIT, NULL,
 			     "op '%.64s' has %d inputs (at most %d)", op->name.s, op->n_in,
 			     ENPU_MAX_OP_INPUTS);
-	if (op->n_out != d->n_out || d->n_out != 1)
+	if (d->n_out >= 0 && op->n_out != d->n_out)
 		return vfail(c, op->out[0].line, op->out[0].col, ENPU_E_SCHEMA, NULL,
-			     "op '%.64s' (%s) produces %d output, 'out' names %d", op->name.s,
-			     d->name, d->n_out, op->n_out);
+			     "op '%.64s' (%s) produces %d output%s, 'out' names %d", op->name.s,
+			     d->name, d->n_out, d->n_out == 1 ? "" : "s", op->n_out);
+	if (op->n_out > ENPU_MAX_OP_OUTPUTS)
+		return vfail(c, op->out[0].line, op->out[0].col, ENPU_E_LIMIT, NULL,
+			     "op '%.64s' has %d outputs (at most %d)", op->name.s, op->n_out,
+			     ENPU_MAX_OP_OUTPUTS);
 	return 0;
 }
 
-/* The op's output shape from its input shapes (its shape rule), within
- * max_tensor_elems. */
+/* The op's output shapes from its input shapes (its shape rule), each
+ * within max_tensor_elems. */
 static int infer_output(vctx *c, const enpu_sop *op, const enpu_opdef *d, enpu_attrs *attrs,
 			const enpu_shape *shapes, enpu_shape *oshape)
 {
@@ -452,20 +292,27 @@ static int infer_output(vctx *c, const enpu_sop *op, const enpu_opdef *d, enpu_a
 	uint64_t numel;
 
 	why[0] = 0;
-	memset(oshape, 0, sizeof(*oshape));
-	if (d->shape(attrs, shapes, op->n_in, oshape, why, sizeof(why))) {
+	memset(oshape, 0, sizeof(*oshape) * (size_t)op->n_out);
+	if (d->shape(attrs, shapes, op->n_in, oshape, op->n_out, why, sizeof(why))) {
+		int line, col;
+
 		if (strncmp(why, MISSING_ATTR, strlen(MISSING_ATTR)) == 0)
 			return vfail(c, op->line, op->col, ENPU_E_ATTR, NULL,
 				     "op '%.64s' (%s): %s", op->name.s, d->name, why);
+		if (enpu_attr_where(op, why, &line, &col))
+			return vfail(c, line, col, ENPU_E_ATTR, NULL, "op '%.64s' (%s): %s",
+				     op->name.s, d->name, why);
 		return vfail(c, op->line, op->col, ENPU_E_SHAPE, NULL, "op '%.64s': %s",
 			     op->name.s, why[0] ? why : "shape inference failed");
 	}
-	if (enpu_shape_numel(oshape, &numel) || numel > c->s->lim.max_tensor_elems)
-		return vfail(c, op->out[0].line, op->out[0].col, ENPU_E_LIMIT,
-			     "make the tensor smaller or raise max_tensor_elems",
-			     "output '%.64s' of op '%.64s' has shape %s, more than %llu elements",
-			     op->out[0].s, op->name.s, enpu_shape_str(oshape, sbuf, sizeof(sbuf)),
-			     (unsigned long long)c->s->lim.max_tensor_elems);
+	for (int k = 0; k < op->n_out; k++)
+		if (enpu_shape_numel(&oshape[k], &numel) || numel > c->s->lim.max_tensor_elems)
+			return vfail(c, op->out[k].line, op->out[k].col, ENPU_E_LIMIT,
+				     "make the tensor smaller or raise max_tensor_elems",
+				     "output '%.64s' of op '%.64s' has shape %s, more than %llu elements",
+				     op->out[k].s, op->name.s,
+				     enpu_shape_str(&oshape[k], sbuf, sizeof(sbuf)),
+				     (unsigned long long)c->s->lim.max_tensor_elems);
 	return 0;
 }
 
@@ -475,7 +322,7 @@ static int check_op(vctx *c, int i)
 	enpu_graph *g = c->g;
 	enpu_irop *io = &g->ops[i];
 	const enpu_opdef *d;
-	enpu_shape shapes[ENPU_MAX_OP_INPUTS], oshape;
+	enpu_shape shapes[ENPU_MAX_OP_INPUTS], oshape[ENPU_MAX_OP_OUTPUTS];
 
 	g->n_ops = i + 1;
 	io->line = op->line;
@@ -499,26 +346,35 @@ static int check_op(vctx *c, int i)
 			     "op '%s' needs eulernpu: %d (this spec is eulernpu: %d)",
 			     d->name, d->since, c->s->version);
 	io->def = d;
-	if (check_arity(c, op, d) || parse_attrs(c, op, d, &io->attrs))
+	if (check_arity(c, op, d) || enpu_parse_op_attrs(c->s, op, d, &io->attrs, c->e))
 		return -1;
 	if (op->n_in && !(io->in = calloc((size_t)op->n_in, sizeof(int))))
 		return nomem(c);
 	io->n_in = op->n_in;
 	for (int k = 0; k < op->n_in; k++) {
-		if (resolve_input(c, i, &op->in[k], &io->in[k]))
+		if (resolve_input(c, i, &op->in[k], &io->in[k]) ||
+		    enpu_check_input_dtype(c->s, op, d, k, &g->tensors[io->in[k]], c->e))
 			return -1;
 		shapes[k] = g->tensors[io->in[k]].shape;
 	}
-	if (infer_output(c, op, d, &io->attrs, shapes, &oshape))
+	if (infer_output(c, op, d, &io->attrs, shapes, oshape))
 		return -1;
+	if (d->id == ENPU_OP_GLOBAL_AVGPOOL && c->s->version < 2 && shapes[0].ndim != 4)
+		return vfail(c, op->line, op->col, ENPU_E_SHAPE, "write 'eulernpu: 2' at the top of the spec",
+			     "op '%.64s': x must be 4-D (N, C, H, W) in eulernpu: 1 (other ranks need eulernpu: 2)",
+			     op->name.s);
 	/* reads are recorded only now that the op is known to be valid */
 	for (int k = 0; k < op->n_in; k++)
 		g->tensors[io->in[k]].last_use = i;
-	io->n_out = 1;
-	io->out[0] = g->n_tensors;
-	if (add_name(c, &op->out[0], R_OUT, i, g->n_tensors, "output") ||
-	    add_tensor(c, &op->out[0], ENPU_DT_F32, &oshape, ENPU_TK_INTERMEDIATE, i))
-		return -1;
+	if (!(io->out = calloc((size_t)op->n_out, sizeof(int))))
+		return nomem(c);
+	for (int k = 0; k < op->n_out; k++) {
+		io->out[k] = g->n_tensors;
+		io->n_out = k + 1;
+		if (add_name(c, &op->out[k], R_OUT, i, g->n_tensors, "output") ||
+		    add_tensor(c, &op->out[k], ENPU_DT_F32, &oshape[k], ENPU_TK_INTERMEDIATE, i))
+			return -1;
+	}
 	if (!enpu_target_lowers(c->t, d))
 		return lowering_missing(c, op, d);
 	return 0;
@@ -700,7 +556,9 @@ int enpu_validate_for(const enpu_spec *s, const enpu_target *tgt, enpu_graph **o
 	c.t = tgt;
 	if (pick_backend(&c) || check_other_targets(&c))
 		return -1;
-	n_tensors = (size_t)s->n_inputs + (size_t)s->n_weights + (size_t)s->n_ops;
+	n_tensors = (size_t)s->n_inputs + (size_t)s->n_weights;
+	for (int i = 0; i < s->n_ops; i++)
+		n_tensors += (size_t)s->ops[i].n_out;
 	n_names = n_tensors + (size_t)s->n_ops + (size_t)s->n_comps;
 	g = c.g = calloc(1, sizeof(*g));
 	if (!g)

@@ -62,6 +62,10 @@ static int check_like(const enpu_tensor *g, const char *got_label, const enpu_te
 		return enpu_fail(e, ENPU_E_CMP_DTYPE, got_label, NULL,
 				 "tensor '%s': got %s, expected %s", x->name,
 				 enpu_dtype_name(g->dtype), enpu_dtype_name(x->dtype));
+	if (x->dtype != ENPU_DT_F32)
+		return enpu_fail(e, ENPU_E_CMP_DTYPE, exp_label, NULL,
+				 "tensor '%s' is %s: results are float32", x->name,
+				 enpu_dtype_name(x->dtype));
 	if (!enpu_shape_eq(&g->shape, &x->shape))
 		return enpu_fail(e, ENPU_E_CMP_SHAPE, got_label, NULL,
 				 "tensor '%s': got shape %s, expected %s", x->name,

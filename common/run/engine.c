@@ -26,10 +26,10 @@ void enpu_engine_bind_arena(enpu_engine *en, unsigned char *arena, const int64_t
 			en->data[t] = (float *)(void *)(arena + offset[t]);
 }
 
-int enpu_engine_run(const enpu_engine *en, enpu_err *e)
+static int run_ops(const enpu_engine *en, enpu_err *e)
 {
 	const enpu_graph *g = en->g;
-	enpu_view in[ENPU_MAX_OP_INPUTS], out[1];
+	enpu_view in[ENPU_MAX_OP_INPUTS], out[ENPU_MAX_OP_OUTPUTS];
 
 	for (int k = 0; k < g->n_ops; k++) {
 		const enpu_irop *op = &g->ops[k];
@@ -38,19 +38,28 @@ int enpu_engine_run(const enpu_engine *en, enpu_err *e)
 		if (en->cancel && *en->cancel)
 			return enpu_fail(e, ENPU_E_JOB_FAILED, op->name, NULL,
 					 "run cancelled before op '%s'", op->name);
-		if (op->n_in > ENPU_MAX_OP_INPUTS)
+		if (op->n_in > ENPU_MAX_OP_INPUTS || op->n_out < 1 || op->n_out > ENPU_MAX_OP_OUTPUTS)
 			return enpu_fail(e, ENPU_E_INTERNAL, op->name, NULL,
-					 "op '%s' has %d inputs, more than %d", op->name,
-					 op->n_in, ENPU_MAX_OP_INPUTS);
+					 "op '%s' has %d inputs and %d outputs, more than %d or %d",
+					 op->name, op->n_in, op->n_out, ENPU_MAX_OP_INPUTS,
+					 ENPU_MAX_OP_OUTPUTS);
 		for (int j = 0; j < op->n_in; j++) {
 			in[j].shape = g->tensors[op->in[j]].shape;
 			in[j].data = en->data[op->in[j]];
 		}
-		out[0].shape = g->tensors[op->out[0]].shape;
-		out[0].data = en->data[op->out[0]];
+		for (int j = 0; j < op->n_out; j++) {
+			out[j].shape = g->tensors[op->out[j]].shape;
+			out[j].data = en->data[op->out[j]];
+		}
+		if (en->plan && en->plan->op_scratch && en->arena && en->plan->op_scratch[k] >= 0) {
+			const enpu_plan_buf *b = &en->plan->bufs[en->plan->op_scratch[k]];
+			enpu_par_set_scratch(en->par, en->arena + b->offset, (size_t)b->bytes);
+		} else {
+			enpu_par_set_scratch(en->par, NULL, 0);
+		}
 		if (en->hook && (r = en->hook(en->hook_ctx, k, in, op->n_in, out, en->par, e)) < 0)
 			return -1;
-		if (r == 1 && op->def->kernel(&op->attrs, in, op->n_in, out, 1, en->par) < 0)
+		if (r == 1 && op->def->kernel(&op->attrs, in, op->n_in, out, op->n_out, en->par) < 0)
 			return enpu_fail(e, ENPU_E_NOMEM, op->name, NULL,
 					 "op '%s' (%s) could not allocate its scratch memory",
 					 op->name, op->def->name);
@@ -62,4 +71,12 @@ int enpu_engine_run(const enpu_engine *en, enpu_err *e)
 			canonical_nans(en->data[g->outputs[k]], (size_t)n);
 	}
 	return 0;
+}
+
+int enpu_engine_run(const enpu_engine *en, enpu_err *e)
+{
+	int rc = run_ops(en, e);
+
+	enpu_par_set_scratch(en->par, NULL, 0);   /* the arena is the caller's */
+	return rc;
 }

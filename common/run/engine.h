@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include "ir.h"
 #include "par.h"
+#include "plan.h"
 
 /* A backend's hook for one op. Return 0 when it computed the op's output,
  * 1 to let the reference kernel run it, -1 on failure (fill *e). A hook may
@@ -24,6 +25,11 @@ typedef struct enpu_engine {
 	const volatile int *cancel; /* polled between ops; non-zero aborts */
 	enpu_op_hook hook;        /* NULL = reference kernels only */
 	void *hook_ctx;
+	/* the memory plan and its arena: each op's scratch (plan.h) is handed
+	 * to its kernel (or the hook) through par (enpu_par_set_scratch);
+	 * NULL: kernels take their scratch from the heap */
+	const enpu_plan *plan;
+	unsigned char *arena;
 } enpu_engine;
 
 /* Point every intermediate tensor of g into arena at the offsets of the

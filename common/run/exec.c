@@ -102,6 +102,8 @@ static void bind_tensors(const enpu_artifact *a, const enpu_tlist *in, unsigned 
 		}
 	}
 	enpu_engine_bind_arena(en, arena, offset);
+	en->plan = p;
+	en->arena = arena;
 }
 
 /* report.json: {"format", "version", "backend", "artifact", "seconds",

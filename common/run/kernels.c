@@ -1,6 +1,9 @@
-/* kernels.c: the cpu_ref kernels built on one GEMM core: matmul, gemm and
- * conv2d (im2col). The other kernels live in kernels_ew.c (elementwise,
- * batchnorm) and kernels_misc.c (softmax, pools, data movement).
+/* kernels.c: the cpu_ref kernels built on the GEMM core (gemm.c): matmul,
+ * gemm and conv2d (im2col, or the input itself for a 1x1 conv), and
+ * depthwise conv2d's direct kernel; with the scratch each needs (packed A
+ * and B), which the memory plan holds. The other kernels live in
+ * kernels_ew.c (elementwise, batchnorm) and kernels_misc.c (softmax,
+ * pools, data movement).
  *
  * The bits (docs/spec-format.md, "Reference arithmetic"): every output element is
  * acc = 0.0f; for k = 0, 1, ..., K-1: acc = fmaf(A[i,k], B[k,j], acc);
@@ -12,260 +15,64 @@
 #include <stdlib.h>
 #include <string.h>
 #include "kernels.h"
+#include "gemm.h"
 
-/* Register tile: MR rows x NR columns of C held in accumulators. NR = 16
- * floats is two AVX vectors; B is packed into panels NR columns wide. */
-#define MR 4
-#define NR ENPU_PACK_NR
-
-/* On x86-64 the micro-kernel has an AVX2+FMA version (vfmadd231ps: each
- * lane is one correctly rounded fused multiply-add, i.e. exactly fmaf),
- * chosen at run time when the CPU has it; everywhere else the portable
- * version calls fmaf (a single instruction on arm64 and on x86 with FMA, a
- * correctly rounded libm routine otherwise). Same bits either way. GCC's
- * auto-vectorizer at -O2 leaves the portable loop scalar, hence the
- * intrinsics. */
 #if defined(__x86_64__) && defined(__GNUC__)
-#define HAVE_AVX2_PATH 1
+#define HAVE_X86_PATHS 1
 #include <immintrin.h>
 #endif
 
-/* What happens to a finished sum s = acc at C[i, j] (the epilogue):
- *   EPI_NONE: y = s
- *   EPI_GEMM: y = alpha * s; if c: y = y + (beta * c[i, j])   (c broadcast)
- *   EPI_BIAS: y = s + bias[i]                                  (conv2d) */
-enum { EPI_NONE, EPI_GEMM, EPI_BIAS };
-
-typedef struct epilogue {
-	int kind;
-	float alpha, beta;
-	const float *c;          /* EPI_GEMM: may be NULL */
-	size_t c_rs, c_cs;       /* element strides of c (0 = broadcast) */
-	const float *bias;       /* EPI_BIAS: one per row of C */
-} epilogue;
-
-/* One GEMM: C (M x N, row stride ldc) = A (M x K) x B (K x N), with A read
- * through strides (A[i,k] = a[i*a_rs + k*a_cs]) and B already packed by
- * pack_b. */
-typedef struct gemm_ctx {
-	size_t M, N, K;
-	const float *a;
-	size_t a_rs, a_cs;
-	const float *bp;
-	float *c;
-	size_t ldc;
-	size_t nrb;              /* row blocks: ceil(M / MR) */
-	epilogue epi;
-} gemm_ctx;
-
-/* Packed B: panel p holds columns [p*NR, p*NR + NR) for every k, as
- * bp[(p*K + k)*NR + col]; columns past N are 0 (computed, never stored). */
-typedef struct pack_ctx {
-	const float *b;
-	size_t b_rs, b_cs, K, N;
-	float *bp;
-} pack_ctx;
-
-static void pack_b_range(void *vctx, size_t p0, size_t p1)
+float *enpu_kscratch(enpu_par *par, size_t floats, float **heap)
 {
-	const pack_ctx *x = vctx;
-	for (size_t p = p0; p < p1; p++) {
-		float *dst = x->bp + p * x->K * NR;
-		size_t j0 = p * NR;
-		size_t nc = x->N - j0 < NR ? x->N - j0 : NR;
-		for (size_t k = 0; k < x->K; k++) {
-			const float *src = x->b + k * x->b_rs + j0 * x->b_cs;
-			size_t c = 0;
-			if (x->b_cs == 1)
-				for (; c < nc; c++)
-					dst[c] = src[c];
-			else
-				for (; c < nc; c++)
-					dst[c] = src[c * x->b_cs];
-			for (; c < NR; c++)
-				dst[c] = 0.0f;
-			dst += NR;
-		}
-	}
-}
+	float *s;
 
-/* The micro-kernel for ROWS (1..MR) rows: each accumulator runs its own
- * ascending-k fmaf chain from 0.0f. */
-static void micro_portable(int rows, size_t K, const float *a, size_t a_rs, size_t a_cs,
-			   const float *bp, float acc[MR][NR])
-{
-	for (int r = 0; r < rows; r++)
-		for (int j = 0; j < NR; j++)
-			acc[r][j] = 0.0f;
-	for (size_t k = 0; k < K; k++) {
-		const float *b = bp + k * NR;
-		for (int r = 0; r < rows; r++) {
-			float av = a[r * a_rs + k * a_cs];
-			for (int j = 0; j < NR; j++)
-				acc[r][j] = fmaf(av, b[j], acc[r][j]);
-		}
-	}
-}
-
-#ifdef HAVE_AVX2_PATH
-/* The same chains, 8 lanes per instruction: acc = fma(a, b, acc) per lane.
- * ROWS is a constant after inlining, so the accumulators stay in registers. */
-static inline __attribute__((always_inline, target("avx2,fma"))) void
-micro_avx2_rows(const int ROWS, size_t K, const float *a, size_t a_rs, size_t a_cs,
-		const float *bp, float acc[MR][NR])
-{
-	__m256 c[MR][2];
-	for (int r = 0; r < ROWS; r++)
-		c[r][0] = c[r][1] = _mm256_setzero_ps();
-	for (size_t k = 0; k < K; k++) {
-		__m256 b0 = _mm256_loadu_ps(bp + k * NR);
-		__m256 b1 = _mm256_loadu_ps(bp + k * NR + 8);
-		for (int r = 0; r < ROWS; r++) {
-			__m256 av = _mm256_set1_ps(a[r * a_rs + k * a_cs]);
-			c[r][0] = _mm256_fmadd_ps(av, b0, c[r][0]);
-			c[r][1] = _mm256_fmadd_ps(av, b1, c[r][1]);
-		}
-	}
-	for (int r = 0; r < ROWS; r++) {
-		_mm256_storeu_ps(acc[r], c[r][0]);
-		_mm256_storeu_ps(acc[r] + 8, c[r][1]);
-	}
-}
-
-__attribute__((target("avx2,fma")))
-static void micro_avx2(int rows, size_t K, const float *a, size_t a_rs, size_t a_cs,
-		       const float *bp, float acc[MR][NR])
-{
-	switch (rows) {
-	case 4: micro_avx2_rows(4, K, a, a_rs, a_cs, bp, acc); break;
-	case 3: micro_avx2_rows(3, K, a, a_rs, a_cs, bp, acc); break;
-	case 2: micro_avx2_rows(2, K, a, a_rs, a_cs, bp, acc); break;
-	default: micro_avx2_rows(1, K, a, a_rs, a_cs, bp, acc); break;
-	}
-}
-
-static int use_avx2(void)
-{
-	static int cached = -1;   /* benign race: every thread computes the same */
-	int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-	if (v < 0) {
-		__builtin_cpu_init();
-		v = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-		__atomic_store_n(&cached, v, __ATOMIC_RELAXED);
-	}
-	return v;
-}
-#endif
-
-static void tile(int rows, size_t K, const float *a, size_t a_rs, size_t a_cs,
-		 const float *bp, float acc[MR][NR])
-{
-#ifdef HAVE_AVX2_PATH
-	if (use_avx2()) {
-		micro_avx2(rows, K, a, a_rs, a_cs, bp, acc);
-		return;
-	}
-#endif
-	micro_portable(rows, K, a, a_rs, a_cs, bp, acc);
-}
-
-static void store(const gemm_ctx *g, size_t i0, size_t j0, int rows, size_t ncols,
-		  float acc[MR][NR])
-{
-	const epilogue *ep = &g->epi;
-	for (int r = 0; r < rows; r++) {
-		size_t i = i0 + (size_t)r;
-		float *dst = g->c + i * g->ldc + j0;
-		for (size_t j = 0; j < ncols; j++) {
-			float s = acc[r][j], y;
-			if (ep->kind == EPI_GEMM) {
-				y = ep->alpha * s;
-				if (ep->c) {
-					float cv = ep->c[i * ep->c_rs + (j0 + j) * ep->c_cs];
-					y = y + ep->beta * cv;
-				}
-			} else if (ep->kind == EPI_BIAS) {
-				y = s + ep->bias[i];
-			} else {
-				y = s;
-			}
-			dst[j] = y;
-		}
-	}
-}
-
-/* Tasks are (panel, row block) pairs, panel-major so that a chunk of
- * consecutive tasks reuses one packed panel of B. */
-static void gemm_range(void *vctx, size_t t0, size_t t1)
-{
-	const gemm_ctx *g = vctx;
-	float acc[MR][NR];
-	for (size_t t = t0; t < t1; t++) {
-		size_t p = t / g->nrb, rb = t % g->nrb;
-		size_t i0 = rb * MR, j0 = p * NR;
-		int rows = g->M - i0 < MR ? (int)(g->M - i0) : MR;
-		size_t ncols = g->N - j0 < NR ? g->N - j0 : NR;
-		tile(rows, g->K, g->a + i0 * g->a_rs, g->a_rs, g->a_cs,
-		     g->bp + p * g->K * NR, acc);
-		store(g, i0, j0, rows, ncols, acc);
-	}
-}
-
-/* Floats of packed B for K x N: ceil(N/NR)*NR*K, 0 on overflow. At least 1
- * so that malloc never sees 0. */
-size_t enpu_packed_floats(size_t K, size_t N)
-{
-	size_t panels = N / NR + (N % NR != 0), f;
-	if (__builtin_mul_overflow(panels, (size_t)NR * (K ? K : 1), &f) ||
-	    f > SIZE_MAX / sizeof(float))
-		return 0;
-	return f;
-}
-
-static size_t gemm_grain(size_t K)
-{
-	/* ~64k multiply-adds per chunk at least, so tiny GEMMs stay on the
-	 * caller instead of paying for a wake-up. */
-	size_t per_task = (size_t)MR * NR * (K ? K : 1);
-	return per_task >= 65536 ? 1 : 65536 / per_task;
-}
-
-static void run_gemm(gemm_ctx *g, enpu_par *par)
-{
-	if (g->M == 0 || g->N == 0)
-		return;
-	size_t panels = g->N / NR + (g->N % NR != 0);
-	g->nrb = g->M / MR + (g->M % MR != 0);
-	enpu_par_for(par, panels * g->nrb, gemm_grain(g->K), gemm_range, g);
-}
-
-static void pack_b(const float *b, size_t b_rs, size_t b_cs, size_t K, size_t N,
-		   float *bp, enpu_par *par)
-{
-	pack_ctx x = {b, b_rs, b_cs, K, N, bp};
-	size_t panels = N / NR + (N % NR != 0);
-	size_t per = K * NR;
-	enpu_par_for(par, panels, per >= 32768 ? 1 : 32768 / (per ? per : 1),
-		     pack_b_range, &x);
+	*heap = NULL;
+	if (floats > SIZE_MAX / sizeof(float))
+		return NULL;
+	if ((s = enpu_par_scratch(par, floats * sizeof(float))))
+		return s;
+	return *heap = malloc(floats ? floats * sizeof(float) : 1);
 }
 
 /* ---- matmul -------------------------------------------------------- */
+
+/* M, K, N and the batch of a matmul from its shapes (1-D a is (1, K), 1-D
+ * b is (K, 1)). */
+static void matmul_dims(const enpu_shape *sa, const enpu_shape *sb, size_t *M, size_t *K,
+			size_t *N)
+{
+	*M = sa->ndim >= 2 ? (size_t)sa->dim[sa->ndim - 2] : 1;
+	*K = (size_t)sa->dim[sa->ndim - 1];
+	*N = sb->ndim >= 2 ? (size_t)sb->dim[sb->ndim - 1] : 1;
+}
+
+/* One product's packed B (the batch's products one after the other). */
+ENPU_SCRATCH(matmul)
+{
+	size_t M, K, N;
+
+	if (n_in < 2)
+		return 0;
+	matmul_dims(&in[0], &in[1], &M, &K, &N);
+	return enpu_gemm_scratch_floats(M, N, K) * sizeof(float);
+}
 
 /* matmul (NumPy): out[..., i, j] = sum_k a[..., i, k] * b[..., k, j], the sum
  * as acc = 0.0f; for k ascending: acc = fmaf(a[i,k], b[k,j], acc). A 1-D a is
  * (1, K) and a 1-D b is (K, 1), the added dim then dropped from the output;
  * batch dims broadcast (the output's batch dims are already the broadcast
  * shape). No epilogue. */
-ENPU_KERNEL(matmul)
+int enpu_k_matmul_tiles(const enpu_view *in, enpu_view *out, const enpu_gemm_blocks *bl,
+			enpu_par *par)
 {
 	const enpu_shape *sa = &in[0].shape, *sb = &in[1].shape, *so = &out[0].shape;
 	int ra = sa->ndim, rb = sb->ndim;
-	size_t M = ra >= 2 ? (size_t)sa->dim[ra - 2] : 1;
-	size_t K = (size_t)sa->dim[ra - 1];
-	size_t N = rb >= 2 ? (size_t)sb->dim[rb - 1] : 1;
+	size_t M, K, N;
 	int a_batch = ra > 2 ? ra - 2 : 0, b_batch = rb > 2 ? rb - 2 : 0;
 	int o_batch = so->ndim - (ra >= 2) - (rb >= 2);
 	size_t nbatch = 1;
+
+	matmul_dims(sa, sb, &M, &K, &N);
 	for (int d = 0; d < o_batch; d++)
 		nbatch *= (size_t)so->dim[d];
 	if (M == 0 || N == 0 || nbatch == 0)
@@ -287,15 +94,14 @@ ENPU_KERNEL(matmul)
 		s *= (size_t)sb->dim[d];
 	}
 
-	size_t pf = enpu_packed_floats(K, N);
-	if (!pf)
-		return -1;
-	float *bp = malloc(pf * sizeof(float));
-	if (!bp)
-		return -1;
-
+	int small = enpu_gemm_small(M, N, K);
+	float *heap = NULL, *scratch = NULL, *bp = NULL;
+	if (!small) {
+		if (!(scratch = enpu_kscratch(par, enpu_gemm_scratch_floats(M, N, K), &heap)))
+			return -1;
+		bp = enpu_gemm_align(scratch);
+	}
 	size_t amat = M * K, bmat = K * N, omat = M * N;
-	size_t packed_for = SIZE_MAX;
 	for (size_t bi = 0; bi < nbatch; bi++) {
 		size_t ao = 0, bo = 0, rem = bi;
 		for (int d = o_batch - 1; d >= 0; d--) {
@@ -304,27 +110,42 @@ ENPU_KERNEL(matmul)
 			ao += idx * astr[d];
 			bo += idx * bstr[d];
 		}
-		if (packed_for != bo) {
-			pack_b(in[1].data + bo * bmat, N, 1, K, N, bp, par);
-			packed_for = bo;
+		enpu_gemm g = {.M = M, .N = N, .K = K, .a = in[0].data + ao * amat,
+			       .a_rs = K, .a_cs = 1, .b = in[1].data + bo * bmat, .b_rs = N,
+			       .b_cs = 1, .c = out[0].data + bi * omat, .ldc = N,
+			       .epi = ENPU_EPI_NONE};
+		if (small) {
+			enpu_gemm_direct(&g);
+			continue;
 		}
-		gemm_ctx g = {.M = M, .N = N, .K = K, .a = in[0].data + ao * amat,
-			      .a_rs = K, .a_cs = 1, .bp = bp,
-			      .c = out[0].data + bi * omat, .ldc = N,
-			      .epi = {.kind = EPI_NONE}};
-		run_gemm(&g, par);
+		enpu_gemm_compute(&g, bp, NULL, NULL, bl, par);
 	}
-	free(bp);
+	free(heap);
 	return 0;
 }
 
+ENPU_KERNEL(matmul)
+{
+	return enpu_k_matmul_tiles(in, out, NULL, par);
+}
+
 /* ---- gemm ---------------------------------------------------------- */
+
+ENPU_SCRATCH(gemm)
+{
+	if (n_in < 2 || in[0].ndim != 2 || out->ndim != 2)
+		return 0;
+	return enpu_gemm_scratch_floats((size_t)out->dim[0], (size_t)out->dim[1],
+					(size_t)(a->trans_a ? in[0].dim[0] : in[0].dim[1])) *
+	       sizeof(float);
+}
 
 /* gemm (ONNX Gemm): A' = trans_a ? A^T : A (M x K), B' = trans_b ? B^T : B
  * (K x N). s = sum_k fmaf(A'[i,k], B'[k,j], acc) ascending from 0.0f; then
  * y = alpha * s (always, even for alpha = 1: exact); then, when C is given,
  * y = y + (beta * c[i,j]) with C broadcast unidirectionally to (M, N). */
-ENPU_KERNEL(gemm)
+int enpu_k_gemm_tiles(const enpu_attrs *a, const enpu_view *in, int n_in, enpu_view *out,
+		      const enpu_gemm_blocks *bl, enpu_par *par)
 {
 	const enpu_shape *sa = &in[0].shape, *so = &out[0].shape;
 	size_t M = (size_t)so->dim[0], N = (size_t)so->dim[1];
@@ -332,78 +153,360 @@ ENPU_KERNEL(gemm)
 	if (M == 0 || N == 0)
 		return 0;
 
-	size_t pf = enpu_packed_floats(K, N);
-	if (!pf)
-		return -1;
-	float *bp = malloc(pf * sizeof(float));
-	if (!bp)
-		return -1;
-	if (a->trans_b)
-		pack_b(in[1].data, 1, K, K, N, bp, par);   /* B is (N, K) */
-	else
-		pack_b(in[1].data, N, 1, K, N, bp, par);
-
-	gemm_ctx g = {.M = M, .N = N, .K = K, .a = in[0].data,
-		      .a_rs = a->trans_a ? 1 : K, .a_cs = a->trans_a ? M : 1,
-		      .bp = bp, .c = out[0].data, .ldc = N};
-	g.epi.kind = EPI_GEMM;
-	g.epi.alpha = a->alpha;
-	g.epi.beta = a->beta;
+	enpu_gemm g = {.M = M, .N = N, .K = K, .a = in[0].data,
+		       .a_rs = a->trans_a ? 1 : K, .a_cs = a->trans_a ? M : 1,
+		       .b = in[1].data, .b_rs = a->trans_b ? 1 : N, .b_cs = a->trans_b ? K : 1,
+		       .c = out[0].data, .ldc = N, .epi = ENPU_EPI_GEMM,
+		       .alpha = a->alpha, .beta = a->beta};
 	if (n_in >= 3 && in[2].data) {
 		const enpu_shape *sc = &in[2].shape;
-		g.epi.c = in[2].data;
+		g.cin = in[2].data;
 		if (sc->ndim == 1) {
-			g.epi.c_cs = sc->dim[0] == 1 ? 0 : 1;
+			g.cin_cs = sc->dim[0] == 1 ? 0 : 1;
 		} else if (sc->ndim == 2) {
-			g.epi.c_rs = sc->dim[0] == 1 ? 0 : (size_t)sc->dim[1];
-			g.epi.c_cs = sc->dim[1] == 1 ? 0 : 1;
+			g.cin_rs = sc->dim[0] == 1 ? 0 : (size_t)sc->dim[1];
+			g.cin_cs = sc->dim[1] == 1 ? 0 : 1;
 		}
 	}
-	run_gemm(&g, par);
-	free(bp);
+	if (enpu_gemm_small(M, N, K)) {
+		enpu_gemm_direct(&g);
+		return 0;
+	}
+	float *heap, *scratch = enpu_kscratch(par, enpu_gemm_scratch_floats(M, N, K), &heap);
+	if (!scratch)
+		return -1;
+	enpu_gemm_compute(&g, enpu_gemm_align(scratch), NULL, NULL, bl, par);
+	free(heap);
 	return 0;
+}
+
+ENPU_KERNEL(gemm)
+{
+	return enpu_k_gemm_tiles(a, in, n_in, out, NULL, par);
 }
 
 /* ---- conv2d -------------------------------------------------------- */
 
-/* im2col straight into the packed-B layout: row k = (ci, kh, kw) in that
- * order (ci outermost), column j = (oh, ow); a position in the padding
- * holds 0.0f. */
+/* The conv's sizes: N images, M output channels in G groups of Mg, Cg input
+ * channels per group, K = Cg*kH*kW, P = OH*OW output positions. */
+typedef struct conv_dims {
+	size_t N, C, H, W, M, Cg, kH, kW, OH, OW, G, Mg, K, P;
+} conv_dims;
+
+static void conv_dims_of(const enpu_attrs *a, const enpu_shape *x, const enpu_shape *w,
+			 const enpu_shape *o, conv_dims *d)
+{
+	d->N = (size_t)x->dim[0];
+	d->C = (size_t)x->dim[1];
+	d->H = (size_t)x->dim[2];
+	d->W = (size_t)x->dim[3];
+	d->M = (size_t)w->dim[0];
+	d->Cg = (size_t)w->dim[1];
+	d->kH = (size_t)w->dim[2];
+	d->kW = (size_t)w->dim[3];
+	d->OH = (size_t)o->dim[2];
+	d->OW = (size_t)o->dim[3];
+	d->G = a->group > 0 ? (size_t)a->group : 1;
+	d->Mg = d->M / d->G;
+	d->K = d->Cg * d->kH * d->kW;
+	d->P = d->OH * d->OW;
+}
+
+/* A depthwise conv (one input channel per group) runs directly; a 1x1 conv
+ * with stride 1 and no padding reads its input as B; the rest through
+ * im2col. */
+static int conv_is_depthwise(const conv_dims *d)
+{
+	return d->Cg == 1 && d->G > 1;
+}
+
+static int conv_is_pointwise(const enpu_attrs *a, const conv_dims *d)
+{
+	return d->kH == 1 && d->kW == 1 && a->strides[0] == 1 && a->strides[1] == 1 &&
+	       !a->pads[0] && !a->pads[1] && !a->pads[2] && !a->pads[3];
+}
+
+/* A small conv (per image and group a small product, gemm.h) element by
+ * element, in the same chain as the GEMM path. */
+static void conv_direct(const enpu_attrs *a, const enpu_view *in, const float *bias,
+			enpu_view *out, const conv_dims *d)
+{
+	const float *x = in[0].data, *w = in[1].data;
+
+	for (size_t n = 0; n < d->N; n++)
+		for (size_t m = 0; m < d->M; m++) {
+			size_t g = m / d->Mg;
+			for (size_t oh = 0; oh < d->OH; oh++)
+				for (size_t ow = 0; ow < d->OW; ow++) {
+					float acc = 0.0f;
+					for (size_t ci = 0; ci < d->Cg; ci++)
+						for (size_t kh = 0; kh < d->kH; kh++) {
+							int64_t ih = (int64_t)(oh * (size_t)a->strides[0] +
+									       kh * (size_t)a->dilations[0]) - a->pads[0];
+							for (size_t kw = 0; kw < d->kW; kw++) {
+								int64_t iw = (int64_t)(ow * (size_t)a->strides[1] +
+										       kw * (size_t)a->dilations[1]) - a->pads[1];
+								float v = ih >= 0 && ih < (int64_t)d->H && iw >= 0 &&
+									  iw < (int64_t)d->W ?
+									x[((n * d->C + g * d->Cg + ci) * d->H + (size_t)ih) * d->W +
+									  (size_t)iw] : 0.0f;
+								acc = fmaf(w[((m * d->Cg + ci) * d->kH + kh) * d->kW + kw], v,
+									   acc);
+							}
+						}
+					out[0].data[((n * d->M + m) * d->OH + oh) * d->OW + ow] =
+						bias ? acc + bias[m] : acc;
+				}
+		}
+}
+
+/* Packed B: one image's im2col (or input, 1x1) for one group. */
+ENPU_SCRATCH(conv2d)
+{
+	conv_dims d;
+
+	if (n_in < 2 || in[0].ndim != 4 || in[1].ndim != 4 || out->ndim != 4)
+		return 0;
+	conv_dims_of(a, &in[0], &in[1], out, &d);
+	if (conv_is_depthwise(&d))
+		return 0;
+	return enpu_gemm_scratch_floats(d.Mg, d.P, d.K) * sizeof(float);
+}
+
+/* im2col straight into the packed-B layout (gemm.h), one K block of some
+ * panels at a time as the GEMM asks (enpu_gemm_packer): row k = (ci, kh,
+ * kw) in that order (ci outermost), column j = (oh, ow); a position in the
+ * padding holds 0.0f. Whole runs of one output row are copied at a time:
+ * for tap kw the valid ow are [lo[kw], hi[kw]) whatever the row. */
+#define IM2COL_MAX_KW 64
+
 typedef struct im2col_ctx {
 	const float *x;          /* this image's first channel of the group */
-	size_t H, W, OH, OW, kH, kW, Cg, K, P;
-	int sh, sw, dh, dw, pt, pl;
-	float *bp;
+	size_t H, W, OH, OW, kH, kW, K, P, nr;
+	size_t sh, sw, dh, dw, pt, pl;
+	size_t lo[IM2COL_MAX_KW], hi[IM2COL_MAX_KW];
 } im2col_ctx;
 
-static void im2col_range(void *vctx, size_t p0, size_t p1)
+/* for tap kw, the ow whose iw = ow*sw + kw*dw - pl lies in [0, W) */
+static void tap_range(size_t W, size_t OW, size_t sw, size_t off_plus, size_t pl, size_t *lo,
+		      size_t *hi)
+{
+	/* iw >= 0: ow*sw >= pl - off_plus; iw < W: ow*sw < W + pl - off_plus */
+	size_t l = pl > off_plus ? (pl - off_plus + sw - 1) / sw : 0;
+	size_t h = W + pl > off_plus ? (W + pl - off_plus + sw - 1) / sw : 0;
+
+	*lo = l < OW ? l : OW;
+	*hi = h < OW ? h : OW;
+}
+
+static void im2col_init(im2col_ctx *x, const enpu_attrs *a, const conv_dims *d, const float *img)
+{
+	*x = (im2col_ctx){.x = img, .H = d->H, .W = d->W, .OH = d->OH, .OW = d->OW, .kH = d->kH,
+			  .kW = d->kW, .K = d->K, .P = d->P, .nr = (size_t)enpu_gemm_nr(),
+			  .sh = (size_t)a->strides[0], .sw = (size_t)a->strides[1],
+			  .dh = (size_t)a->dilations[0], .dw = (size_t)a->dilations[1],
+			  .pt = (size_t)a->pads[0], .pl = (size_t)a->pads[1]};
+	for (size_t kw = 0; kw < d->kW; kw++)
+		tap_range(d->W, d->OW, x->sw, kw * x->dw, x->pl, &x->lo[kw], &x->hi[kw]);
+}
+
+/* cols floats of one packed row: output row oh, columns ow0 .. ow0+cols */
+static void im2col_run(const im2col_ctx *x, const float *plane, size_t kh, size_t kw,
+		       size_t oh, size_t ow0, size_t cols, float *d)
+{
+	int64_t ih = (int64_t)(oh * x->sh + kh * x->dh) - (int64_t)x->pt;
+	size_t lo = x->lo[kw], hi = x->hi[kw], a, b;
+
+	if (ih < 0 || ih >= (int64_t)x->H || lo >= hi) {
+		memset(d, 0, cols * sizeof(float));
+		return;
+	}
+	a = lo > ow0 ? lo - ow0 : 0;
+	b = hi > ow0 ? hi - ow0 : 0;
+	a = a < cols ? a : cols;
+	b = b < cols ? b : cols;
+	b = b > a ? b : a;
+	memset(d, 0, a * sizeof(float));
+	/* iw = ow*sw + kw*dw - pl, within [0, W) for ow in [lo, hi) */
+	const float *row = plane + (size_t)ih * x->W + (ow0 + a) * x->sw + kw * x->dw - x->pl;
+	if (x->sw == 1)
+		memcpy(d + a, row, (b - a) * sizeof(float));
+	else
+		for (size_t t = 0; t < b - a; t++)
+			d[a + t] = row[t * x->sw];
+	memset(d + b, 0, (cols - b) * sizeof(float));
+}
+
+/* A panel's columns as runs within one output row (the same for every k). */
+typedef struct im2col_seg {
+	size_t oh, ow, run;
+} im2col_seg;
+
+static void im2col_pack(void *vctx, size_t k0, size_t k1, size_t q0, size_t q1, float *bp)
 {
 	const im2col_ctx *x = vctx;
-	for (size_t p = p0; p < p1; p++) {
-		float *dst = x->bp + p * x->K * NR;
-		size_t j0 = p * NR;
-		for (size_t ci = 0; ci < x->Cg; ci++) {
+	size_t nr = x->nr, taps = x->kH * x->kW;
+	im2col_seg seg[64];
+
+	for (size_t p = q0; p < q1; p++) {
+		size_t j0 = p * nr, j1 = j0 + nr < x->P ? j0 + nr : x->P, ns = 0, cols = j1 - j0;
+		float *d = bp + (p * x->K + k0) * nr;
+		for (size_t j = j0; j < j1; ns++) {
+			seg[ns].oh = j / x->OW;
+			seg[ns].ow = j % x->OW;
+			seg[ns].run = x->OW - seg[ns].ow < j1 - j ? x->OW - seg[ns].ow : j1 - j;
+			j += seg[ns].run;
+		}
+		size_t ci = k0 / taps, kh = k0 % taps / x->kW, kw = k0 % x->kW;
+		for (size_t k = k0; k < k1; k++, d += nr) {
 			const float *plane = x->x + ci * x->H * x->W;
-			for (size_t kh = 0; kh < x->kH; kh++) {
-				for (size_t kw = 0; kw < x->kW; kw++) {
-					for (size_t c = 0; c < NR; c++) {
-						size_t j = j0 + c;
-						float v = 0.0f;
-						if (j < x->P) {
-							int64_t oh = (int64_t)(j / x->OW), ow = (int64_t)(j % x->OW);
-							int64_t ih = oh * x->sh - x->pt + (int64_t)kh * x->dh;
-							int64_t iw = ow * x->sw - x->pl + (int64_t)kw * x->dw;
-							if (ih >= 0 && ih < (int64_t)x->H &&
-							    iw >= 0 && iw < (int64_t)x->W)
-								v = plane[(size_t)ih * x->W + (size_t)iw];
-						}
-						dst[c] = v;
-					}
-					dst += NR;
-				}
+			float *o = d;
+			for (size_t s = 0; s < ns; o += seg[s].run, s++)
+				im2col_run(x, plane, kh, kw, seg[s].oh, seg[s].ow, seg[s].run, o);
+			if (cols < nr)
+				memset(d + cols, 0, (nr - cols) * sizeof(float));
+			if (++kw == x->kW) {
+				kw = 0;
+				if (++kh == x->kH)
+					kh = 0, ci++;
 			}
 		}
 	}
+}
+
+/* ---- depthwise conv2d ---------------------------------------------- */
+
+/* One output row of a depthwise channel: y[ow] for ow in [0, OW), each
+ * acc = 0.0f; for kh, kw ascending: acc = fmaf(w[kh, kw], v, acc) with v
+ * the input or 0.0f in the padding (padded taps are not skipped); then
+ * y = acc + bias. Lanes are output positions: each its own chain. */
+typedef struct dw_ctx dw_ctx;
+typedef void (*dw_row_fn)(const dw_ctx *c, const float *plane, const float *w, float bias,
+			  size_t oh, float *y);
+struct dw_ctx {
+	const float *x, *w, *bias;
+	float *y;
+	conv_dims d;
+	size_t sh, sw, dh, dw, pt, pl;
+	dw_row_fn row;
+};
+
+/* v for lanes ow0 .. ow0+n of tap (ih, kw) into v[0 .. n), 0.0f outside. */
+static void dw_taps(const dw_ctx *c, const float *plane, int64_t ih, size_t kw, size_t ow0,
+		    size_t n, float *v)
+{
+	for (size_t l = 0; l < n; l++) {
+		int64_t iw = (int64_t)((ow0 + l) * c->sw + kw * c->dw) - (int64_t)c->pl;
+		v[l] = ih >= 0 && ih < (int64_t)c->d.H && iw >= 0 && iw < (int64_t)c->d.W ?
+			plane[(size_t)ih * c->d.W + (size_t)iw] : 0.0f;
+	}
+}
+
+#define DW_LANES 16
+
+static void dw_row_portable(const dw_ctx *c, const float *plane, const float *w, float bias,
+			    size_t oh, float *y)
+{
+	float acc[DW_LANES], v[DW_LANES];
+
+	for (size_t ow0 = 0; ow0 < c->d.OW; ow0 += DW_LANES) {
+		size_t n = c->d.OW - ow0 < DW_LANES ? c->d.OW - ow0 : DW_LANES;
+		for (size_t l = 0; l < n; l++)
+			acc[l] = 0.0f;
+		for (size_t kh = 0; kh < c->d.kH; kh++) {
+			int64_t ih = (int64_t)(oh * c->sh + kh * c->dh) - (int64_t)c->pt;
+			for (size_t kw = 0; kw < c->d.kW; kw++) {
+				float wv = w[kh * c->d.kW + kw];
+				dw_taps(c, plane, ih, kw, ow0, n, v);
+				for (size_t l = 0; l < n; l++)
+					acc[l] = fmaf(wv, v[l], acc[l]);
+			}
+		}
+		for (size_t l = 0; l < n; l++)
+			y[ow0 + l] = c->bias ? acc[l] + bias : acc[l];
+	}
+}
+
+#ifdef HAVE_X86_PATHS
+/* The same with 16 lanes in one register: per tap, the lanes whose input
+ * lies inside the row are loaded (stride 1: one masked load; otherwise a
+ * masked gather), the others are 0.0f, and a tap row in the padding is all
+ * 0.0f: every tap still takes part. */
+__attribute__((target("avx512f")))
+static void dw_row_avx512(const dw_ctx *c, const float *plane, const float *w, float bias,
+			  size_t oh, float *y)
+{
+	const int64_t W = (int64_t)c->d.W, sw = (int64_t)c->sw;
+	const __m512i lane = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+	const __m512i step = _mm512_mullo_epi32(lane, _mm512_set1_epi32((int)sw));
+	float v[DW_LANES];
+
+	for (size_t ow0 = 0; ow0 < c->d.OW; ow0 += DW_LANES) {
+		size_t n = c->d.OW - ow0 < DW_LANES ? c->d.OW - ow0 : DW_LANES;
+		__mmask16 live = (__mmask16)((1u << n) - 1u);
+		__m512 acc = _mm512_setzero_ps();
+		for (size_t kh = 0; kh < c->d.kH; kh++) {
+			int64_t ih = (int64_t)(oh * c->sh + kh * c->dh) - (int64_t)c->pt;
+			int row_in = ih >= 0 && ih < (int64_t)c->d.H;
+			const float *row = plane + (row_in ? (size_t)ih * c->d.W : 0);
+			for (size_t kw = 0; kw < c->d.kW; kw++) {
+				int64_t iw0 = (int64_t)(ow0 * c->sw + kw * c->dw) - (int64_t)c->pl;
+				__m512 xv = _mm512_setzero_ps();
+				if (row_in) {
+					/* lanes l with 0 <= iw0 + l*sw < W */
+					int64_t lo = iw0 >= 0 ? 0 : (-iw0 + sw - 1) / sw;
+					int64_t hi = iw0 >= W ? 0 : (W - iw0 + sw - 1) / sw;
+					lo = lo > 16 ? 16 : lo;
+					hi = hi > 16 ? 16 : hi;
+					__mmask16 m = hi > lo ? (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u)) : 0;
+					m &= live;
+					if (m && sw == 1)
+						xv = _mm512_maskz_loadu_ps(m, row + iw0);
+					else if (m)
+						xv = _mm512_mask_i32gather_ps(xv, m, _mm512_add_epi32(step,
+									    _mm512_set1_epi32((int)iw0)), row, 4);
+				}
+				acc = _mm512_fmadd_ps(_mm512_set1_ps(w[kh * c->d.kW + kw]), xv, acc);
+			}
+		}
+		if (c->bias)
+			acc = _mm512_add_ps(acc, _mm512_set1_ps(bias));
+		_mm512_storeu_ps(v, acc);
+		memcpy(y + ow0, v, n * sizeof(float));
+	}
+}
+#endif
+
+static void dw_range(void *vctx, size_t r0, size_t r1)
+{
+	const dw_ctx *c = vctx;
+	const conv_dims *d = &c->d;
+
+	for (size_t r = r0; r < r1; r++) {   /* r = (n, m, oh) */
+		size_t oh = r % d->OH, m = (r / d->OH) % d->M, n = r / d->OH / d->M;
+		const float *plane = c->x + (n * d->C + m / d->Mg) * d->H * d->W;
+		const float *w = c->w + m * d->kH * d->kW;
+		float bias = c->bias ? c->bias[m] : 0.0f;
+		float *y = c->y + ((n * d->M + m) * d->OH + oh) * d->OW;
+		c->row(c, plane, w, bias, oh, y);
+	}
+}
+
+static void depthwise(const enpu_attrs *a, const enpu_view *in, int n_in, enpu_view *out,
+		      const conv_dims *d, enpu_par *par)
+{
+	dw_ctx c = {.x = in[0].data, .w = in[1].data,
+		    .bias = n_in >= 3 && in[2].data ? in[2].data : NULL, .y = out[0].data,
+		    .d = *d, .sh = (size_t)a->strides[0], .sw = (size_t)a->strides[1],
+		    .dh = (size_t)a->dilations[0], .dw = (size_t)a->dilations[1],
+		    .pt = (size_t)a->pads[0], .pl = (size_t)a->pads[1], .row = dw_row_portable};
+	size_t rows = d->N * d->M * d->OH, per = d->OW * d->kH * d->kW;
+
+#ifdef HAVE_X86_PATHS
+	if (!strcmp(enpu_gemm_isa(), "avx512"))
+		c.row = dw_row_avx512;
+#endif
+	enpu_par_for(par, rows, per >= 16384 ? 1 : 16384 / (per ? per : 1), dw_range, &c);
 }
 
 /* conv2d (ONNX Conv, NCHW; w is (M, C/group, kH, kW); optional bias (M)).
@@ -418,61 +521,50 @@ static void im2col_range(void *vctx, size_t p0, size_t p1)
  * exactly ONNX's zero padding (this differs from skipping only when w is
  * inf/NaN or acc is -0.0). The GEMM per (image, group): A = w of the group
  * (Mg x K, K = Cg*kH*kW), B = im2col (K x OH*OW). */
-void enpu_im2col_pack(const enpu_attrs *a, const enpu_view *x, const enpu_shape *w_shape,
-		      const enpu_shape *o_shape, size_t n, size_t g, float *bp, enpu_par *par)
+int enpu_k_conv2d_tiles(const enpu_attrs *a, const enpu_view *in, int n_in, enpu_view *out,
+			const enpu_gemm_blocks *bl, enpu_par *par)
 {
-	const enpu_shape *sx = &x->shape;
-	size_t C = (size_t)sx->dim[1], H = (size_t)sx->dim[2], W = (size_t)sx->dim[3];
-	size_t Cg = (size_t)w_shape->dim[1], kH = (size_t)w_shape->dim[2];
-	size_t kW = (size_t)w_shape->dim[3];
-	size_t OH = (size_t)o_shape->dim[2], OW = (size_t)o_shape->dim[3];
-	size_t K = Cg * kH * kW, P = OH * OW;
-	size_t panels = P / NR + (P % NR != 0), per = K * NR;
-	im2col_ctx ic = {
-		.x = x->data + (n * C + g * Cg) * H * W,
-		.H = H, .W = W, .OH = OH, .OW = OW, .kH = kH, .kW = kW,
-		.Cg = Cg, .K = K, .P = P,
-		.sh = a->strides[0], .sw = a->strides[1],
-		.dh = a->dilations[0], .dw = a->dilations[1],
-		.pt = a->pads[0], .pl = a->pads[1], .bp = bp};
+	conv_dims d;
+	const float *bias = n_in >= 3 && in[2].data ? in[2].data : NULL;
 
-	enpu_par_for(par, panels, per >= 32768 ? 1 : 32768 / (per ? per : 1), im2col_range, &ic);
+	conv_dims_of(a, &in[0].shape, &in[1].shape, &out[0].shape, &d);
+	if (d.N == 0 || d.M == 0 || d.P == 0)
+		return 0;
+	if (conv_is_depthwise(&d)) {
+		depthwise(a, in, n_in, out, &d, par);
+		return 0;
+	}
+	if (enpu_gemm_small(d.Mg, d.P, d.K) || d.kW > IM2COL_MAX_KW) {
+		conv_direct(a, in, bias, out, &d);
+		return 0;
+	}
+	int pointwise = conv_is_pointwise(a, &d);
+	float *heap, *scratch = enpu_kscratch(par, enpu_gemm_scratch_floats(d.Mg, d.P, d.K), &heap);
+	if (!scratch)
+		return -1;
+	float *bp = enpu_gemm_align(scratch);
+	for (size_t g = 0; g < d.G; g++) {
+		enpu_gemm gc = {.M = d.Mg, .N = d.P, .K = d.K, .a = in[1].data + g * d.Mg * d.K,
+				.a_rs = d.K, .a_cs = 1, .b_rs = d.P, .b_cs = 1, .ldc = d.P,
+				.epi = bias ? ENPU_EPI_BIAS : ENPU_EPI_NONE,
+				.bias = bias ? bias + g * d.Mg : NULL};
+		for (size_t n = 0; n < d.N; n++) {
+			gc.c = out[0].data + (n * d.M + g * d.Mg) * d.P;
+			if (pointwise) {   /* B = the group's input channels as they are */
+				gc.b = in[0].data + (n * d.C + g * d.Cg) * d.P;
+				enpu_gemm_compute(&gc, bp, NULL, NULL, bl, par);
+			} else {
+				im2col_ctx ic;
+				im2col_init(&ic, a, &d, in[0].data + (n * d.C + g * d.Cg) * d.H * d.W);
+				enpu_gemm_compute(&gc, bp, im2col_pack, &ic, bl, par);
+			}
+		}
+	}
+	free(heap);
+	return 0;
 }
 
 ENPU_KERNEL(conv2d)
 {
-	const enpu_shape *sx = &in[0].shape, *sw = &in[1].shape, *so = &out[0].shape;
-	size_t N = (size_t)sx->dim[0];
-	size_t M = (size_t)sw->dim[0], Cg = (size_t)sw->dim[1];
-	size_t kH = (size_t)sw->dim[2], kW = (size_t)sw->dim[3];
-	size_t OH = (size_t)so->dim[2], OW = (size_t)so->dim[3];
-	size_t G = a->group > 0 ? (size_t)a->group : 1;
-	size_t Mg = M / G, K = Cg * kH * kW, P = OH * OW;
-	const float *bias = n_in >= 3 && in[2].data ? in[2].data : NULL;
-	if (N == 0 || M == 0 || P == 0)
-		return 0;
-
-	size_t pf = enpu_packed_floats(K, P);
-	if (!pf)
-		return -1;
-	float *bp = malloc(pf * sizeof(float));
-	if (!bp)
-		return -1;
-
-	for (size_t n = 0; n < N; n++) {
-		for (size_t g = 0; g < G; g++) {
-			enpu_im2col_pack(a, &in[0], sw, so, n, g, bp, par);
-			gemm_ctx gc = {.M = Mg, .N = P, .K = K,
-				       .a = in[1].data + g * Mg * K, .a_rs = K, .a_cs = 1,
-				       .bp = bp, .c = out[0].data + (n * M + g * Mg) * P,
-				       .ldc = P};
-			if (bias) {
-				gc.epi.kind = EPI_BIAS;
-				gc.epi.bias = bias + g * Mg;
-			}
-			run_gemm(&gc, par);
-		}
-	}
-	free(bp);
-	return 0;
+	return enpu_k_conv2d_tiles(a, in, n_in, out, NULL, par);
 }

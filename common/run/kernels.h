@@ -12,6 +12,22 @@
 
 #define ENPU_KERNEL(n) int enpu_k_##n(const enpu_attrs *a, const enpu_view *in, \
 	int n_in, enpu_view *out, int n_out, enpu_par *par)
+/* The scratch bytes an op's kernel takes for these shapes (0: none): the
+ * memory plan holds them (plan.c), the engine hands them to the kernel
+ * through its pool (enpu_par_scratch). */
+#define ENPU_SCRATCH(n) size_t enpu_kscratch_##n(const enpu_attrs *a, const enpu_shape *in, \
+	int n_in, const enpu_shape *out)
+
+/* A kernel's scratch of `floats` floats: the planned one its pool holds,
+ * or, for a caller without a plan (a unit test, the importer's constant
+ * folding), from the heap: *heap then points to it (free(*heap) after;
+ * NULL otherwise). NULL when the heap has none. */
+float *enpu_kscratch(enpu_par *par, size_t floats, float **heap);
+
+ENPU_SCRATCH(matmul);
+ENPU_SCRATCH(gemm);
+ENPU_SCRATCH(conv2d);
+ENPU_SCRATCH(conv1d);
 
 ENPU_KERNEL(matmul);
 ENPU_KERNEL(gemm);
@@ -42,23 +58,64 @@ ENPU_KERNEL(abs);
 ENPU_KERNEL(reciprocal);
 ENPU_KERNEL(erf);
 ENPU_KERNEL(log);
+ENPU_KERNEL(pad);         /* kernels_move.c; squeeze, unsqueeze: copy */
+ENPU_KERNEL(slice);
+/* spec v2, kernels_reduce.c */
+ENPU_KERNEL(reduce_mean);
+ENPU_KERNEL(reduce_sum);
+ENPU_KERNEL(reduce_max);
+ENPU_KERNEL(reduce_min);
+ENPU_KERNEL(layer_norm);
+/* spec v2, common/run/kernels_convt.c */
+ENPU_KERNEL(conv_transpose2d);
+ENPU_KERNEL(resize);
+/* spec v2 elementwise (kernels_v2ew.c) */
+ENPU_KERNEL(pow);
+ENPU_KERNEL(min);
+ENPU_KERNEL(max);
+ENPU_KERNEL(hard_sigmoid);
+ENPU_KERNEL(hard_swish);
+ENPU_KERNEL(prelu);
+ENPU_KERNEL(elu);
+ENPU_KERNEL(softplus);
+
+/* ---- NumPy broadcasting of two operands (kernels_ew.c) ------------------ */
+
+/* One row of n outputs: o[i] = f_op(a[i * sa], b[i * sb]), sa and sb 0 or 1. */
+typedef void (*enpu_row2_fn)(int op, float *o, const float *a, size_t sa, const float *b,
+			     size_t sb, size_t n);
+/* out = fn(op, a, b) elementwise, a and b broadcast to out's shape (right-
+ * aligned, size-1 dims stretched); threads split the rows, each chunk at
+ * least grain elements. out may be a itself (same shape): each element is
+ * read before it is written, by the same thread. Returns 0. */
+int enpu_bcast2(enpu_row2_fn fn, int op, const enpu_view *a, const enpu_view *b,
+		enpu_view *out, size_t grain, enpu_par *par);
+/* spec v2 conv and pools over 1-D (kernels_conv.c) */
+ENPU_KERNEL(conv1d);
+ENPU_KERNEL(maxpool1d);
+ENPU_KERNEL(avgpool1d);
+ENPU_KERNEL(split);     /* kernels_ir.c */
+ENPU_KERNEL(gather);    /* kernels_ir.c */
 
 /* ---- shared with the npu_sim executor (npuexec.c) ---------------------- */
 
-/* The packed-B layout of the GEMM core: panels ENPU_PACK_NR columns wide;
- * element (k, j) of a K x N matrix is at ENPU_PACK_AT(K, k, j). */
-#define ENPU_PACK_NR 16
-#define ENPU_PACK_AT(K, k, j) \
-	(((j) / ENPU_PACK_NR) * (K) * ENPU_PACK_NR + (k) * ENPU_PACK_NR + (j) % ENPU_PACK_NR)
+/* matmul, gemm and conv2d with the GEMM core taking C in the order bl
+ * gives (gemm.h; NULL: cpu_ref's blocking), for npu_sim's folds. In
+ * conv2d's GEMM the rows of C are output channels and its columns output
+ * positions; a depthwise conv runs its direct kernel whatever bl. */
+struct enpu_gemm_blocks;
+int enpu_k_matmul_tiles(const enpu_view *in, enpu_view *out, const struct enpu_gemm_blocks *bl,
+			enpu_par *par);
+int enpu_k_gemm_tiles(const enpu_attrs *a, const enpu_view *in, int n_in, enpu_view *out,
+		      const struct enpu_gemm_blocks *bl, enpu_par *par);
+int enpu_k_conv2d_tiles(const enpu_attrs *a, const enpu_view *in, int n_in, enpu_view *out,
+			const struct enpu_gemm_blocks *bl, enpu_par *par);
 
-/* Floats of a packed K x N matrix (at least 1); 0 on overflow. */
-size_t enpu_packed_floats(size_t K, size_t N);
-
-/* conv2d's im2col (the very one its kernel uses) of image n, group g into
- * bp (enpu_packed_floats(K, OH*OW) floats): row k = (ci, kh, kw), ci
- * outermost, column j = (oh, ow); 0.0f in the padding. x is the conv's
- * input (NCHW), w_shape its weights' shape, o_shape its output's. */
-void enpu_im2col_pack(const enpu_attrs *a, const enpu_view *x, const enpu_shape *w_shape,
-		      const enpu_shape *o_shape, size_t n, size_t g, float *bp, enpu_par *par);
+/* conv1d's and the 1-D pools' 2-D view (kernels_conv.c), which their
+ * kernels and npu_sim's conv run: x and w (the first two of in, when 3-D)
+ * and out as (N, C, 1, L) and (M, C/group, 1, k), a as the 2-D op's with
+ * kH = 1 (stride 1, no pad, dilation 1 along H). in2 has n_in slots. */
+void enpu_conv1d_as_2d(const enpu_attrs *a, const enpu_view *in, int n_in, const enpu_view *out,
+		       enpu_attrs *a2, enpu_view *in2, enpu_view *out2);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "kernels.h"
 #include "kmath.h"
+#include "vec.h"
 
 #define EW_GRAIN 16384   /* elements per chunk at least */
 
@@ -27,6 +28,7 @@ enum { BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV };
  * strides that are 0 along the dims where they broadcast (and for the dims
  * they lack: shapes are right-aligned, NumPy style). */
 typedef struct bin_ctx {
+	enpu_row2_fn fn;
 	int op;
 	int rank;                        /* output rank, >= 1 here */
 	const int64_t *odim;
@@ -36,17 +38,25 @@ typedef struct bin_ctx {
 	size_t row;                      /* output last dim */
 } bin_ctx;
 
-/* One row of n outputs; sa/sb are 0 or 1. Written per op so the loops are
- * simple enough to vectorize. */
+/* One row of n outputs; sa/sb are 0 or 1. Written per op and per stride
+ * pair so that each loop vectorizes (vec.h). */
+#define BIN_LOOPS(EXPR) do { \
+	if (sa && sb) for (i = 0; i < n; i++) { float x = a[i], y = b[i]; o[i] = EXPR; } \
+	else if (sa) { float y = b[0]; for (i = 0; i < n; i++) { float x = a[i]; o[i] = EXPR; } } \
+	else if (sb) { float x = a[0]; for (i = 0; i < n; i++) { float y = b[i]; o[i] = EXPR; } } \
+	else { float x = a[0], y = b[0]; for (i = 0; i < n; i++) o[i] = EXPR; } \
+} while (0)
+
+ENPU_VEC
 static void bin_row(int op, float *o, const float *a, size_t sa, const float *b,
 		    size_t sb, size_t n)
 {
 	size_t i;
 	switch (op) {
-	case BIN_ADD: for (i = 0; i < n; i++) o[i] = a[i * sa] + b[i * sb]; break;
-	case BIN_SUB: for (i = 0; i < n; i++) o[i] = a[i * sa] - b[i * sb]; break;
-	case BIN_MUL: for (i = 0; i < n; i++) o[i] = a[i * sa] * b[i * sb]; break;
-	default:      for (i = 0; i < n; i++) o[i] = a[i * sa] / b[i * sb]; break;
+	case BIN_ADD: BIN_LOOPS(x + y); break;
+	case BIN_SUB: BIN_LOOPS(x - y); break;
+	case BIN_MUL: BIN_LOOPS(x * y); break;
+	default:      BIN_LOOPS(x / y); break;
 	}
 }
 
@@ -62,8 +72,8 @@ static void bin_range(void *vctx, size_t r0, size_t r1)
 			ao += idx * c->sa[d];
 			bo += idx * c->sb[d];
 		}
-		bin_row(c->op, c->o + r * c->row, c->a + ao, c->sa[last],
-			c->b + bo, c->sb[last], c->row);
+		c->fn(c->op, c->o + r * c->row, c->a + ao, c->sa[last],
+		      c->b + bo, c->sb[last], c->row);
 	}
 }
 
@@ -87,33 +97,38 @@ static void flat_range(void *vctx, size_t i0, size_t i1)
 {
 	const bin_ctx *c = vctx;
 	/* sa/sb[0] hold 0 or 1: scalar or same-shape operand */
-	bin_row(c->op, c->o + i0, c->a + i0 * c->sa[0], c->sa[0],
-		c->b + i0 * c->sb[0], c->sb[0], i1 - i0);
+	c->fn(c->op, c->o + i0, c->a + i0 * c->sa[0], c->sa[0],
+	      c->b + i0 * c->sb[0], c->sb[0], i1 - i0);
 }
 
-static int binary(int op, const enpu_view *in, enpu_view *out, enpu_par *par)
+int enpu_bcast2(enpu_row2_fn fn, int op, const enpu_view *a, const enpu_view *b,
+		enpu_view *out, size_t grain, enpu_par *par)
 {
-	const enpu_shape *so = &out[0].shape;
+	const enpu_shape *so = &out->shape;
 	size_t n = numel(so);
-	size_t na = numel(&in[0].shape), nb = numel(&in[1].shape);
-	bin_ctx c = {.op = op, .rank = so->ndim, .odim = so->dim,
-		     .a = in[0].data, .b = in[1].data, .o = out[0].data};
+	size_t na = numel(&a->shape), nb = numel(&b->shape);
+	bin_ctx c = {.fn = fn, .op = op, .rank = so->ndim, .odim = so->dim,
+		     .a = a->data, .b = b->data, .o = out->data};
 	if (n == 0)
 		return 0;
 	if ((na == n || na == 1) && (nb == n || nb == 1)) {
 		/* same shape or a one-element operand: one flat range */
 		c.sa[0] = na == n ? 1 : 0;
 		c.sb[0] = nb == n ? 1 : 0;
-		enpu_par_for(par, n, EW_GRAIN, flat_range, &c);
+		enpu_par_for(par, n, grain, flat_range, &c);
 		return 0;
 	}
-	bcast_strides(&in[0].shape, so->ndim, c.sa);
-	bcast_strides(&in[1].shape, so->ndim, c.sb);
+	bcast_strides(&a->shape, so->ndim, c.sa);
+	bcast_strides(&b->shape, so->ndim, c.sb);
 	c.row = (size_t)so->dim[so->ndim - 1];
 	size_t rows = n / c.row;
-	size_t grain = c.row >= EW_GRAIN ? 1 : EW_GRAIN / c.row;
-	enpu_par_for(par, rows, grain, bin_range, &c);
+	enpu_par_for(par, rows, c.row >= grain ? 1 : grain / c.row, bin_range, &c);
 	return 0;
+}
+
+static int binary(int op, const enpu_view *in, enpu_view *out, enpu_par *par)
+{
+	return enpu_bcast2(bin_row, op, &in[0], &in[1], &out[0], EW_GRAIN, par);
 }
 
 /* add/sub/mul/div: out = a OP b, one IEEE float operation per element, with
@@ -188,6 +203,7 @@ static float signbit_op(float x, int clear)
 	return x;
 }
 
+ENPU_VEC
 static void un_range(void *vctx, size_t i0, size_t i1)
 {
 	const un_ctx *c = vctx;
@@ -196,13 +212,13 @@ static void un_range(void *vctx, size_t i0, size_t i1)
 	size_t i;
 	switch (c->op) {
 	case UN_RELU:      for (i = i0; i < i1; i++) y[i] = relu1(x[i]); break;
-	case UN_SIGMOID:   for (i = i0; i < i1; i++) y[i] = enpu_sigmoidf(x[i]); break;
+	case UN_SIGMOID:   enpu_sigmoidf_n(x + i0, y + i0, i1 - i0); break;
 	case UN_TANH:      for (i = i0; i < i1; i++) y[i] = enpu_tanhf(x[i]); break;
 	case UN_LEAKY:     for (i = i0; i < i1; i++) y[i] = leaky1(x[i], c->alpha); break;
 	case UN_CLIP:      for (i = i0; i < i1; i++) y[i] = clip1(x[i], c->lo, c->hi); break;
 	case UN_GELU:      for (i = i0; i < i1; i++) y[i] = gelu1(x[i]); break;
 	case UN_GELU_TANH: for (i = i0; i < i1; i++) y[i] = gelu_tanh1(x[i]); break;
-	case UN_EXP:       for (i = i0; i < i1; i++) y[i] = enpu_expf(x[i]); break;
+	case UN_EXP:       enpu_expf_n(x + i0, y + i0, i1 - i0); break;
 	case UN_SQRT:      for (i = i0; i < i1; i++) y[i] = sqrtf(x[i]); break;
 	case UN_NEG:       for (i = i0; i < i1; i++) y[i] = signbit_op(x[i], 0); break;
 	case UN_ABS:       for (i = i0; i < i1; i++) y[i] = signbit_op(x[i], 1); break;
@@ -272,6 +288,7 @@ typedef struct bn_ctx {
 } bn_ctx;
 
 /* Rows are (n, c) pairs: inner contiguous elements of one channel. */
+ENPU_VEC
 static void bn_range(void *vctx, size_t r0, size_t r1)
 {
 	const bn_ctx *b = vctx;

@@ -93,6 +93,7 @@ typedef struct pool_ctx {
 	size_t H, W, OH, OW;
 	int kh, kw, sh, sw, pt, pl;
 	int include_pad;
+	int dh, dw, pb, pr;      /* maxpool2d's dilations; the end pads (bottom, right) */
 } pool_ctx;
 
 /* Clamp the window [o*s - p, o*s - p + k) to [0, n): the valid taps. */
@@ -109,9 +110,40 @@ static void window(size_t o, int s, int p, int k, size_t n, size_t *lo, size_t *
 	*hi = (size_t)e;
 }
 
-/* maxpool2d: y = max over the window's valid (non-pad) taps, starting from
- * -inf (padding never wins); a NaN tap makes the result NaN. A window with
- * no valid tap gives -inf. */
+/* The taps o*s - p + j*d (j in [0, k)) of a dilated window that lie in
+ * [0, n): the first at *lo, *cnt of them, d apart (d = 1: window()). */
+static void taps(size_t o, int s, int p, int k, int d, size_t n, size_t *lo, size_t *cnt)
+{
+	int64_t b = (int64_t)o * s - p, j0 = 0, j1 = k, room = (int64_t)n - b;
+
+	if (b < 0)
+		j0 = (-b + d - 1) / d;
+	if (room <= 0)
+		j1 = 0;
+	else if ((room + d - 1) / d < j1)
+		j1 = (room + d - 1) / d;
+	if (j1 < j0)
+		j1 = j0;
+	*lo = j1 > j0 ? (size_t)(b + j0 * d) : 0;
+	*cnt = (size_t)(j1 - j0);
+}
+
+/* count_include_pad's extent of a window: its taps inside the padded
+ * input [-p, n + pe), so with ceil_mode the part past the end padding does
+ * not count (ONNX Runtime, PyTorch); k itself without ceil_mode. */
+static size_t padded_extent(size_t o, int s, int p, int k, size_t n, int pe)
+{
+	int64_t b = (int64_t)o * s - p, e = b + k;
+
+	if (e > (int64_t)n + pe)
+		e = (int64_t)n + pe;
+	return e > b ? (size_t)(e - b) : 0;
+}
+
+/* maxpool2d: y = max over the window's valid (non-pad) taps, h then w
+ * ascending, starting from -inf (padding never wins); a NaN tap makes the
+ * result NaN. A window with no valid tap gives -inf. Taps are dilations
+ * apart (spec v2; 1 in v1). */
 static void maxpool_range(void *vctx, size_t p0, size_t p1)
 {
 	const pool_ctx *c = vctx;
@@ -119,14 +151,14 @@ static void maxpool_range(void *vctx, size_t p0, size_t p1)
 		const float *x = c->x + p * c->H * c->W;
 		float *y = c->y + p * c->OH * c->OW;
 		for (size_t oh = 0; oh < c->OH; oh++) {
-			size_t h0, h1;
-			window(oh, c->sh, c->pt, c->kh, c->H, &h0, &h1);
+			size_t h0, nh;
+			taps(oh, c->sh, c->pt, c->kh, c->dh, c->H, &h0, &nh);
 			for (size_t ow = 0; ow < c->OW; ow++) {
-				size_t w0, w1;
-				window(ow, c->sw, c->pl, c->kw, c->W, &w0, &w1);
+				size_t w0, nw;
+				taps(ow, c->sw, c->pl, c->kw, c->dw, c->W, &w0, &nw);
 				float m = -INFINITY;
-				for (size_t h = h0; h < h1 && m == m; h++)
-					for (size_t w = w0; w < w1; w++) {
+				for (size_t ih = 0, h = h0; ih < nh && m == m; ih++, h += (size_t)c->dh)
+					for (size_t iw = 0, w = w0; iw < nw; iw++, w += (size_t)c->dw) {
 						float v = x[h * c->W + w];
 						if (v != v) {
 							m = v;
@@ -143,8 +175,11 @@ static void maxpool_range(void *vctx, size_t p0, size_t p1)
 
 /* avgpool2d: s = 0.0f; s = s + x over the valid taps, kh then kw ascending
  * (plain +); y = s / count, a division. count = the number of valid taps,
- * or kH*kW when count_include_pad (the pad taps add nothing to s). A
- * window with no valid tap and count_include_pad = 0 gives 0/0 = NaN. */
+ * or kH*kW when count_include_pad (the pad taps add nothing to s); with
+ * ceil_mode (spec v2) a window running past the end padding counts only
+ * its taps inside the padded input, (float)eh * (float)ew (ONNX Runtime,
+ * PyTorch). A window with no valid tap and count_include_pad = 0 gives
+ * 0/0 = NaN. */
 static void avgpool_range(void *vctx, size_t p0, size_t p1)
 {
 	const pool_ctx *c = vctx;
@@ -161,8 +196,10 @@ static void avgpool_range(void *vctx, size_t p0, size_t p1)
 				for (size_t h = h0; h < h1; h++)
 					for (size_t w = w0; w < w1; w++)
 						s = s + x[h * c->W + w];
-				float cnt = c->include_pad ? (float)c->kh * (float)c->kw
-							   : (float)((h1 - h0) * (w1 - w0));
+				float cnt = c->include_pad ?
+					(float)padded_extent(oh, c->sh, c->pt, c->kh, c->H, c->pb) *
+					(float)padded_extent(ow, c->sw, c->pl, c->kw, c->W, c->pr) :
+					(float)((h1 - h0) * (w1 - w0));
 				y[oh * c->OW + ow] = s / cnt;
 			}
 		}
@@ -179,7 +216,10 @@ static int pool(const enpu_attrs *a, const enpu_view *in, enpu_view *out,
 		      .kh = a->kernel[0], .kw = a->kernel[1],
 		      .sh = a->strides[0], .sw = a->strides[1],
 		      .pt = a->pads[0], .pl = a->pads[1],
-		      .include_pad = a->count_include_pad};
+		      .include_pad = a->count_include_pad,
+		      .dh = a->dilations[0] > 0 ? a->dilations[0] : 1,
+		      .dw = a->dilations[1] > 0 ? a->dilations[1] : 1,
+		      .pb = a->pads[2], .pr = a->pads[3]};
 	size_t planes = (size_t)sx->dim[0] * (size_t)sx->dim[1];
 	size_t per = c.OH * c.OW * (size_t)(c.kh > 0 ? c.kh : 1) * (size_t)(c.kw > 0 ? c.kw : 1);
 	if (planes == 0 || c.OH == 0 || c.OW == 0)
@@ -210,7 +250,9 @@ static void gap_range(void *vctx, size_t p0, size_t p1)
 }
 
 /* global_avgpool: y[n, c, 0, 0] = s / (float)(H*W) with s = 0.0f, s = s + x
- * over h*W + w ascending (plain +). H*W = 0 gives NaN. */
+ * over h*W + w ascending (plain +). H*W = 0 gives NaN. Spec v2's other
+ * spatial ranks the same: s over the C-order flattened spatial dims,
+ * divided by (float) of their product. */
 ENPU_KERNEL(global_avgpool)
 {
 	const enpu_shape *sx = &in[0].shape;

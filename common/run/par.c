@@ -26,6 +26,8 @@ struct enpu_par {
 	void *ctx;
 	size_t n, chunk, next, nchunks, finished;
 	int active;                /* workers inside the current job */
+	void *scratch;             /* the current op's planned scratch */
+	size_t scratch_bytes;
 };
 
 /* Take chunks of the current job until none are left. Called with mu held;
@@ -122,6 +124,19 @@ void enpu_par_destroy(enpu_par *p)
 	pthread_cond_destroy(&p->work_cv);
 	pthread_mutex_destroy(&p->mu);
 	free(p);
+}
+
+void enpu_par_set_scratch(enpu_par *p, void *mem, size_t bytes)
+{
+	if (!p)
+		return;
+	p->scratch = mem;
+	p->scratch_bytes = mem ? bytes : 0;
+}
+
+void *enpu_par_scratch(enpu_par *p, size_t bytes)
+{
+	return p && p->scratch && p->scratch_bytes >= bytes ? p->scratch : NULL;
 }
 
 int enpu_par_threads(const enpu_par *p)

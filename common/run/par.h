@@ -21,4 +21,11 @@ int enpu_par_threads(const enpu_par *p);   /* 1 for NULL */
 typedef void (*enpu_par_fn)(void *ctx, size_t begin, size_t end);
 void enpu_par_for(enpu_par *p, size_t n, size_t grain, enpu_par_fn fn, void *ctx);
 
+/* The scratch memory of the op being run, which the engine points at the
+ * op's scratch in the memory plan before it calls the op's kernel (a pool
+ * runs one op at a time). enpu_par_scratch gives it when it holds at least
+ * `bytes`, else NULL (and NULL for a NULL pool). */
+void enpu_par_set_scratch(enpu_par *p, void *mem, size_t bytes);
+void *enpu_par_scratch(enpu_par *p, size_t bytes);
+
 #endif

@@ -328,8 +328,8 @@ static int cas_sink(void *ud, const void *p, size_t n, int *errno_out, enpu_err 
 	return srv_upload_write(b->up, p, n, e) != 0 ? -1 : 0;
 }
 
-/* Stream GET path into our CAS, at most cap bytes (0 = no bound); the
- * bytes must hash to expect. */
+/* Stream GET path (a job's result or report) into our CAS, at most cap
+ * bytes (0 = no bound); the bytes must hash to expect. */
 static int fetch_blob(srv_blink *l, srv_cas *cas, const char *path, const char *expect,
 		      uint64_t cap, enpu_err *e)
 {
@@ -342,6 +342,7 @@ static int fetch_blob(srv_blink *l, srv_cas *cas, const char *path, const char *
 	b.up = down = srv_upload_begin(cas, e);
 	if (!down)
 		return -3;
+	srv_upload_volatile(down);   /* a job's result or report: made again after a crash */
 	rc = enpu_rest_fetch(l->r, &c, NULL, e);
 	if (rc != 0) {
 		srv_upload_abort(down);

@@ -24,7 +24,7 @@
 
 void srv_artifact_dir(const srv_cas *c, const char *id, char *out, size_t cap)
 {
-	snprintf(out, cap, "%s/artifacts/%s", srv_cas_root(c), id);
+	snprintf(out, cap, "%s/artifacts/%.2s/%s", srv_cas_root(c), id, id);
 }
 
 int srv_artifact_manifest(srv_cas *c, const char *id, enpu_manifest *m, enpu_buf *raw,
@@ -86,28 +86,25 @@ static int lru_put(const char *dir, enpu_artifact *a, int refs);
 
 int srv_artifact_drop(srv_cas *c, const char *id)
 {
-	char dir[4300], parent[4300], gone[4300];
-	struct stat st;
+	char dir[4300], gone[4300];
 	int existed;
 
 	if (!enpu_is_sha256_hex(id))
 		return 0;
 	srv_artifact_dir(c, id, dir, sizeof dir);
-	existed = stat(dir, &st) == 0;
 	lru_forget(dir);
 	/* The action-cache entries first: a crash after this leaves an
 	 * artifact nothing names, never an entry naming nothing. */
 	srv_ac_drop_for(c, id);
+	/* One rename takes the whole directory out of artifacts/ (and the
+	 * index), so a crash never leaves half of it there; tmp/ is emptied
+	 * at start. A removal is not fsynced (docs/architecture.md, "Cache"):
+	 * one that a power cut undoes brings back an artifact whose files are
+	 * checked at its next use. */
+	existed = srv_cas_unlink_artifact(c, id, gone, sizeof gone);
 	if (existed) {
-		/* One rename takes the whole directory out of artifacts/, so a
-		 * crash never leaves half of it there; tmp/ is emptied at start. */
-		srv_cas_tmpname(c, ".rm", gone, sizeof gone);
-		if (!gone[0] || rename(dir, gone) != 0)
-			snprintf(gone, sizeof gone, "%s", dir);   /* in place, then */
 		srv_fault_point("drop");
 		srv_rmtree(gone);
-		snprintf(parent, sizeof parent, "%s/artifacts", srv_cas_root(c));
-		srv_fsync_dir(parent);
 	}
 	return existed;
 }
@@ -179,32 +176,6 @@ bad:
 	return 0;
 }
 
-int srv_artifact_usage(srv_cas *c, const char *id, uint64_t *bytes, struct timespec *last)
-{
-	enpu_manifest m;
-	enpu_err e = ENPU_ERR_INIT;
-	char dir[4300], p[5400];
-	struct stat st;
-	int i;
-
-	*bytes = 0;
-	memset(last, 0, sizeof *last);
-	if (srv_artifact_manifest(c, id, &m, NULL, &e) != 0)
-		return -1;
-	srv_artifact_dir(c, id, dir, sizeof dir);
-	for (i = 0; i < m.n; i++) {
-		snprintf(p, sizeof p, "%s/%s", dir, m.files[i].path);
-		if (stat(p, &st) != 0)
-			continue;
-		*bytes += (uint64_t)st.st_size;
-		if (st.st_mtim.tv_sec > last->tv_sec ||
-		    (st.st_mtim.tv_sec == last->tv_sec && st.st_mtim.tv_nsec > last->tv_nsec))
-			*last = st.st_mtim;
-	}
-	enpu_manifest_free(&m);
-	return 0;
-}
-
 void srv_artifact_touch(srv_cas *c, const char *id)
 {
 	enpu_manifest m;
@@ -221,45 +192,39 @@ void srv_artifact_touch(srv_cas *c, const char *id)
 		srv_cas_touch(c, m.files[i].sha256);
 	enpu_sha256_hex(raw.data, raw.len, dig);
 	srv_cas_touch(c, dig);
+	srv_cas_touch_artifact(c, id);
 	enpu_manifest_free(&m);
 	enpu_buf_free(&raw);
 }
 
 long srv_artifact_count(srv_cas *c)
 {
-	char p[4200];
-	DIR *d;
-	struct dirent *de;
-	long n = 0;
+	srv_cache_stats st;
 
-	snprintf(p, sizeof p, "%s/artifacts", srv_cas_root(c));
-	d = opendir(p);
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		if (enpu_is_sha256_hex(de->d_name))
-			n++;
-	closedir(d);
-	return n;
+	srv_cas_stats(c, &st);   /* the index's count */
+	return (long)st.artifacts;
 }
 
 /* rename(dir, artifacts/<id>); when another request got there first, keep
  * theirs (same content by construction) and drop ours. */
 static int install_dir(srv_cas *c, const char *dir, const char *id, enpu_err *e)
 {
-	char dst[4300], parent[4300];
+	char dst[4300], shard[4300];
 
+	snprintf(shard, sizeof shard, "%s/artifacts/%.2s", srv_cas_root(c), id);
 	srv_artifact_dir(c, id, dst, sizeof dst);
+	if (srv_mkdir_shard(shard) != 0)
+		return enpu_fail(e, ENPU_E_STORAGE, shard, NULL, "cannot create '%s': %s", shard,
+				 strerror(errno));
 	if (rename(dir, dst) != 0) {
-		if (errno == EEXIST || errno == ENOTEMPTY) {
-			srv_rmtree(dir);
-			return 0;
-		}
-		return enpu_fail(e, ENPU_E_STORAGE, dst, NULL, "cannot install artifact '%s': %s",
-				 id, strerror(errno));
+		if (errno != EEXIST && errno != ENOTEMPTY)
+			return enpu_fail(e, ENPU_E_STORAGE, dst, NULL,
+					 "cannot install artifact '%s': %s", id, strerror(errno));
+		srv_rmtree(dir);
+	} else {
+		srv_fsync_dir(shard);
 	}
-	snprintf(parent, sizeof parent, "%s/artifacts", srv_cas_root(c));
-	srv_fsync_dir(parent);
+	srv_cas_index_artifact(c, id);
 	return 0;
 }
 
@@ -467,7 +432,18 @@ out:
 	return ret;
 }
 
-json_object *srv_artifact_files_json(const enpu_manifest *m, const enpu_buf *raw)
+/* the file rel of artifact id as an absolute path in the cache */
+static json_object *local_path(const srv_cas *c, const char *id, const char *rel)
+{
+	char dir[4300], p[4600];
+
+	srv_artifact_dir(c, id, dir, sizeof dir);
+	snprintf(p, sizeof p, "%s/%s", dir, rel);
+	return json_object_new_string(p);
+}
+
+json_object *srv_artifact_files_json(const srv_cas *c, const enpu_manifest *m,
+				     const enpu_buf *raw, int local)
 {
 	json_object *arr = json_object_new_array();
 	char dig[65];
@@ -480,6 +456,8 @@ json_object *srv_artifact_files_json(const enpu_manifest *m, const enpu_buf *raw
 		json_object_object_add(f, F_PATH, json_object_new_string(m->files[i].path));
 		json_object_object_add(f, F_SHA256, json_object_new_string(m->files[i].sha256));
 		json_object_object_add(f, F_BYTES, json_object_new_int64((int64_t)bytes));
+		if (local)
+			json_object_object_add(f, F_LOCAL, local_path(c, m->id, m->files[i].path));
 		json_object_array_add(arr, f);
 	}
 	if (raw) {
@@ -488,6 +466,8 @@ json_object *srv_artifact_files_json(const enpu_manifest *m, const enpu_buf *raw
 		json_object_object_add(f, F_PATH, json_object_new_string(MANIFEST));
 		json_object_object_add(f, F_SHA256, json_object_new_string(dig));
 		json_object_object_add(f, F_BYTES, json_object_new_int64((int64_t)raw->len));
+		if (local)
+			json_object_object_add(f, F_LOCAL, local_path(c, m->id, MANIFEST));
 		json_object_array_add(arr, f);
 	}
 	return arr;

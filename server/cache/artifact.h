@@ -15,7 +15,7 @@
 
 struct json_object;
 
-/* artifacts/<id> (whether or not it exists). */
+/* artifacts/<2 hex>/<id> (whether or not it exists). */
 void srv_artifact_dir(const srv_cas *c, const char *id, char *out, size_t cap);
 /* Read artifacts/<id>/manifest.json (raw bytes into *raw if non-NULL) and
  * parse it (enpu_manifest_parse: ENPU_E_ARTIFACT). -1 with ENPU_E_NOT_FOUND
@@ -36,14 +36,10 @@ int srv_artifact_verify(srv_cas *c, const char *id, enpu_err *e);
 /* Remove artifacts/<id>, the action-cache entries naming it, and its loaded
  * handle (at once, or when the last user releases it). 1 = it existed. */
 int srv_artifact_drop(srv_cas *c, const char *id);
-/* Bytes of its listed files and its last use (newest mtime of its files).
- * 0, or -1 when absent. */
-int srv_artifact_usage(srv_cas *c, const char *id, uint64_t *bytes, struct timespec *last);
-
 /* Touch (srv_cas_touch) every blob of artifact id and its manifest: it is
  * being used. Silent when the artifact is absent. */
 void srv_artifact_touch(srv_cas *c, const char *id);
-/* Number of artifact directories in the cache. */
+/* Number of artifacts in the cache (the index's count: no disk access). */
 long srv_artifact_count(srv_cas *c);
 
 /* A fresh compile's output dir (under tmp/): store every listed file and
@@ -66,8 +62,11 @@ int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len
 			const enpu_limits *lim, struct json_object **missing, int *created,
 			enpu_err *e);
 
-/* [{path, sha256, bytes}...] of the manifest, then manifest.json itself. */
-struct json_object *srv_artifact_files_json(const enpu_manifest *m, const enpu_buf *raw);
+/* [{path, sha256, bytes}...] of the manifest, then manifest.json itself;
+ * local: each also with "local", its absolute path in the cache (for the
+ * daemon's own user, who may link it instead of downloading it). */
+struct json_object *srv_artifact_files_json(const srv_cas *c, const enpu_manifest *m,
+					    const enpu_buf *raw, int local);
 
 /* Loaded artifacts: get checks the files on disk (srv_artifact_verify: a
  * failing artifact is dropped and answers ENPU_E_NOT_FOUND) and loads (and

@@ -1,9 +1,9 @@
 /* cas.c: the daemon's cache directory (layout in cas.h): open and close,
- * the persisted counters, blob paths and presence, removal, listing and
- * the temp space. No in-memory index: every question is a stat() or an
- * open(), so a restart sees everything that was written. Uploads are
- * cas_put.c's, integrity checks cas_verify.c's, the action cache
- * cas_ac.c's. */
+ * the persisted counters, blob paths and presence, removal, listing,
+ * eviction's step and the temp space. A blob's presence is a stat() of
+ * its file; questions about every blob are the index's (cas_index.h,
+ * built at open by cas_scan.c). Uploads are cas_put.c's, integrity
+ * checks cas_verify.c's, the action cache cas_ac.c's. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -90,86 +90,16 @@ void srv_cas_count(srv_cas *c, srv_cas_event ev, uint64_t bytes)
 	}
 }
 
-static uint64_t count_names(const char *dir, int sha_only)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	uint64_t n = 0;
-
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		if (sha_only ? enpu_is_sha256_hex(de->d_name) : de->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
-/* Call fn(digest, stat, arg) for every blob: one readdir per fan-out
- * directory and a stat per blob. fn returns 0 to go on, -1 to stop (then
- * -1 here too). -1 also when the store cannot be opened. */
-static int each_blob(const srv_cas *c, int (*fn)(const char *dig, const struct stat *st, void *arg),
-		     void *arg)
-{
-	char sub[4400], p[4700];
-	DIR *d = opendir(c->cas), *d2;
-	struct dirent *de, *de2;
-	struct stat st;
-	int rc = 0;
-
-	if (!d)
-		return -1;
-	while (rc == 0 && (de = readdir(d))) {
-		if (strlen(de->d_name) != 2 || de->d_name[0] == '.')
-			continue;
-		snprintf(sub, sizeof sub, "%s/%s", c->cas, de->d_name);
-		d2 = opendir(sub);
-		while (rc == 0 && d2 && (de2 = readdir(d2))) {
-			if (!enpu_is_sha256_hex(de2->d_name))
-				continue;
-			snprintf(p, sizeof p, "%s/%s", sub, de2->d_name);
-			if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
-				continue;
-			rc = fn(de2->d_name, &st, arg);
-		}
-		if (d2)
-			closedir(d2);
-	}
-	closedir(d);
-	return rc;
-}
-
-typedef struct blob_count {
-	uint64_t n, bytes;
-} blob_count;
-
-static int count_one(const char *dig, const struct stat *st, void *arg)
-{
-	blob_count *k = arg;
-
-	(void)dig;
-	k->n++;
-	k->bytes += (uint64_t)st->st_size;
-	return 0;
-}
-
-/* Blobs and their bytes: cheap next to a scrape interval even for tens of
- * thousands. */
-static void count_blobs(const srv_cas *c, uint64_t *n, uint64_t *bytes)
-{
-	blob_count k = {0, 0};
-
-	each_blob(c, count_one, &k);
-	*n = k.n;
-	*bytes = k.bytes;
-}
-
 void srv_cas_stats(struct srv_cas *c, srv_cache_stats *out)
 {
+	ix_counts k;
+
 	memset(out, 0, sizeof *out);
-	count_blobs(c, &out->blobs, &out->blob_bytes);
-	out->artifacts = count_names(c->art, 1);
-	out->ac_entries = count_names(c->ac, 1);
+	ix_counts_get(c->ix, &k);
+	out->blobs = k.blobs;
+	out->blob_bytes = k.blob_bytes;
+	out->artifacts = k.artifacts;
+	out->ac_entries = k.ac;
 	out->ac_hits = atomic_load(&c->cnt[CNT_AC_HITS]);
 	out->ac_misses = atomic_load(&c->cnt[CNT_AC_MISSES]);
 	out->cas_hits = atomic_load(&c->cnt[CNT_CAS_HITS]);
@@ -188,7 +118,13 @@ srv_cas *srv_cas_open(const char *dir, enpu_err *e)
 		return NULL;
 	}
 	pthread_mutex_init(&c->memo_mu, NULL);
+	pthread_mutex_init(&c->ix_mu, NULL);
 	c->root = strdup(dir);
+	c->ix = ix_new();
+	if (!c->ix) {
+		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
+		goto fail;
+	}
 	if (!c->root || strlen(dir) > 3000) {
 		enpu_fail(e, ENPU_E_USAGE, dir, NULL, "cache directory path too long");
 		goto fail;
@@ -202,6 +138,11 @@ srv_cas *srv_cas_open(const char *dir, enpu_err *e)
 		goto fail;
 	cas_clean_dir(c->tmp);
 	load_stats(c);
+	/* the layout before fan-out directories, then the index in one pass */
+	if (cas_migrate(c) != 0 || cas_index_sync(c) != 0) {
+		enpu_fail(e, ENPU_E_NOMEM, dir, NULL, "out of memory indexing the cache");
+		goto fail;
+	}
 	return c;
 fail:
 	srv_cas_close(c);
@@ -212,8 +153,10 @@ void srv_cas_close(srv_cas *c)
 {
 	if (!c)
 		return;
-	if (c->cas[0])
+	if (c->cas[0] && c->ix)
 		srv_cas_save_stats(c);
+	ix_free(c->ix);
+	pthread_mutex_destroy(&c->ix_mu);
 	pthread_mutex_destroy(&c->memo_mu);
 	free(c->root);
 	free(c);
@@ -242,14 +185,19 @@ int srv_cas_has(const srv_cas *c, const char *digest, uint64_t *size)
 int srv_cas_remove(srv_cas *c, const char *digest)
 {
 	char p[4200];
+	int gone;
 
 	if (!enpu_is_sha256_hex(digest))
 		return 0;
 	srv_cas_blob_path(c, digest, p, sizeof p);
-	if (unlink(p) != 0)
-		return 0;
-	srv_owners_drop(c, digest);
-	return 1;
+	pthread_mutex_lock(&c->ix_mu);
+	gone = unlink(p) == 0;
+	if (gone || errno == ENOENT)
+		ix_blob_del(c->ix, digest, NULL);
+	pthread_mutex_unlock(&c->ix_mu);
+	if (gone)
+		srv_owners_drop(c, digest);
+	return gone;
 }
 
 typedef struct blob_list {
@@ -258,7 +206,7 @@ typedef struct blob_list {
 	uint64_t total;
 } blob_list;
 
-static int list_one(const char *dig, const struct stat *st, void *arg)
+static int list_one(const char *dig, uint64_t size, void *arg)
 {
 	blob_list *l = arg;
 
@@ -271,9 +219,8 @@ static int list_one(const char *dig, const struct stat *st, void *arg)
 		l->cap = ncap;
 	}
 	memcpy(l->v[l->n].digest, dig, 65);
-	l->v[l->n].size = (uint64_t)st->st_size;
-	l->v[l->n].mtime = st->st_mtim;
-	l->total += (uint64_t)st->st_size;
+	l->v[l->n].size = size;
+	l->total += size;
 	l->n++;
 	return 0;
 }
@@ -281,11 +228,17 @@ static int list_one(const char *dig, const struct stat *st, void *arg)
 int srv_cas_list(srv_cas *c, srv_cas_entry **out, int *n_out, uint64_t *total)
 {
 	blob_list l = {NULL, 0, 0, 0};
+	int rc, i;
 
 	*out = NULL;
 	*n_out = 0;
 	*total = 0;
-	if (each_blob(c, list_one, &l) < 0) {
+	pthread_mutex_lock(&c->ix_mu);
+	rc = ix_blob_each(c->ix, list_one, &l);
+	for (i = 0; rc == 0 && i < l.n; i++)
+		ix_blob_get(c->ix, l.v[i].digest, NULL, &l.v[i].mtime);
+	pthread_mutex_unlock(&c->ix_mu);
+	if (rc != 0) {
 		free(l.v);
 		return -1;
 	}
@@ -293,6 +246,42 @@ int srv_cas_list(srv_cas *c, srv_cas_entry **out, int *n_out, uint64_t *total)
 	*n_out = l.n;
 	*total = l.total;
 	return 0;
+}
+
+int srv_cas_evict_lru(srv_cas *c, uint64_t max, int (*keep)(const char *digest, void *arg),
+		      void *arg, srv_cas_entry *out, int cap)
+{
+	const ix_blob *b, *next;
+	char p[4200];
+	ix_counts k;
+	int n = 0;
+
+	pthread_mutex_lock(&c->ix_mu);
+	for (b = ix_lru_first(c->ix); b && n < cap; b = next) {
+		const char *dig = ix_blob_digest(b);
+		next = ix_lru_next(c->ix, b);
+		ix_counts_get(c->ix, &k);
+		if (k.blob_bytes <= max)
+			break;
+		if (keep && keep(dig, arg))
+			continue;
+		char d[65];
+		int gone;
+		memcpy(d, dig, 65);
+		srv_cas_blob_path(c, d, p, sizeof p);
+		gone = unlink(p) == 0;
+		if (!gone && errno != ENOENT)
+			continue;   /* cannot be removed: the next one */
+		if (gone) {   /* (gone behind our back: forgotten, no eviction) */
+			memcpy(out[n].digest, d, 65);
+			out[n].size = ix_blob_size(b);
+			ix_blob_get(c->ix, d, NULL, &out[n].mtime);
+			n++;
+		}
+		ix_blob_del(c->ix, d, NULL);
+	}
+	pthread_mutex_unlock(&c->ix_mu);
+	return n;
 }
 
 int srv_cas_clean_tmp(srv_cas *c, int max_age)

@@ -1,11 +1,17 @@
 /* cas.h: the daemon's cache on disk (cas.c, cas_fs.c, cas_verify.c, cas_put.c,
- * cas_ac.c; cas_int.h inside). The filesystem IS the index:
- *   cas/<2 hex>/<sha256>   blobs by the SHA-256 of their bytes
- *   ac/<key>               action cache: compile key -> artifact id (text)
- *   artifacts/<id>/        materialized artifacts (see artifact.h)
- *   tmp/                   uploads and builds in progress (emptied at open)
- * Every write goes to tmp/ (same filesystem), is fsynced, renamed into place,
- * and the directory fsynced: a crash leaves the old state or the new. */
+ * cas_ac.c, cas_scan.c, cas_index.c; cas_int.h inside). On disk:
+ *   cas/<2 hex>/<sha256>        blobs by the SHA-256 of their bytes
+ *   ac/<2 hex>/<key>            action cache: compile key -> artifact id (text)
+ *   artifacts/<2 hex>/<id>/     materialized artifacts (see artifact.h)
+ *   owners/<2 hex>/<sha256>     who uploaded a blob (owners.c)
+ *   tmp/                        uploads and builds in progress (emptied at open)
+ * The disk is the truth and survives a restart; an index in memory
+ * (cas_index.h), built from it in one pass at open and kept as the cache
+ * changes, answers what would otherwise walk it: counts and bytes, the
+ * LRU order, which artifacts list a blob, which keys name an artifact,
+ * the listing. Every write goes to tmp/ (same filesystem) and is renamed
+ * into place; what is fsynced is the policy of docs/architecture.md
+ * ("Cache"): a crash leaves the old state or the new. */
 #ifndef SRV_CAS_H
 #define SRV_CAS_H
 
@@ -13,6 +19,7 @@
 #include <stdint.h>
 #include <time.h>
 #include "err.h"
+#include "cas_index.h"
 
 typedef struct srv_cas srv_cas;
 
@@ -36,8 +43,12 @@ int srv_cas_verify(srv_cas *c, const char *digest, uint64_t *size);
 /* The same check for any file (an artifact's, a hard link of a blob):
  * 1 = hashes to digest, 0 = does not or cannot be read. Never deletes. */
 int srv_cas_check_file(srv_cas *c, const char *path, const char *digest, int force);
+/* path (a blob just stored, its digest computed from its bytes as they
+ * were written) is known to hash to digest: its first check is a stat. */
+void srv_cas_memo_good(srv_cas *c, const char *path, const char *digest);
 
-/* Every blob with its size and last use (mtime). *out is malloc'd. */
+/* Every blob with its size and last use, oldest first (from the index).
+ * *out is malloc'd. */
 typedef struct srv_cas_entry {
 	char digest[65];
 	uint64_t size;
@@ -62,10 +73,19 @@ uint64_t srv_upload_bytes(const srv_upload *u);
 int srv_upload_finish(srv_upload *u, const char *expect, char digest[65],
 		      int *existed, enpu_err *e);
 void srv_upload_abort(srv_upload *u);
+/* This upload is of bytes made again when a crash loses them (a board
+ * job's result and report): not fsynced (srv_cas_put_mem_volatile). */
+void srv_upload_volatile(srv_upload *u);
 
 /* Store bytes / a file's content (the file is left alone; hard-linked when
  * possible, else copied). The digest comes back in digest. */
 int srv_cas_put_mem(srv_cas *c, const void *p, size_t n, char digest[65], enpu_err *e);
+/* The same without an fsync, for bytes a crash may lose because they are
+ * made again (a job's result and report): renamed into place whole, so a
+ * kill -9 loses nothing; a power cut may lose them or leave bytes that
+ * fail their integrity check on read (dropped, counted). The fsync policy
+ * is docs/architecture.md's ("Cache"). */
+int srv_cas_put_mem_volatile(srv_cas *c, const void *p, size_t n, char digest[65], enpu_err *e);
 int srv_cas_put_file(srv_cas *c, const char *path, char digest[65], enpu_err *e);
 /* The same for a file whose digest the caller computed from the very bytes
  * it wrote (a compile's own output): stored under digest, not hashed again. */
@@ -74,9 +94,9 @@ int srv_cas_put_file_as(srv_cas *c, const char *path, const char *digest, enpu_e
 /* Action cache. get: 1 = hit (id filled), 0 = miss. put replaces atomically. */
 int srv_ac_get(srv_cas *c, const char *key, char id[65]);
 int srv_ac_put(srv_cas *c, const char *key, const char *id, enpu_err *e);
-/* Number of action-cache entries (for tests and metrics). */
+/* Number of action-cache entries (the index's count). */
 int srv_ac_count(srv_cas *c);
-/* Every entry: key, artifact id, mtime (last hit). *out is malloc'd. */
+/* Every entry: key, artifact id, last hit (from the index). *out is malloc'd. */
 typedef struct srv_ac_entry {
 	char key[65], id[65];
 	struct timespec mtime;
@@ -101,7 +121,7 @@ void srv_cas_tmpname(srv_cas *c, const char *suffix, char *out, size_t cap);
 int srv_cas_write_atomic(srv_cas *c, const char *path, const void *p, size_t n, enpu_err *e);
 
 /* Cache statistics (GET /v1/cache, /metrics). Entry counts and bytes come
- * from the filesystem (they survive a restart); the counters are kept in
+ * from the index (no disk access; rebuilt from the disk at open); the counters are kept in
  * memory and saved to <cache>/stats.json at close and on each gc, so they
  * survive a clean restart (a crash loses those since the last save). */
 typedef struct srv_cache_stats {
@@ -128,6 +148,31 @@ typedef enum srv_cas_event {
 void srv_cas_count(srv_cas *c, srv_cas_event ev, uint64_t bytes);
 /* Save the counters to <cache>/stats.json now (also done at close). */
 void srv_cas_save_stats(srv_cas *c);
+
+/* ---- the index (cas_scan.c over cas_index.c) -----------------------------
+ * Re-read the disk into the index (gc): adds what it lacks, forgets what
+ * is gone. 0, or -1 (out of memory). */
+int srv_cas_resync(srv_cas *c);
+/* artifacts/<id> is installed: index it from its manifest (a no-op when
+ * absent or already indexed). */
+void srv_cas_index_artifact(srv_cas *c, const char *id);
+/* Rename artifacts/<id> to a fresh name under tmp/ (into gone, which the
+ * caller removes; in place when the rename fails) and forget it, in one
+ * step. 1 when it existed (gone empty otherwise). */
+int srv_cas_unlink_artifact(srv_cas *c, const char *id, char *gone, size_t cap);
+void srv_cas_touch_artifact(srv_cas *c, const char *id);
+/* The artifacts listing blob digest / the artifacts that are bad or list
+ * a blob the cache lacks: ids into *out (malloc'd); the count, -1 OOM. */
+int srv_cas_blob_users(srv_cas *c, const char *digest, char (**out)[65]);
+int srv_cas_lost_artifacts(srv_cas *c, char (**out)[65]);
+/* A page of the listing (ix_page): newest use first. */
+int srv_cas_page(srv_cas *c, unsigned mask, const ix_cursor *from, int limit, ix_entry *out,
+		 int *more);
+/* Eviction's step: remove least recently used blobs, oldest first, those
+ * keep(digest, arg) keeps skipped, while the blob bytes are over max, at
+ * most cap of them (their digests and sizes into out). The count. */
+int srv_cas_evict_lru(srv_cas *c, uint64_t max, int (*keep)(const char *digest, void *arg),
+		      void *arg, srv_cas_entry *out, int cap);
 
 /* ---- who uploaded a blob (owners.c) --------------------------------------
  * owners/<2 hex>/<sha256>: the identities (srv_ident names) that uploaded
@@ -164,12 +209,23 @@ typedef struct srv_gc_result {
  * blob (verify), evict down to --cache-max, drop artifacts whose blobs are
  * gone and action-cache entries naming absent artifacts. 0 or -1 (OOM). */
 int srv_cache_gc(struct srv_ctx *ctx, int verify, srv_gc_result *res);
+/* The start-up pass (a gc without the re-read: finish an eviction a crash
+ * cut short, bring the cache under a smaller --cache-max, drop what lost
+ * a blob) in a thread of its own: the daemon answers meanwhile. stop waits
+ * for it (the pass ends early once ctx->stopping is set). evicting: 1
+ * while that pass, or any eviction, runs. */
+int srv_cache_start(struct srv_ctx *ctx);
+void srv_cache_stop(void);
+int srv_cache_evicting(void);
 /* 1 when a queued or running job needs digest (a blob or an artifact id,
  * with every file of the artifact), 0 if not, -1 on out of memory. */
 int srv_cache_pinned(struct srv_ctx *ctx, const char *digest);
 
 /* Helpers shared with artifact.c. */
 int srv_fsync_dir(const char *dir);
+/* mkdir dir (a fan-out directory); when it is new, fsync its parent so
+ * that it outlives a power cut. 0, or -1 with errno. */
+int srv_mkdir_shard(const char *dir);
 int srv_link_or_copy(const char *from, const char *to, enpu_err *e);
 void srv_rmtree(const char *path);
 void srv_random_hex(char *out, size_t nhex);   /* nhex chars + NUL */

@@ -1,5 +1,8 @@
 /* cas_ac.c: the action cache: a key (the hash of a compile's inputs)
- * names an artifact id, one small file each under ac/. */
+ * names an artifact id, one small file each, ac/<2 hex>/<key>. A lookup
+ * reads the file (the disk is the truth); the index keeps the entries'
+ * last hits, their count and the reverse map artifact -> keys, so that
+ * dropping an artifact finds its entries without reading the others. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,18 +16,26 @@
 #include "srv.h"
 #include "cas_int.h"
 
-int srv_ac_get(srv_cas *c, const char *key, char id[65])
+void cas_ac_path(const srv_cas *c, const char *key, char *out, size_t cap)
 {
-	char p[4200], buf[80];
-	ssize_t n;
-	int fd;
+	snprintf(out, cap, "%s/%.2s/%s", c->ac, key, key);
+}
 
-	if (!enpu_is_sha256_hex(key))
-		return 0;
-	snprintf(p, sizeof p, "%s/%s", c->ac, key);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
+/* An entry's artifact id and its last hit (mtime). 1, or 0 when it is no
+ * entry (unreadable, not a file, not an id). */
+int cas_ac_read(const char *p, char id[65], struct timespec *used)
+{
+	char buf[80];
+	struct stat st;
+	ssize_t n;
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
 	if (fd < 0)
 		return 0;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return 0;
+	}
 	n = read(fd, buf, sizeof buf - 1);
 	close(fd);
 	if (n < 64)
@@ -33,111 +44,126 @@ int srv_ac_get(srv_cas *c, const char *key, char id[65])
 	if (!enpu_is_sha256_hex(buf))
 		return 0;
 	memcpy(id, buf, 65);
+	*used = st.st_mtim;
 	return 1;
+}
+
+int srv_ac_get(srv_cas *c, const char *key, char id[65])
+{
+	char p[4200];
+	struct timespec t;
+
+	if (!enpu_is_sha256_hex(key))
+		return 0;
+	cas_ac_path(c, key, p, sizeof p);
+	return cas_ac_read(p, id, &t);
 }
 
 int srv_ac_put(srv_cas *c, const char *key, const char *id, enpu_err *e)
 {
 	char p[4200], line[80];
+	struct timespec t;
 	int n;
 
-	snprintf(p, sizeof p, "%s/%s", c->ac, key);
+	if (!enpu_is_sha256_hex(key) || !enpu_is_sha256_hex(id))
+		return enpu_fail(e, ENPU_E_INTERNAL, key, NULL, "action-cache key and id are digests");
+	snprintf(p, sizeof p, "%s/%.2s", c->ac, key);
+	if (srv_mkdir_shard(p) != 0)
+		return enpu_fail(e, ENPU_E_STORAGE, p, NULL, "cannot create '%s': %s", p,
+				 strerror(errno));
+	cas_ac_path(c, key, p, sizeof p);
 	n = snprintf(line, sizeof line, "%s\n", id);
-	return srv_cas_write_atomic(c, p, line, (size_t)n, e);
+	if (srv_cas_write_atomic(c, p, line, (size_t)n, e) != 0)
+		return -1;
+	cas_now(&t);
+	pthread_mutex_lock(&c->ix_mu);
+	n = ix_ac_put(c->ix, key, id, &t);
+	pthread_mutex_unlock(&c->ix_mu);
+	if (n != 0)
+		return enpu_fail(e, ENPU_E_NOMEM, key, NULL, "out of memory");
+	return 0;
 }
 
 void srv_ac_touch(srv_cas *c, const char *key)
 {
 	char p[4200];
+	struct timespec t;
 
 	if (!enpu_is_sha256_hex(key))
 		return;
-	snprintf(p, sizeof p, "%s/%s", c->ac, key);
+	cas_ac_path(c, key, p, sizeof p);
 	utimensat(AT_FDCWD, p, NULL, 0);
+	cas_now(&t);
+	pthread_mutex_lock(&c->ix_mu);
+	ix_ac_touch(c->ix, key, &t);
+	pthread_mutex_unlock(&c->ix_mu);
 }
 
 int srv_ac_remove(srv_cas *c, const char *key)
 {
 	char p[4200];
+	int gone;
 
 	if (!enpu_is_sha256_hex(key))
 		return 0;
-	snprintf(p, sizeof p, "%s/%s", c->ac, key);
-	return unlink(p) == 0;
+	cas_ac_path(c, key, p, sizeof p);
+	pthread_mutex_lock(&c->ix_mu);
+	gone = unlink(p) == 0;
+	if (gone || errno == ENOENT)
+		ix_ac_del(c->ix, key);
+	pthread_mutex_unlock(&c->ix_mu);
+	return gone;
 }
 
 int srv_ac_list(srv_cas *c, srv_ac_entry **out, int *n_out)
 {
-	DIR *d = opendir(c->ac);
-	struct dirent *de;
-	struct stat st;
-	char p[4400];
-	srv_ac_entry *v = NULL;
-	int n = 0, cap = 0;
+	ix_entry *v;
+	ix_counts k;
+	srv_ac_entry *r;
+	int n, i, more;
 
 	*out = NULL;
 	*n_out = 0;
-	if (!d)
+	ix_counts_get(c->ix, &k);
+	/* a few more than counted: entries put meanwhile */
+	v = malloc(((size_t)k.ac + 64) * sizeof *v);
+	if (!v)
 		return -1;
-	while ((de = readdir(d))) {
-		char id[65];
-		if (!enpu_is_sha256_hex(de->d_name) || !srv_ac_get(c, de->d_name, id))
-			continue;
-		snprintf(p, sizeof p, "%s/%s", c->ac, de->d_name);
-		if (stat(p, &st) != 0)
-			continue;
-		if (n == cap) {
-			int ncap = cap ? cap * 2 : 64;
-			srv_ac_entry *nv = realloc(v, (size_t)ncap * sizeof *nv);
-			if (!nv) {
-				closedir(d);
-				free(v);
-				return -1;
-			}
-			v = nv;
-			cap = ncap;
-		}
-		memcpy(v[n].key, de->d_name, 65);
-		memcpy(v[n].id, id, 65);
-		v[n].mtime = st.st_mtim;
-		n++;
+	n = srv_cas_page(c, 1u << IX_AC, NULL, (int)k.ac + 64, v, &more);
+	r = malloc(((size_t)n + 1) * sizeof *r);
+	if (!r) {
+		free(v);
+		return -1;
 	}
-	closedir(d);
-	*out = v;
+	for (i = 0; i < n; i++) {
+		memcpy(r[i].key, v[i].id, 65);
+		memcpy(r[i].id, v[i].art, 65);
+		r[i].mtime = v[i].used;
+	}
+	free(v);
+	*out = r;
 	*n_out = n;
 	return 0;
 }
 
 int srv_ac_drop_for(srv_cas *c, const char *id)
 {
-	srv_ac_entry *v;
-	char p[4400];
-	struct stat st;
+	char (*keys)[65];
 	int n, i, dropped = 0;
 
-	if (srv_ac_list(c, &v, &n) != 0)
+	if (id && !enpu_is_sha256_hex(id))
 		return 0;
-	for (i = 0; i < n; i++) {
-		if (id ? strcmp(v[i].id, id) != 0
-		       : (snprintf(p, sizeof p, "%s/%s", c->art, v[i].id), stat(p, &st) == 0))
-			continue;
-		dropped += srv_ac_remove(c, v[i].key);
-	}
-	free(v);
+	n = cas_ac_keys(c, id, &keys);
+	for (i = 0; i < n; i++)
+		dropped += srv_ac_remove(c, keys[i]);
+	free(keys);
 	return dropped;
 }
 
 int srv_ac_count(srv_cas *c)
 {
-	DIR *d = opendir(c->ac);
-	struct dirent *de;
-	int n = 0;
+	ix_counts k;
 
-	if (!d)
-		return 0;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
+	ix_counts_get(c->ix, &k);
+	return (int)k.ac;
 }

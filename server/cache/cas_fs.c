@@ -138,3 +138,23 @@ int cas_clean_dir(const char *dir)
 	closedir(d);
 	return 0;
 }
+
+int srv_mkdir_shard(const char *dir)
+{
+	char parent[4200], *slash;
+
+	if (mkdir(dir, 0755) != 0)
+		return errno == EEXIST ? 0 : -1;
+	snprintf(parent, sizeof parent, "%s", dir);
+	slash = strrchr(parent, '/');
+	if (slash) {
+		*slash = '\0';
+		srv_fsync_dir(parent[0] ? parent : "/");
+	}
+	return 0;
+}
+
+void cas_now(struct timespec *t)
+{
+	clock_gettime(CLOCK_REALTIME, t);
+}

@@ -2,7 +2,8 @@
  * files that implement cas.h and by nothing else: cas.c (open, stats,
  * paths, listing, temp space), cas_fs.c (file helpers), cas_verify.c
  * (integrity checks), cas_put.c (uploads and puts), cas_ac.c (the action
- * cache). */
+ * cache), cas_scan.c (the pass over the disk: migration, index rebuild),
+ * cas_index.c (the in-memory index). */
 #ifndef SRV_CAS_INT_H
 #define SRV_CAS_INT_H
 
@@ -11,6 +12,7 @@
 #include <sys/types.h>
 #include <time.h>
 #include "cas.h"
+#include "cas_index.h"
 
 /* The persisted counters, in stats.json under these names. */
 enum { CNT_AC_HITS, CNT_AC_MISSES, CNT_CAS_HITS, CNT_CAS_MISSES, CNT_EVICTIONS,
@@ -33,9 +35,29 @@ struct srv_cas {
 	atomic_ullong cnt[CNT_N];
 	pthread_mutex_t memo_mu;
 	memo memo[MEMO_SLOTS];
+	/* the index (cas_index.h) and the mutex of every change to the index
+	 * and of the disk change that goes with it (a blob's unlink, an
+	 * artifact directory's rename out of artifacts/) */
+	pthread_mutex_t ix_mu;
+	srv_index *ix;
 };
 
 /* Empty a directory (not recursive: files only); 0, or -1 (cas_fs.c). */
 int cas_clean_dir(const char *dir);
+/* ac/<2 hex>/<key> (cas_ac.c). */
+void cas_ac_path(const srv_cas *c, const char *key, char *out, size_t cap);
+/* The entry at p: its artifact id and last hit (mtime). 1, or 0 when it is
+ * no entry (unreadable, not a regular file, not an id). */
+int cas_ac_read(const char *p, char id[65], struct timespec *used);
+/* Move a flat ac/ and artifacts/ (the layout before fan-out directories)
+ * into ac/<2 hex>/ and artifacts/<2 hex>/; then reconcile the index with
+ * the disk (cas_scan.c). 0, or -1 (out of memory). */
+int cas_migrate(srv_cas *c);
+int cas_index_sync(srv_cas *c);
+/* The keys naming artifact art (NULL: an absent one) into *out
+ * (malloc'd): the count, or -1 (cas_scan.c). */
+int cas_ac_keys(srv_cas *c, const char *art, char (**out)[65]);
+/* CLOCK_REALTIME now (what utimensat(NULL) writes). */
+void cas_now(struct timespec *t);
 
 #endif

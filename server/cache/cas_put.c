@@ -21,14 +21,30 @@ struct srv_upload {
 	char path[4096];
 	enpu_sha256 *sha;
 	uint64_t bytes;
+	int nosync;        /* srv_cas_put_mem_volatile: no fsync */
 };
 
+/* fsync an existing file (a blob stored again durably, which may have
+ * been stored without an fsync: a job's result). */
+static void sync_file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		fsync(fd);
+		close(fd);
+	}
+}
+
 /* Move a complete temp file to its blob path. An existing blob wins (same
- * bytes by construction). */
+ * bytes by construction); stored durably (nosync 0), it is fsynced with
+ * its directory, as a new one is. */
 static int install_blob(srv_cas *c, const char *tmp, const char *digest, int *existed,
-			enpu_err *e)
+			int nosync, enpu_err *e)
 {
 	char dir[4200], dst[4200];
+	struct stat st;
+	int rc;
 
 	snprintf(dir, sizeof dir, "%s/%.2s", c->cas, digest);
 	srv_cas_blob_path(c, digest, dst, sizeof dst);
@@ -38,6 +54,10 @@ static int install_blob(srv_cas *c, const char *tmp, const char *digest, int *ex
 		if (existed)
 			*existed = 1;
 		unlink(tmp);
+		if (!nosync) {
+			sync_file(dst);
+			srv_fsync_dir(dir);
+		}
 		srv_cas_touch(c, digest);   /* stored again = used now */
 		return 0;
 	}
@@ -47,7 +67,20 @@ static int install_blob(srv_cas *c, const char *tmp, const char *digest, int *ex
 		goto fail;
 	if (rename(tmp, dst) != 0)
 		goto fail;
-	srv_fsync_dir(dir);
+	if (!nosync)
+		srv_fsync_dir(dir);
+	/* its digest was computed here from these very bytes: known good,
+	 * not hashed again at its first use */
+	srv_cas_memo_good(c, dst, digest);
+	if (stat(dst, &st) == 0) {
+		struct timespec t;
+		cas_now(&t);
+		pthread_mutex_lock(&c->ix_mu);
+		rc = ix_blob_put(c->ix, digest, (uint64_t)st.st_size, &t);
+		pthread_mutex_unlock(&c->ix_mu);
+		if (rc != 0)   /* stored, not indexed: gc's pass indexes it */
+			srv_log("warn", "cache: out of memory indexing blob %s", digest);
+	}
 	return 0;
 fail:
 	enpu_fail(e, ENPU_E_STORAGE, dst, NULL, "cannot store blob '%s': %s", digest,
@@ -101,6 +134,8 @@ int srv_upload_write(srv_upload *u, const void *p, size_t n, enpu_err *e)
 
 uint64_t srv_upload_bytes(const srv_upload *u) { return u->bytes; }
 
+void srv_upload_volatile(srv_upload *u) { u->nosync = 1; }
+
 void srv_upload_abort(srv_upload *u)
 {
 	if (!u)
@@ -119,7 +154,7 @@ int srv_upload_finish(srv_upload *u, const char *expect, char digest[65], int *e
 {
 	int ret = -1;
 
-	if (fsync(u->fd) != 0 || close(u->fd) != 0) {
+	if ((!u->nosync && fsync(u->fd) != 0) || close(u->fd) != 0) {
 		u->fd = -1;
 		unlink(u->path);
 		enpu_fail(e, ENPU_E_STORAGE, NULL, NULL, "cannot write upload: %s", strerror(errno));
@@ -135,22 +170,34 @@ int srv_upload_finish(srv_upload *u, const char *expect, char digest[65], int *e
 			  expect, (unsigned long long)u->bytes);
 		goto out;
 	}
-	ret = install_blob(u->c, u->path, digest, existed, e);
+	ret = install_blob(u->c, u->path, digest, existed, u->nosync, e);
 out:
 	srv_upload_abort(u);
 	return ret;
 }
 
-int srv_cas_put_mem(srv_cas *c, const void *p, size_t n, char digest[65], enpu_err *e)
+static int put_mem(srv_cas *c, const void *p, size_t n, char digest[65], int nosync, enpu_err *e)
 {
 	srv_upload *u = srv_upload_begin(c, e);
 	if (!u)
 		return -1;
+	if (nosync)
+		srv_upload_volatile(u);
 	if (srv_upload_write(u, p, n, e) != 0) {
 		srv_upload_abort(u);
 		return -1;
 	}
 	return srv_upload_finish(u, NULL, digest, NULL, e);
+}
+
+int srv_cas_put_mem(srv_cas *c, const void *p, size_t n, char digest[65], enpu_err *e)
+{
+	return put_mem(c, p, n, digest, 0, e);
+}
+
+int srv_cas_put_mem_volatile(srv_cas *c, const void *p, size_t n, char digest[65], enpu_err *e)
+{
+	return put_mem(c, p, n, digest, 1, e);
 }
 
 int srv_cas_put_file(srv_cas *c, const char *path, char digest[65], enpu_err *e)
@@ -160,18 +207,39 @@ int srv_cas_put_file(srv_cas *c, const char *path, char digest[65], enpu_err *e)
 	return srv_cas_put_file_as(c, path, digest, e);
 }
 
+/* path (a file of an artifact being installed) becomes a hard link to the
+ * CAS's blob of the same digest and size, so that the artifact's files
+ * take no space of their own; where the link cannot be made, the copy
+ * stays (it is the same bytes). */
+static void share_blob(const srv_cas *c, const char *path, const char *digest, uint64_t size)
+{
+	char blob[4200], lnk[4300];
+	struct stat sb;
+
+	srv_cas_blob_path(c, digest, blob, sizeof blob);
+	if (stat(path, &sb) != 0 || (uint64_t)sb.st_size != size)
+		return;
+	snprintf(lnk, sizeof lnk, "%s.lnk", path);
+	if (link(blob, lnk) != 0)
+		return;
+	if (rename(lnk, path) != 0)
+		unlink(lnk);
+}
+
 int srv_cas_put_file_as(srv_cas *c, const char *path, const char *digest, enpu_err *e)
 {
 	char tmp[4200];
+	uint64_t size;
 
-	if (srv_cas_has(c, digest, NULL)) {
+	if (srv_cas_has(c, digest, &size)) {
 		srv_cas_touch(c, digest);   /* stored again = used now */
+		share_blob(c, path, digest, size);
 		return 0;
 	}
 	srv_cas_tmpname(c, ".in", tmp, sizeof tmp);
 	if (srv_link_or_copy(path, tmp, e) != 0)
 		return -1;
-	return install_blob(c, tmp, digest, NULL, e);
+	return install_blob(c, tmp, digest, NULL, 0, e);
 }
 
 int srv_cas_write_atomic(srv_cas *c, const char *path, const void *p, size_t n, enpu_err *e)

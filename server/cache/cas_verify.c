@@ -27,11 +27,13 @@ static memo *memo_slot(srv_cas *c, const struct stat *st)
 }
 
 /* Touching changes the ctime: a file that had hashed right stays known
- * good (our own utimensat changes no byte). */
+ * good (our own utimensat changes no byte). The index moves the blob to
+ * the newest end of the LRU. */
 void srv_cas_touch(srv_cas *c, const char *digest)
 {
 	char p[4200];
 	struct stat before, after;
+	struct timespec t;
 	memo *m;
 
 	if (!enpu_is_sha256_hex(digest))
@@ -44,6 +46,26 @@ void srv_cas_touch(srv_cas *c, const char *digest)
 		if (memo_same(m, &before, digest) && after.st_ino == before.st_ino)
 			m->ctime = after.st_ctim;
 	}
+	pthread_mutex_unlock(&c->memo_mu);
+	cas_now(&t);
+	pthread_mutex_lock(&c->ix_mu);
+	ix_blob_touch(c->ix, digest, &t);
+	pthread_mutex_unlock(&c->ix_mu);
+}
+
+void srv_cas_memo_good(srv_cas *c, const char *path, const char *digest)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0)
+		return;
+	pthread_mutex_lock(&c->memo_mu);
+	memo *m = memo_slot(c, &st);
+	m->dev = st.st_dev;
+	m->ino = st.st_ino;
+	m->size = st.st_size;
+	m->ctime = st.st_ctim;
+	memcpy(m->digest, digest, 65);
 	pthread_mutex_unlock(&c->memo_mu);
 }
 
@@ -90,8 +112,7 @@ int srv_cas_verify(srv_cas *c, const char *digest, uint64_t *size)
 		/* gone meanwhile (evicted) is not corruption */
 		if (!srv_cas_has(c, digest, NULL))
 			return 0;
-		if (unlink(p) == 0) {
-			srv_owners_drop(c, digest);
+		if (srv_cas_remove(c, digest)) {
 			srv_cas_count(c, SRV_EV_INTEGRITY, 0);
 			srv_log("warn", "cache: blob %s does not hash to its name: dropped (%llu bytes)",
 				digest, (unsigned long long)sz);

@@ -1,14 +1,19 @@
 /* evict.c: the --cache-max bound and the cache's garbage collection. The
  * bound counts the bytes of CAS blobs (artifact directories are hard links
  * to them). When a store pushes the total past it, the least recently used
- * blobs (mtime, refreshed on every use by srv_cas_touch) go first, except
- * those a queued or running job needs; then artifact directories that lost
- * a file go too (a later run of such an artifact uploads it again). A bound
+ * blobs (the index's LRU, refreshed on every use by srv_cas_touch) go
+ * first, except those a queued or running job needs; then the artifacts
+ * that listed an evicted blob go too (the index's reverse map: a later run
+ * of such an artifact uploads it again). A pass costs O(evicted log N):
+ * it never walks the cache. The start-up pass (srv_cache_start) runs in
+ * the background while the daemon answers; a store past the bound
+ * meanwhile waits for it (one pass at a time). A bound
  * smaller than what concurrent clients hold in flight (inputs uploaded but
  * not yet submitted, results not yet fetched) makes those the victims: size
  * --cache-max well above that. */
 #include <dirent.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +33,50 @@ typedef struct pins {
 } pins;
 
 static pthread_mutex_t evict_mu = PTHREAD_MUTEX_INITIALIZER;
+/* A pass holds it exclusively (from its pins to its last removal), a job
+ * submission shared from its checks of what the job needs until the job
+ * is queued: so a pass either ends before the checks or sees the job's
+ * pins. Writers first, so that submissions cannot starve a pass. */
+static pthread_rwlock_t pin_rw;
+static pthread_once_t pin_once = PTHREAD_ONCE_INIT;
+
+static void pin_init(void)
+{
+	pthread_rwlockattr_t at;
+
+	pthread_rwlockattr_init(&at);
+	pthread_rwlockattr_setkind_np(&at, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&pin_rw, &at);
+	pthread_rwlockattr_destroy(&at);
+}
+
+void srv_cache_pin_begin(srv_ctx *ctx)
+{
+	(void)ctx;
+	pthread_once(&pin_once, pin_init);
+	pthread_rwlock_rdlock(&pin_rw);
+}
+
+void srv_cache_pin_end(srv_ctx *ctx)
+{
+	(void)ctx;
+	pthread_rwlock_unlock(&pin_rw);
+}
+
+/* evict_mu and the pass's hold of pin_rw */
+static void pass_lock(void)
+{
+	pthread_mutex_lock(&evict_mu);
+	pthread_once(&pin_once, pin_init);
+	pthread_rwlock_wrlock(&pin_rw);
+}
+
+static void pass_unlock(void)
+{
+	pthread_rwlock_unlock(&pin_rw);
+	pthread_mutex_unlock(&evict_mu);
+}
+static atomic_int busy;          /* a pass is evicting (GET /v1/cache: evicting) */
 
 static int add_pin(pins *p, const char *d)
 {
@@ -46,16 +95,6 @@ static int add_pin(pins *p, const char *d)
 static int cmp_dig(const void *a, const void *b)
 {
 	return strcmp(a, b);
-}
-
-static int cmp_lru(const void *a, const void *b)
-{
-	const srv_cas_entry *x = a, *y = b;
-	if (x->mtime.tv_sec != y->mtime.tv_sec)
-		return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
-	if (x->mtime.tv_nsec != y->mtime.tv_nsec)
-		return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
-	return strcmp(x->digest, y->digest);
 }
 
 static int pinned(const pins *p, const char *d)
@@ -120,71 +159,68 @@ int srv_cache_pinned(srv_ctx *ctx, const char *digest)
 	return r;
 }
 
-/* Remove artifact directories (not pinned) that lost a blob. */
-static int drop_artifacts(srv_ctx *ctx, const pins *p)
+static int keep_pinned(const char *digest, void *arg)
 {
-	char dir[4200];
-	DIR *d;
-	struct dirent *de;
-	int n = 0, i;
-
-	snprintf(dir, sizeof dir, "%s/artifacts", srv_cas_root(ctx->cas));
-	d = opendir(dir);
-	if (!d)
-		return 0;
-	while ((de = readdir(d))) {
-		enpu_manifest m;
-		enpu_err e = ENPU_ERR_INIT;
-		int lost = 0;
-
-		if (!enpu_is_sha256_hex(de->d_name) || pinned(p, de->d_name))
-			continue;
-		if (srv_artifact_manifest(ctx->cas, de->d_name, &m, NULL, &e) != 0) {
-			/* a directory without a readable manifest is no artifact */
-			n += srv_artifact_drop(ctx->cas, de->d_name);
-			continue;
-		}
-		for (i = 0; i < m.n && !lost; i++)
-			lost = !srv_cas_has(ctx->cas, m.files[i].sha256, NULL);
-		enpu_manifest_free(&m);
-		if (lost)
-			n += srv_artifact_drop(ctx->cas, de->d_name);
-	}
-	closedir(d);
-	return n;
+	return pinned(arg, digest);
 }
 
-/* Evict down to max; counts into res. Called with evict_mu held. */
+/* Drop the artifacts (not pinned) listing blob digest; the count. */
+static int drop_users(srv_ctx *ctx, const pins *p, const char *digest)
+{
+	char (*ids)[65];
+	int n = srv_cas_blob_users(ctx->cas, digest, &ids), i, dropped = 0;
+
+	for (i = 0; i < n; i++)
+		if (!pinned(p, ids[i]))
+			dropped += srv_artifact_drop(ctx->cas, ids[i]);
+	free(ids);
+	return dropped;
+}
+
+/* Evict down to max, EVICT_BATCH blobs per hold of the index's lock, and
+ * the artifacts that listed them; counts into res. Called with evict_mu
+ * held. Stops early when the daemon stops. */
+#define EVICT_BATCH 256
 static void evict_locked(srv_ctx *ctx, uint64_t max, const pins *p, srv_gc_result *res)
 {
-	srv_cas_entry *v = NULL;
-	char path[4300];
-	uint64_t total = 0;
-	int n = 0, i;
+	srv_cas_entry v[EVICT_BATCH];
+	srv_cache_stats st;
+	int n, i, first = 1;
 
-	if (srv_cas_list(ctx->cas, &v, &n, &total) != 0)
-		goto out;
-	if (max && total > max) {
-		if (n > 1)
-			qsort(v, (size_t)n, sizeof *v, cmp_lru);
-		for (i = 0; i < n && total > max; i++) {
-			if (pinned(p, v[i].digest))
-				continue;
-			srv_cas_blob_path(ctx->cas, v[i].digest, path, sizeof path);
-			if (unlink(path) != 0)
-				continue;
+	atomic_store(&busy, 1);
+	while (max && !ctx->stopping) {
+		/* one blob alone first: the fault point stands between it and the rest */
+		n = srv_cas_evict_lru(ctx->cas, max, keep_pinned, (void *)p, v, first ? 1 : EVICT_BATCH);
+		if (n == 0)
+			break;
+		for (i = 0; i < n; i++) {
 			srv_owners_drop(ctx->cas, v[i].digest);
-			total -= v[i].size;
 			res->evicted++;
 			res->evicted_bytes += v[i].size;
 			srv_cas_count(ctx->cas, SRV_EV_EVICT, v[i].size);
-			if (res->evicted == 1)
-				srv_fault_point("evict");   /* one gone, the pass not done */
 		}
+		if (first)
+			srv_fault_point("evict");   /* one gone, the pass not done */
+		first = 0;
+		for (i = 0; i < n; i++)
+			res->artifacts_dropped += (uint64_t)drop_users(ctx, p, v[i].digest);
 	}
-	res->held_bytes = total;
-out:
-	free(v);
+	srv_cas_stats(ctx->cas, &st);
+	res->held_bytes = st.blob_bytes;
+	atomic_store(&busy, 0);
+}
+
+/* Artifacts (not pinned) that are bad or lost a blob; the count. */
+static int drop_lost(srv_ctx *ctx, const pins *p)
+{
+	char (*ids)[65];
+	int n = srv_cas_lost_artifacts(ctx->cas, &ids), i, dropped = 0;
+
+	for (i = 0; i < n && !ctx->stopping; i++)
+		if (!pinned(p, ids[i]))
+			dropped += srv_artifact_drop(ctx->cas, ids[i]);
+	free(ids);
+	return dropped;
 }
 
 void srv_cache_enforce(srv_ctx *ctx)
@@ -192,27 +228,26 @@ void srv_cache_enforce(srv_ctx *ctx)
 	uint64_t max = ctx->cfg.cache_max;
 	srv_gc_result res;
 	pins p = {NULL, 0, 0};
-	uint64_t total;
 	srv_cache_stats st;
 
 	if (max == 0)
 		return;
+	srv_cas_stats(ctx->cas, &st);   /* the index's figure: no disk access */
+	if (st.blob_bytes <= max)
+		return;
 	memset(&res, 0, sizeof res);
-	pthread_mutex_lock(&evict_mu);
+	pass_lock();
 	srv_cas_stats(ctx->cas, &st);
-	total = st.blob_bytes;
-	if (total <= max || collect_pins(ctx, &p) != 0)
+	if (st.blob_bytes <= max || collect_pins(ctx, &p) != 0)
 		goto out;
 	evict_locked(ctx, max, &p, &res);
-	if (res.evicted)
-		res.artifacts_dropped = (uint64_t)drop_artifacts(ctx, &p);
 	srv_log("info", "cache: evicted %llu blob(s) (%llu bytes) and %llu artifact(s); %llu of "
 		"%llu bytes held%s", (unsigned long long)res.evicted,
 		(unsigned long long)res.evicted_bytes, (unsigned long long)res.artifacts_dropped,
 		(unsigned long long)res.held_bytes, (unsigned long long)max,
 		res.held_bytes > max ? " (the rest is in use)" : "");
 out:
-	pthread_mutex_unlock(&evict_mu);
+	pass_unlock();
 	free(p.d);
 }
 
@@ -233,8 +268,7 @@ static void verify_all(srv_ctx *ctx, srv_gc_result *res)
 		if (srv_cas_check_file(ctx->cas, path, v[i].digest, 1) ||
 		    !srv_cas_has(ctx->cas, v[i].digest, NULL))
 			continue;
-		if (unlink(path) == 0) {
-			srv_owners_drop(ctx->cas, v[i].digest);
+		if (srv_cas_remove(ctx->cas, v[i].digest)) {
 			res->integrity_failures++;
 			srv_cas_count(ctx->cas, SRV_EV_INTEGRITY, 0);
 			srv_log("warn", "cache: blob %s does not hash to its name: dropped",
@@ -244,26 +278,30 @@ static void verify_all(srv_ctx *ctx, srv_gc_result *res)
 	free(v);
 }
 
-int srv_cache_gc(srv_ctx *ctx, int verify, srv_gc_result *res)
+/* gc's work; resync: reconcile the index with the disk first (not at
+ * start-up, where the index was just built from it). */
+static int gc(srv_ctx *ctx, int verify, int resync, srv_gc_result *res)
 {
 	pins p = {NULL, 0, 0};
 	int ret = -1;
 
 	memset(res, 0, sizeof *res);
 	res->max_bytes = ctx->cfg.cache_max;
-	pthread_mutex_lock(&evict_mu);
+	pass_lock();
 	if (collect_pins(ctx, &p) != 0)
 		goto out;
 	res->tmp_removed = (uint64_t)srv_cas_clean_tmp(ctx->cas, SRV_TMP_STALE);
+	if (resync && srv_cas_resync(ctx->cas) != 0)
+		goto out;
 	if (verify)
 		verify_all(ctx, res);
 	evict_locked(ctx, ctx->cfg.cache_max, &p, res);
-	res->artifacts_dropped = (uint64_t)drop_artifacts(ctx, &p);
+	res->artifacts_dropped += (uint64_t)drop_lost(ctx, &p);
 	res->ac_dropped = (uint64_t)srv_ac_drop_for(ctx->cas, NULL);
 	srv_owners_prune(ctx->cas);   /* records a crash left without their blob */
 	ret = 0;
 out:
-	pthread_mutex_unlock(&evict_mu);
+	pass_unlock();
 	free(p.d);
 	srv_cas_save_stats(ctx->cas);
 	srv_log("info", "cache: gc evicted %llu blob(s) (%llu bytes), dropped %llu artifact(s), "
@@ -273,4 +311,51 @@ out:
 		res->ac_dropped == 1 ? "y" : "ies", (unsigned long long)res->tmp_removed,
 		res->tmp_removed == 1 ? "y" : "ies", verify ? " (verified every blob)" : "");
 	return ret;
+}
+
+int srv_cache_gc(srv_ctx *ctx, int verify, srv_gc_result *res)
+{
+	return gc(ctx, verify, 1, res);
+}
+
+/* ---- the start-up pass, in the background ---------------------------------- */
+
+static pthread_t bg;
+static int bg_running;
+static atomic_int bg_pending;   /* started, not yet done */
+
+static void *bg_main(void *arg)
+{
+	srv_gc_result res;
+
+	gc(arg, 0, 0, &res);
+	atomic_store(&bg_pending, 0);
+	return NULL;
+}
+
+int srv_cache_start(srv_ctx *ctx)
+{
+	srv_gc_result res;
+
+	atomic_store(&bg_pending, 1);
+	if (pthread_create(&bg, NULL, bg_main, ctx) == 0) {
+		bg_running = 1;
+		return 0;
+	}
+	srv_log("warn", "cache: no thread for the start-up pass: running it now");
+	gc(ctx, 0, 0, &res);
+	atomic_store(&bg_pending, 0);
+	return 0;
+}
+
+void srv_cache_stop(void)
+{
+	if (bg_running)
+		pthread_join(bg, NULL);
+	bg_running = 0;
+}
+
+int srv_cache_evicting(void)
+{
+	return atomic_load(&busy) || atomic_load(&bg_pending);
 }

@@ -13,6 +13,7 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "http_int.h"
 #include "obs.h"
 #include "routes.h"
@@ -33,6 +34,7 @@ static atomic_llong last_ms;
 
 const char *srv_req_id(const srv_req *r) { return r->rid; }
 const srv_ident *srv_req_who(const srv_req *r) { return &r->who; }
+int srv_req_is_own_user(const srv_req *r) { return r->peer_uid >= 0 && r->peer_uid == (long)geteuid(); }
 
 /* The uid of a Unix socket's peer (SO_PEERCRED), -1 on TCP or when the
  * kernel does not say. */
@@ -129,7 +131,8 @@ static enum MHD_Result begin_request(const listener *lst, struct MHD_Connection 
 		}
 		return queue(r);
 	}
-	srv_auth_identify(ctx, lst->tcp, peer_uid(lst, conn),
+	r->peer_uid = peer_uid(lst, conn);
+	srv_auth_identify(ctx, lst->tcp, r->peer_uid,
 			  srv_req_header(r, MHD_HTTP_HEADER_AUTHORIZATION), &r->who);
 	/* tokens: on TCP (and everywhere with --token-file); never logged */
 	deny = srv_auth_decide(ctx, lst->tcp, (int)r->route->access,

@@ -63,6 +63,9 @@ const enpu_buf *srv_req_raw(const srv_req *r);               /* NULL if none */
 srv_upload *srv_req_take_upload(srv_req *r);                 /* caller finishes/aborts */
 /* Who sent the request (its token's name, or its Unix peer's uid). */
 const srv_ident *srv_req_who(const srv_req *r);
+/* 1 when it came over a Unix socket from the daemon's own user (who may
+ * then be given paths inside the cache, the daemon's files being its). */
+int srv_req_is_own_user(const srv_req *r);
 /* The request id: 16 lowercase hex, sent back as X-Request-Id and logged. */
 const char *srv_req_id(const srv_req *r);
 

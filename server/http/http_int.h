@@ -31,6 +31,7 @@ struct srv_req {
 	char rid[17];              /* request id: 16 lowercase hex */
 	double t0;
 	srv_ident who;             /* who sent it (srv_auth_identify) */
+	long peer_uid;             /* the Unix peer's uid; -1 on TCP or unknown */
 
 	mode mode;
 	uint64_t limit, received;
@@ -67,10 +68,12 @@ const srv_route *http_route_find(srv_req *r, char *allow, size_t cap);
  * given per connection (HTTP_CONN_MEMORY): a request past them gets the
  * JSON error (414 E0818, 431 E0819) from http_head_too_large, never
  * libmicrohttpd's own HTML page, which it sends only for a head that does
- * not fit its memory at all. */
+ * not fit its memory at all. MHD clears that memory after every request
+ * (with 512 KiB, a third of a health check's time): it is sized to the
+ * bounds with some room, no more. */
 #define HTTP_MAX_URI       (8 * 1024)
 #define HTTP_MAX_HEADERS   (64 * 1024)
-#define HTTP_CONN_MEMORY   (512 * 1024)
+#define HTTP_CONN_MEMORY   (96 * 1024)
 
 /* 1, with r's error reply set, when r's URI (path and query) or its
  * headers are past the bounds above; 0 otherwise. http_req.c. */

@@ -1,8 +1,10 @@
-/* jobs.c: the job table: its policy, its states and their transitions,
- * submission (both queues are ordered by priority, then first come first
- * served), queries, cancellation and retention. The workers and timer are
- * jobs_run.c's, a job's JSON and event streams jobs_json.c's, the board
- * queue jobs_remote.c's; jobs_int.h is what they share. */
+/* jobs.c: the job table: its policy, its states and their transitions
+ * (each moves the job between the indexes of jobs_index.c), its compact
+ * error, submission (both queues are ordered by priority, then first come
+ * first served), queries, cancellation. The indexes and retention are
+ * jobs_index.c's, the workers, timer and drain jobs_run.c's, a job's JSON,
+ * the list and the event streams jobs_json.c's, the board queue
+ * jobs_remote.c's; jobs_int.h is what they share. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,86 +65,68 @@ void srv_jobs_set_policy(srv_jobs *j, int timeout_s, int ttl_s, int history)
 	pthread_mutex_unlock(&j->mu);
 }
 
-job *jobs_find(srv_jobs *j, const char *id)
+char *jobs_json_text(json_object *o)
 {
-	int i;
-	for (i = j->n_all - 1; i >= 0; i--)
-		if (!strcmp(j->all[i]->id, id))
-			return j->all[i];
-	return NULL;
+	return o ? strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							 JSON_C_TO_STRING_NOSLASHESCAPE)) : NULL;
+}
+
+void jobs_set_err(job *jb, const enpu_err *e)
+{
+	size_t a = strlen(e->message) + 1, b = strlen(e->where) + 1, c = strlen(e->fix) + 1;
+	char *t = malloc(a + b + c);
+
+	free(jb->err.text);
+	jb->err.code = e->code;
+	jb->err.sys_errno = e->sys_errno;
+	jb->err.text = t;   /* out of memory: the code alone */
+	if (t) {
+		memcpy(t, e->message, a);
+		memcpy(t + a, e->where, b);
+		memcpy(t + a + b, e->fix, c);
+	}
+}
+
+void jobs_get_err(const job *jb, enpu_err *e)
+{
+	const char *t = jb->err.text;
+	enpu_err none = ENPU_ERR_INIT;
+
+	*e = none;
+	e->code = jb->err.code;
+	e->sys_errno = jb->err.sys_errno;
+	if (!t)
+		return;
+	snprintf(e->message, sizeof e->message, "%s", t);
+	t += strlen(t) + 1;
+	snprintf(e->where, sizeof e->where, "%s", t);
+	t += strlen(t) + 1;
+	snprintf(e->fix, sizeof e->fix, "%s", t);
 }
 
 void jobs_drop_snaps(job *jb)
 {
 	int k;
-	for (k = 0; k < N_SNAPS; k++) {
-		free(jb->snap[k]);
-		jb->snap[k] = NULL;
-		jb->snap_seq[k] = 0;
-	}
+
+	if (!jb->snaps)
+		return;
+	for (k = 0; k < N_SNAPS; k++)
+		free(jb->snaps->text[k]);
+	free(jb->snaps);
+	jb->snaps = NULL;
 }
 
 void jobs_job_free(job *jb)
 {
-	json_object_put(jb->outputs);
-	json_object_put(jb->extra);
-	json_object_put(jb->board_error);
+	free(jb->input_name);
+	free(jb->outputs);
+	free(jb->extra);
+	free(jb->board_error);
+	free(jb->last_fault);
+	free(jb->err.text);
+	free(jb->qn);
 	jobs_drop_snaps(jb);
 	free(jb);
-}
-
-/* Forget finished jobs past the TTL, and the oldest ones past the history
- * bound. A job someone streams the events of stays. Under the lock. */
-void jobs_prune(srv_jobs *j)
-{
-	struct timespec now;
-	int i, k = 0, n_final = 0, over;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	for (i = 0; i < j->n_all; i++)
-		n_final += FINAL(j->all[i]->state);
-	over = n_final - j->history;
-	for (i = 0; i < j->n_all; i++) {
-		job *jb = j->all[i];
-		double age = (double)(now.tv_sec - jb->finished.tv_sec) +
-			     (double)(now.tv_nsec - jb->finished.tv_nsec) / 1e9;
-		if (FINAL(jb->state) && jb->watchers == 0 && (over > 0 || age >= j->ttl_s)) {
-			jobs_job_free(jb);
-			over--;
-		} else {
-			j->all[k++] = jb;
-		}
-	}
-	j->n_all = k;
-}
-
-/* Insert jb after every job of the same or a higher priority. */
-static void enqueue(job **head, job **tail, job *jb)
-{
-	job **pp = head;
-
-	while (*pp && (*pp)->prio >= jb->prio)
-		pp = &(*pp)->qnext;
-	jb->qnext = *pp;
-	*pp = jb;
-	if (!jb->qnext)
-		*tail = jb;
-}
-
-/* Take jb out of the queue headed by *head (tail kept right). */
-void jobs_unqueue(job **head, job **tail, job *jb)
-{
-	job **pp;
-
-	for (pp = head; *pp; pp = &(*pp)->qnext)
-		if (*pp == jb) {
-			*pp = jb->qnext;
-			break;
-		}
-	jb->qnext = NULL;
-	*tail = NULL;
-	for (job *q = *head; q; q = q->qnext)
-		*tail = q;
 }
 
 /* Every state change goes through here (its fields already filled): the
@@ -151,21 +135,42 @@ void jobs_set_state(srv_jobs *j, job *jb, int state)
 {
 	jb->state = state;
 	jb->seq++;
-	if (jb->watchers > 0) {
+	if (jb->watchers > 0 && !jb->snaps)
+		jb->snaps = calloc(1, sizeof *jb->snaps);
+	if (jb->watchers > 0 && jb->snaps) {   /* out of memory: readers get the state now */
 		int k = (int)(jb->seq % N_SNAPS);
-		free(jb->snap[k]);
-		jb->snap[k] = jobs_job_text(j, jb);
-		jb->snap_seq[k] = jb->seq;
-		jb->snap_state[k] = state;
+		free(jb->snaps->text[k]);
+		jb->snaps->text[k] = jobs_job_text(j, jb);
+		jb->snaps->seq[k] = jb->seq;
+		jb->snaps->state[k] = state;
 	}
 	pthread_cond_broadcast(&j->done);
 }
 
-void jobs_finish(srv_jobs *j, job *jb, int state)
+void jobs_start_run(srv_jobs *j, job *jb)
+{
+	jobs_unqueue(j, jb);
+	jobs_list_push(&j->run, jb);
+	if (jb->started.tv_sec == 0) {
+		clock_gettime(CLOCK_REALTIME, &jb->started);
+		jb->t_started = srv_now();
+	}
+	jb->t_attempt = srv_now();
+	jobs_set_state(j, jb, S_RUNNING);
+}
+
+void jobs_finish(srv_jobs *j, job *jb, int state, const enpu_err *e)
 {
 	double now = srv_now();
 
+	jobs_unqueue(j, jb);
+	if (e)
+		jobs_set_err(jb, e);
+	free(jb->qn);              /* it never queues again */
+	jb->qn = NULL;
 	clock_gettime(CLOCK_REALTIME, &jb->finished);
+	jb->t_finished = now;
+	jobs_list_push(&j->fin, jb);   /* out of the running list */
 	/* the counters move before any waiter can see the final state (it
 	 * needs our lock); the metrics lock is a leaf, so this nests safely */
 	srv_obs_job_done(j->obs, jb->backend, jobs_state_names[state],
@@ -186,50 +191,48 @@ void jobs_learn(srv_jobs *j, int bk, double seconds)
 /* E0813 for a job that ran out of time; under the lock. */
 void jobs_fail_timeout(srv_jobs *j, job *jb, const char *what)
 {
-	if (jb->last_fault[0])
-		enpu_fail(&jb->err, ENPU_E_JOB_TIMEOUT, jb->id, NULL,
+	enpu_err e = ENPU_ERR_INIT;
+
+	if (jb->last_fault)
+		enpu_fail(&e, ENPU_E_JOB_TIMEOUT, jb->id, NULL,
 			  "job '%s' (%s) did not finish within %d s (--job-timeout): %s; last board "
 			  "error: %s", jb->id, jb->backend, jb->timeout_s, what, jb->last_fault);
 	else
-		enpu_fail(&jb->err, ENPU_E_JOB_TIMEOUT, jb->id,
+		enpu_fail(&e, ENPU_E_JOB_TIMEOUT, jb->id,
 			  jb->remote ? NULL : "raise the job's timeout or --job-timeout, or use a less busy server",
 			  "job '%s' (%s) did not finish within %d s (--job-timeout): %s", jb->id,
 			  jb->backend, jb->timeout_s, what);
 	jb->failure = "timeout";
-	jobs_finish(j, jb, S_TIMED_OUT);
+	jobs_finish(j, jb, S_TIMED_OUT, &e);
+}
+
+void jobs_breathe(srv_jobs *j)
+{
+	struct timespec ts = {0, 100000};   /* 0.1 ms: a waiter gets the lock */
+
+	pthread_mutex_unlock(&j->mu);
+	nanosleep(&ts, NULL);
+	pthread_mutex_lock(&j->mu);
 }
 
 /* Both kinds of submit. exact: the timeout as given (boards.c's callers),
- * else capped by the policy's. */
-static int submit(srv_jobs *j, const srv_jobreq *q, int exact, char id[33], enpu_err *e)
+ * else capped by the policy's. Under the lock; 0 or -1 + *e. */
+static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, char id[33], enpu_err *e)
 {
 	job *jb;
 
-	pthread_mutex_lock(&j->mu);
-	if (j->stopping) {
-		pthread_mutex_unlock(&j->mu);
+	if (j->stopping)
 		return enpu_fail(e, ENPU_E_STORAGE, NULL, "retry once the server is back",
 				 "the server is shutting down");
-	}
-	if (j->queued + j->rqueued >= j->max_queue) {
-		pthread_mutex_unlock(&j->mu);
+	if (j->queued + j->rqueued >= j->max_queue)
 		return enpu_fail(e, ENPU_E_QUEUE_FULL, NULL, "retry after a moment",
 				 "%d jobs are already waiting (the --max-queue limit)",
 				 j->queued + j->rqueued);
-	}
-	if (j->n_all == j->cap_all) {
-		int ncap = j->cap_all ? j->cap_all * 2 : 64;
-		job **na = realloc(j->all, (size_t)ncap * sizeof *na);
-		if (!na) {
-			pthread_mutex_unlock(&j->mu);
-			return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
-		}
-		j->all = na;
-		j->cap_all = ncap;
-	}
 	jb = calloc(1, sizeof *jb);
-	if (!jb) {
-		pthread_mutex_unlock(&j->mu);
+	if (jb)
+		jb->input_name = strdup(q->input_name ? q->input_name : "");
+	if (!jb || !jb->input_name) {
+		free(jb);
 		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
 	}
 	do
@@ -238,7 +241,6 @@ static int submit(srv_jobs *j, const srv_jobreq *q, int exact, char id[33], enpu
 	snprintf(jb->artifact, sizeof jb->artifact, "%s", q->artifact);
 	snprintf(jb->backend, sizeof jb->backend, "%s", q->backend);
 	snprintf(jb->input, sizeof jb->input, "%s", q->input);
-	snprintf(jb->input_name, sizeof jb->input_name, "%s", q->input_name);
 	snprintf(jb->owner, sizeof jb->owner, "%s", q->owner ? q->owner : "");
 	jb->bk = enpu_backend_parse(q->backend);
 	jb->prio = q->priority >= SRV_PRIO_LOW && q->priority <= SRV_PRIO_HIGH ? q->priority
@@ -252,21 +254,28 @@ static int submit(srv_jobs *j, const srv_jobreq *q, int exact, char id[33], enpu
 	jb->t_created = srv_now();
 	jb->deadline = jb->t_created + jb->timeout_s;
 	jb->state = S_QUEUED;
-	j->all[j->n_all++] = jb;
-	if (q->remote) {
-		jb->remote = 1;
-		enqueue(&j->rhead, &j->rtail, jb);
-		j->rqueued++;
-		pthread_cond_broadcast(&j->rwork);
-	} else {
-		enqueue(&j->qhead, &j->qtail, jb);
-		j->queued++;
-		pthread_cond_signal(&j->work);
+	jb->remote = q->remote != 0;
+	if (jobs_add(j, jb) != 0) {   /* nothing holds it yet */
+		jobs_job_free(jb);
+		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
 	}
+	if (jb->remote)
+		pthread_cond_broadcast(&j->rwork);
+	else
+		pthread_cond_signal(&j->work);
 	memcpy(id, jb->id, 33);
-	jobs_prune(j);
-	pthread_mutex_unlock(&j->mu);
+	jobs_prune(j, 4);   /* keeps up with the history bound; the timer does the rest */
 	return 0;
+}
+
+static int submit(srv_jobs *j, const srv_jobreq *q, int exact, char id[33], enpu_err *e)
+{
+	int rc;
+
+	pthread_mutex_lock(&j->mu);
+	rc = submit_locked(j, q, exact, id, e);
+	pthread_mutex_unlock(&j->mu);
+	return rc;
 }
 
 int srv_jobs_submit_req(srv_jobs *j, const srv_jobreq *q, char id[33], enpu_err *e)
@@ -301,12 +310,13 @@ json_object *srv_jobs_get(srv_jobs *j, const char *id, int wait_s, int *final)
 	deadline.tv_sec += wait_s;
 	pthread_mutex_lock(&j->mu);
 	jb = jobs_find(j, id);
-	waited = jb && jb->waiting[0];
-	/* jobs are only freed by jobs_prune(), which keeps unfinished ones and runs
-	 * under this lock; find again after each wake-up all the same. A board
-	 * job that starts waiting for a board is answered at once: it says why. */
+	waited = jb && jobs_waiting(j, jb);
+	/* jobs are only freed by jobs_prune() and jobs_let_go(), which keep
+	 * unfinished ones and run under this lock; find again after each
+	 * wake-up all the same. A board job that starts waiting for a board
+	 * is answered at once: it says why. */
 	while (jb && !FINAL(jb->state) && !j->stopping && wait_s > 0 &&
-	       (waited || !jb->waiting[0])) {
+	       (waited || !jobs_waiting(j, jb))) {
 		if (pthread_cond_timedwait(&j->done, &j->mu, &deadline) == ETIMEDOUT)
 			break;
 		jb = jobs_find(j, id);
@@ -317,29 +327,6 @@ json_object *srv_jobs_get(srv_jobs *j, const char *id, int wait_s, int *final)
 	}
 	pthread_mutex_unlock(&j->mu);
 	return o;
-}
-
-json_object *srv_jobs_list(srv_jobs *j, unsigned states, const char *backend, int limit,
-			   const srv_ident *who)
-{
-	json_object *arr = json_object_new_array();
-	double rw[2] = {-2, -2};
-	int i, n = 0;
-
-	pthread_mutex_lock(&j->mu);
-	for (i = j->n_all - 1; i >= 0 && n < limit; i--) {
-		const job *jb = j->all[i];
-		if (states && !(states & (1u << jb->state)))
-			continue;
-		if (backend && strcmp(backend, jb->backend) != 0)
-			continue;
-		if (who && !srv_ident_owns(who, jb->owner))
-			continue;
-		json_object_array_add(arr, jobs_job_json(j, jb, rw));
-		n++;
-	}
-	pthread_mutex_unlock(&j->mu);
-	return arr;
 }
 
 static int job_blob(srv_jobs *j, const char *id, int report, char digest[65], const char **state)
@@ -371,6 +358,7 @@ int srv_jobs_report(srv_jobs *j, const char *id, char digest[65], const char **s
 
 int srv_jobs_cancel(srv_jobs *j, const char *id)
 {
+	enpu_err e = ENPU_ERR_INIT;
 	job *jb;
 	int ret = 0;
 
@@ -385,17 +373,10 @@ int srv_jobs_cancel(srv_jobs *j, const char *id)
 	else if (!jb->cancel)
 		jb->cancel = SRV_CANCEL_USER;
 	if (jb->state == S_QUEUED) {
-		if (jb->remote) {
-			jobs_unqueue(&j->rhead, &j->rtail, jb);
-			j->rqueued--;
-		} else {
-			jobs_unqueue(&j->qhead, &j->qtail, jb);
-			j->queued--;
-		}
-		enpu_fail(&jb->err, ENPU_E_JOB_FAILED, jb->id, NULL,
+		enpu_fail(&e, ENPU_E_JOB_FAILED, jb->id, NULL,
 			  "job '%s' was cancelled before it started", jb->id);
 		jb->failure = "cancelled";
-		jobs_finish(j, jb, S_CANCELLED);
+		jobs_finish(j, jb, S_CANCELLED, &e);
 	}
 	pthread_mutex_unlock(&j->mu);
 	return ret;
@@ -405,7 +386,7 @@ void srv_jobs_stats(srv_jobs *j, int *queued, int *running, int *workers)
 {
 	pthread_mutex_lock(&j->mu);
 	*queued = j->queued + j->rqueued;
-	*running = j->running;
+	*running = j->run.n;
 	*workers = j->stopping ? 0 : j->n_workers;
 	pthread_mutex_unlock(&j->mu);
 }
@@ -414,37 +395,54 @@ int srv_jobs_idle(srv_jobs *j)
 {
 	int idle;
 	pthread_mutex_lock(&j->mu);
-	idle = j->queued == 0 && j->rqueued == 0 && j->running == 0;
+	idle = j->queued == 0 && j->rqueued == 0 && j->run.n == 0;
 	pthread_mutex_unlock(&j->mu);
 	return idle;
 }
 
+typedef struct pins {
+	char (*p)[65];
+	int n, cap, bad;
+} pins;
+
+static void pin(void *item, void *arg)
+{
+	const job *jb = item;
+	pins *ps = arg;
+
+	if (ps->bad)
+		return;
+	if (ps->n + 2 > ps->cap) {
+		int ncap = ps->cap ? ps->cap * 2 : 32;
+		char (*np)[65] = realloc(ps->p, (size_t)ncap * sizeof *np);
+		if (!np) {
+			ps->bad = 1;
+			return;
+		}
+		ps->p = np;
+		ps->cap = ncap;
+	}
+	memcpy(ps->p[ps->n++], jb->input, 65);
+	memcpy(ps->p[ps->n++], jb->artifact, 65);
+}
+
+/* The queued jobs (in both queues) and the running ones: never the
+ * finished, however many are kept. */
 int srv_jobs_pins(srv_jobs *j, char (**out)[65])
 {
-	char (*p)[65] = NULL;
-	int i, n = 0, cap = 0;
+	pins ps = {NULL, 0, 0, 0};
 
 	*out = NULL;
 	pthread_mutex_lock(&j->mu);
-	for (i = 0; i < j->n_all; i++) {
-		job *jb = j->all[i];
-		if (FINAL(jb->state))
-			continue;
-		if (n + 2 > cap) {
-			int ncap = cap ? cap * 2 : 32;
-			char (*np)[65] = realloc(p, (size_t)ncap * sizeof *np);
-			if (!np) {
-				pthread_mutex_unlock(&j->mu);
-				free(p);
-				return -1;
-			}
-			p = np;
-			cap = ncap;
-		}
-		memcpy(p[n++], jb->input, 65);
-		memcpy(p[n++], jb->artifact, 65);
-	}
+	jq_foreach(&j->lq, pin, &ps);
+	jq_foreach(&j->rq, pin, &ps);
+	for (job *jb = j->run.head; jb; jb = jb->lnext)
+		pin(jb, &ps);
 	pthread_mutex_unlock(&j->mu);
-	*out = p;
-	return n;
+	if (ps.bad) {
+		free(ps.p);
+		return -1;
+	}
+	*out = ps.p;
+	return ps.n;
 }

@@ -3,8 +3,12 @@
  * job runs an artifact on an input blob into a result blob. The table lives
  * in memory (jobs do not survive a restart); a mutex guards it, a condvar
  * wakes long-poll and event-stream waiters on every state change, and a
- * timer thread enforces each job's timeout (queue + run) and the retention
- * of finished jobs (--job-ttl, --job-history). */
+ * timer thread enforces each job's timeout (queue + run), the retention
+ * of finished jobs (--job-ttl, --job-history) and the drain's deadline.
+ * No cost grows with the table (jobs_index.c): a job is found by id in
+ * O(1), queued, taken, cancelled and placed (its position) in O(log n),
+ * and what expires or is forgotten at once goes in batches, the lock let
+ * go between them. */
 #ifndef SRV_JOBS_H
 #define SRV_JOBS_H
 
@@ -44,9 +48,20 @@ const char *srv_prio_name(int prio);
  * oldest first. Its result and report blobs stay in the CAS. */
 void srv_jobs_set_policy(srv_jobs *j, int timeout_s, int ttl_s, int history);
 
+/* SIGTERM's drain (the daemon takes no new job): it ends within timeout_s
+ * seconds from now. At that deadline (the table's timer, or the first
+ * srv_jobs_drain_over past it) no job starts any more, the queued ones are
+ * cancelled and the running ones (local and board jobs) are asked to stop
+ * at their next op boundary: each ends cancelled, its error saying the
+ * drain timed out. A second call keeps the first deadline. */
+void srv_jobs_drain(srv_jobs *j, int timeout_s);
+/* 1 once the drain's deadline has passed (what it does, done). */
+int srv_jobs_drain_over(srv_jobs *j);
+
 /* Stop accepting, fail queued jobs, wake every waiter, let running jobs
- * finish and join the workers. The table stays readable until free (which
- * shuts down first if needed). */
+ * finish (a local one stops at the drain's deadline, when there is one)
+ * and join the workers. The table stays readable until free (which shuts
+ * down first if needed). */
 void srv_jobs_shutdown(srv_jobs *j);
 void srv_jobs_free(srv_jobs *j);
 
@@ -121,6 +136,7 @@ typedef enum srv_rkind {
 #define SRV_CANCEL_USER     1
 #define SRV_CANCEL_TIMEOUT  2
 #define SRV_CANCEL_SHUTDOWN 3
+#define SRV_CANCEL_DRAIN    4   /* the drain's deadline (--drain-timeout) */
 
 /* A board job handed to a dispatcher. cancel points into the job, which
  * stays valid until srv_jobs_remote_done (running jobs are never freed). */

@@ -22,12 +22,10 @@ static double avg_of(const srv_jobs *j, int bk)
 static double running_work(const srv_jobs *j, int remote, double now)
 {
 	double w = 0;
-	int i;
 
-	for (i = 0; i < j->n_all; i++) {
-		const job *r = j->all[i];
+	for (const job *r = j->run.head; r; r = r->lnext) {
 		double a;
-		if (r->state != S_RUNNING || r->remote != remote)
+		if (r->remote != remote)
 			continue;
 		if ((a = avg_of(j, r->bk)) <= 0)
 			return -1;
@@ -42,27 +40,45 @@ static double running_work(const srv_jobs *j, int remote, double now)
  * average run time of every job ahead of it, shared by the workers (board
  * jobs: one at a time), plus its own average run time. Averages are
  * exponential moving averages (weight 0.3 for the newest) of the run times
- * of the jobs that ended on each backend. Under the lock. */
+ * of the jobs that ended on each backend. The jobs ahead come from the
+ * queue's rank, by backend: O(log n), whatever the queue holds. Under the
+ * lock. */
 static void queue_place(const srv_jobs *j, const job *jb, double run_work[2], int *pos,
 			double *eta)
 {
-	const job *q = jb->remote ? j->rhead : j->qhead;
 	double work, own = avg_of(j, jb->bk), now = srv_now();
 	int slots = jb->remote ? 1 : (j->n_workers > 0 ? j->n_workers : 1);
+	int ahead[JQ_KINDS], k;
 
 	if (run_work[jb->remote] < -1.5)     /* not computed yet */
 		run_work[jb->remote] = running_work(j, jb->remote, now);
 	work = run_work[jb->remote];
-	*pos = 1;
-	for (; q && q != jb; q = q->qnext) {
-		double a = avg_of(j, q->bk);
-		(*pos)++;
+	*pos = jobs_position(j, jb, ahead);
+	for (k = 0; k < JQ_KINDS; k++) {
+		double a = k < JQ_KINDS - 1 ? avg_of(j, k) : 0;
+		if (!ahead[k])
+			continue;
 		if (a <= 0)
 			work = -1;
 		else if (work >= 0)
-			work += a;
+			work += a * ahead[k];
 	}
 	*eta = work < 0 || own <= 0 ? -1 : floor((work / slots + own) * 10 + 0.5) / 10;
+}
+
+const char *jobs_waiting(const srv_jobs *j, const job *jb)
+{
+	if (!jb->remote || !jb->inq || jb->bk < 0 || jb->bk >= ENPU_BACKENDS_MAX ||
+	    !j->bk_down[jb->bk])
+		return NULL;
+	return j->bk_why[jb->bk][0] ? j->bk_why[jb->bk] : "waiting for a board";
+}
+
+/* A JSON text the job keeps (outputs, a board's extra keys or error),
+ * parsed again for each answer: nothing is shared with a reply. */
+static json_object *parsed(const char *text)
+{
+	return text ? json_tokener_parse(text) : NULL;
 }
 
 static void add_time(json_object *o, const char *key, const struct timespec *t)
@@ -74,6 +90,50 @@ static void add_time(json_object *o, const char *key, const struct timespec *t)
 	}
 	srv_time_str(t, buf, sizeof buf);
 	json_object_object_add(o, key, json_object_new_string(buf));
+}
+
+/* What a succeeded job made: result, outputs, report, npu_sim's totals. */
+static void add_results(json_object *o, const job *jb)
+{
+	json_object *out = parsed(jb->outputs);
+	int ok = jb->state == S_SUCCEEDED;
+
+	json_object_object_add(o, F_RESULT, ok ? json_object_new_string(jb->result) : NULL);
+	json_object_object_add(o, F_OUTPUTS, out ? out : json_object_new_array());
+	json_object_object_add(o, F_REPORT, ok ? json_object_new_string(jb->report) : NULL);
+	if (ok && jb->has_npu) {
+		json_object *n = json_object_new_object();
+
+		json_object_object_add(n, F_CYCLES, json_object_new_int64(
+			jb->npu_cycles > INT64_MAX ? INT64_MAX : (int64_t)jb->npu_cycles));
+		json_object_object_add(n, F_TIME_US, srv_json_double(jb->npu_time_us));
+		json_object_object_add(n, F_CLOCK_MHZ, jb->npu_clock_mhz > 0 ?
+				       srv_json_double(jb->npu_clock_mhz) : NULL);
+		json_object_object_add(n, F_DRAM_BYTES, json_object_new_int64(
+			jb->npu_dram_bytes > INT64_MAX ? INT64_MAX : (int64_t)jb->npu_dram_bytes));
+		json_object_object_add(n, F_UTILISATION, srv_json_double(jb->npu_utilisation));
+		json_object_object_add(o, F_NPU, n);
+	}
+}
+
+/* A board job's own: its board, tries, the board's extra keys, why it
+ * waits, the board's error. */
+static void add_board(json_object *o, const srv_jobs *j, const job *jb)
+{
+	json_object *x = jb->state == S_SUCCEEDED ? parsed(jb->extra) : NULL;
+	const char *why = jobs_waiting(j, jb);
+
+	json_object_object_add(o, F_BOARD, jb->board[0] ? json_object_new_string(jb->board) : NULL);
+	json_object_object_add(o, F_ATTEMPTS, json_object_new_int(jb->attempts));
+	if (x && json_object_is_type(x, json_type_object)) {
+		json_object_object_foreach(x, k, v)
+			json_object_object_add(o, k, json_object_get(v));
+	}
+	json_object_put(x);
+	if (jb->state == S_QUEUED)
+		json_object_object_add(o, F_WAITING, why ? srv_json_text(why) : NULL);
+	if (jb->state == S_FAILED && jb->board_error)
+		json_object_object_add(o, F_BOARD_ERROR, parsed(jb->board_error));
 }
 
 /* Under the lock. run_work caches the running jobs' work over a list
@@ -106,41 +166,14 @@ json_object *jobs_job_json(const srv_jobs *j, const job *jb, double run_work[2])
 	add_time(o, F_STARTED, &jb->started);
 	add_time(o, F_FINISHED, &jb->finished);
 	json_object_object_add(o, F_SECONDS, FINAL(jb->state) ? srv_json_double(jb->seconds) : NULL);
-	json_object_object_add(o, F_RESULT, jb->state == S_SUCCEEDED ?
-			       json_object_new_string(jb->result) : NULL);
-	json_object_object_add(o, F_OUTPUTS, jb->outputs ? json_object_get(jb->outputs)
-			       : json_object_new_array());
-	json_object_object_add(o, F_REPORT, jb->state == S_SUCCEEDED ?
-			       json_object_new_string(jb->report) : NULL);
-	if (jb->state == S_SUCCEEDED && jb->has_npu) {
-		json_object *n = json_object_new_object();
-
-		json_object_object_add(n, F_CYCLES, json_object_new_int64(
-			jb->npu_cycles > INT64_MAX ? INT64_MAX : (int64_t)jb->npu_cycles));
-		json_object_object_add(n, F_TIME_US, srv_json_double(jb->npu_time_us));
-		json_object_object_add(n, F_CLOCK_MHZ, jb->npu_clock_mhz > 0 ?
-				       srv_json_double(jb->npu_clock_mhz) : NULL);
-		json_object_object_add(n, F_DRAM_BYTES, json_object_new_int64(
-			jb->npu_dram_bytes > INT64_MAX ? INT64_MAX : (int64_t)jb->npu_dram_bytes));
-		json_object_object_add(n, F_UTILISATION, srv_json_double(jb->npu_utilisation));
-		json_object_object_add(o, F_NPU, n);
-	}
-	if (jb->remote) {
-		json_object_object_add(o, F_BOARD, jb->board[0] ? json_object_new_string(jb->board)
-				       : NULL);
-		json_object_object_add(o, F_ATTEMPTS, json_object_new_int(jb->attempts));
-		if (jb->state == S_SUCCEEDED && jb->extra) {
-			json_object_object_foreach(jb->extra, k, v)
-				json_object_object_add(o, k, json_object_get(v));
-		}
-		if (jb->state == S_QUEUED)
-			json_object_object_add(o, F_WAITING, jb->waiting[0] ?
-					       srv_json_text(jb->waiting) : NULL);
-		if (jb->state == S_FAILED && jb->board_error)
-			json_object_object_add(o, F_BOARD_ERROR, json_object_get(jb->board_error));
-	}
+	add_results(o, jb);
+	if (jb->remote)
+		add_board(o, j, jb);
 	if (FINAL(jb->state) && jb->state != S_SUCCEEDED) {
-		json_object_object_add(o, F_ERROR, enpu_wire_err_to_json(&jb->err));
+		enpu_err e;
+
+		jobs_get_err(jb, &e);
+		json_object_object_add(o, F_ERROR, enpu_wire_err_to_json(&e));
 		json_object_object_add(o, F_FAILURE, json_object_new_string(
 			jb->failure ? jb->failure : "model"));
 	}
@@ -153,8 +186,8 @@ json_object *jobs_job_json(const srv_jobs *j, const job *jb, double run_work[2])
 char *jobs_job_text(const srv_jobs *j, const job *jb)
 {
 	json_object *o = jobs_job_json(j, jb, NULL);
-	char *s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-							JSON_C_TO_STRING_NOSLASHESCAPE));
+	char *s = jobs_json_text(o);
+
 	json_object_put(o);
 	return s;
 }
@@ -202,9 +235,10 @@ int srv_jobs_watch_next(srv_jobs *j, const char *id, unsigned *seq, double wait_
 		if (jb->seq != *seq) {
 			unsigned want = *seq + 1;
 			int k = (int)(want % N_SNAPS);
-			if (jb->snap[k] && jb->snap_seq[k] == want) {
-				*json = strdup(jb->snap[k]);
-				*final = FINAL(jb->snap_state[k]);
+			const job_snaps *sn = jb->snaps;
+			if (sn && sn->text[k] && sn->seq[k] == want) {
+				*json = strdup(sn->text[k]);
+				*final = FINAL(sn->state[k]);
 				*seq = want;
 			} else {   /* fell behind, or not watched then: the state now */
 				*json = jobs_job_text(j, jb);
@@ -233,7 +267,60 @@ void srv_jobs_unwatch(srv_jobs *j, const char *id)
 
 	pthread_mutex_lock(&j->mu);
 	jb = jobs_find(j, id);
-	if (jb && jb->watchers > 0 && --jb->watchers == 0)
+	if (jb && jb->watchers > 0 && --jb->watchers == 0) {
 		jobs_drop_snaps(jb);
+		jobs_let_go(j, jb);
+	}
 	pthread_mutex_unlock(&j->mu);
+}
+
+/* ---- the list ------------------------------------------------------------------ */
+
+static int listed(const job *jb, unsigned states, const char *backend, const srv_ident *who)
+{
+	return (!states || (states & (1u << jb->state))) &&
+	       (!backend || !strcmp(backend, jb->backend)) &&
+	       (!who || srv_ident_owns(who, jb->owner));
+}
+
+/* Newest first, from the submission list. The lock is let go between
+ * batches (JOBS_BATCH jobs shown, or 16 times as many looked at), the
+ * next job held (pins) so that it stays; so a long listing never keeps
+ * others waiting, and each batch is consistent in itself (positions
+ * come from the queue as it is then). */
+json_object *srv_jobs_list(srv_jobs *j, unsigned states, const char *backend, int limit,
+			   const srv_ident *who)
+{
+	json_object *arr = json_object_new_array();
+	job *jb;
+	int n = 0;
+
+	pthread_mutex_lock(&j->mu);
+	jb = j->newest;
+	while (jb && n < limit) {
+		double rw[2] = {-2, -2};
+		int budget = JOBS_BATCH * 16;
+
+		for (; jb && n < limit && budget > 0; jb = jb->aprev, budget--) {
+			if (!listed(jb, states, backend, who))
+				continue;
+			json_object_array_add(arr, jobs_job_json(j, jb, rw));
+			n++;
+			budget -= 15;
+		}
+		if (jb && n < limit) {
+			job *next = jb;
+
+			jb->pins++;
+			jobs_breathe(j);
+			jb->pins--;
+			if (jb->doomed && !jb->watchers && !jb->pins) {   /* forgotten meanwhile */
+				next = jb->aprev;
+				jobs_let_go(j, jb);
+			}
+			jb = next;
+		}
+	}
+	pthread_mutex_unlock(&j->mu);
+	return arr;
 }

@@ -19,12 +19,10 @@ int srv_jobs_visible(srv_jobs *j, const char *id, const srv_ident *who)
 
 int srv_jobs_uses(srv_jobs *j, const srv_ident *who, const char *digest)
 {
-	int i, ok = 0;
+	int ok = 0;
 
 	pthread_mutex_lock(&j->mu);
-	for (i = 0; i < j->n_all && !ok; i++) {
-		const job *jb = j->all[i];
-
+	for (const job *jb = j->newest; jb && !ok; jb = jb->aprev) {
 		if (!srv_ident_owns(who, jb->owner))
 			continue;
 		ok = !strcmp(jb->input, digest) || (jb->state == S_SUCCEEDED &&

@@ -1,7 +1,11 @@
 /* jobs_remote.c: the board jobs' queue (zynq_ps, fpga_board on a lab
  * server). boards.c's dispatchers take from it, report each try's end and
  * drive its timeouts (srv_jobs_expire); a job carries the board that ran it
- * and how many tries it took. */
+ * and how many tries it took. The queue is the table's board treap
+ * (jobs_index.c): a dispatcher finds the first job of its backends in
+ * O(log n); a backend with no board up is a fact of the backend (since
+ * when, and why), so its queued jobs show why they wait and fail after
+ * --board-wait oldest first, without a pass over the queue. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,10 +17,8 @@
 
 static job *take_match(srv_jobs *j, unsigned mask)
 {
-	for (job *q = j->rhead; q; q = q->qnext)
-		if (q->bk >= 0 && (mask & (1u << q->bk)))
-			return q;
-	return NULL;
+	jq_node *n = j->drain_fired ? NULL : jq_first_of(&j->rq, mask);
+	return n ? n->item : NULL;
 }
 
 int srv_jobs_take_remote(srv_jobs *j, unsigned mask, const atomic_int *gate, const char *board,
@@ -45,25 +47,15 @@ int srv_jobs_take_remote(srv_jobs *j, unsigned mask, const atomic_int *gate, con
 		pthread_mutex_unlock(&j->mu);
 		return 0;
 	}
-	jobs_unqueue(&j->rhead, &j->rtail, jb);
-	j->rqueued--;
-	j->running++;
 	jb->attempts++;
 	snprintf(jb->board, sizeof jb->board, "%s", board);
-	if (jb->started.tv_sec == 0) {
-		clock_gettime(CLOCK_REALTIME, &jb->started);
-		jb->t_started = srv_now();
-	}
-	jb->t_attempt = srv_now();
-	jb->t_noboard = 0;
-	jb->waiting[0] = '\0';
-	jobs_set_state(j, jb, S_RUNNING);
+	jobs_start_run(j, jb);
 	memset(out, 0, sizeof *out);
 	memcpy(out->id, jb->id, sizeof out->id);
 	memcpy(out->artifact, jb->artifact, sizeof out->artifact);
 	memcpy(out->backend, jb->backend, sizeof out->backend);
 	memcpy(out->input, jb->input, sizeof out->input);
-	memcpy(out->input_name, jb->input_name, sizeof out->input_name);
+	snprintf(out->input_name, sizeof out->input_name, "%s", jb->input_name);
 	out->cancel = &jb->cancel;
 	out->deadline = jb->deadline;
 	out->attempt = jb->attempts;
@@ -77,66 +69,75 @@ static void remote_ok(srv_jobs *j, job *jb, srv_rresult *res)
 	memcpy(jb->result, res->result, sizeof jb->result);
 	memcpy(jb->report, res->report, sizeof jb->report);
 	jb->seconds = res->seconds;
-	jb->outputs = res->outputs;
-	jb->extra = res->extra;
+	jb->outputs = jobs_json_text(res->outputs);
+	jb->extra = jobs_json_text(res->extra);
+	json_object_put(res->outputs);
+	json_object_put(res->extra);
 	res->outputs = res->extra = NULL;
 	jobs_learn(j, jb->bk, srv_now() - jb->t_attempt);
-	jobs_finish(j, jb, S_SUCCEEDED);
+	jobs_finish(j, jb, S_SUCCEEDED, NULL);
 }
 
 /* A board fault: jb goes back to the head of the remote queue while it
  * has tries left, else fails E0812. Under the lock. 1 = requeued. */
 static int remote_fault(srv_jobs *j, job *jb, srv_rresult *res, const enpu_err *e, int retries)
 {
-	snprintf(jb->last_fault, sizeof jb->last_fault, "%s", e->message);
-	json_object_put(jb->board_error);
-	jb->board_error = res ? res->board_error : NULL;
-	if (res)
+	enpu_err fe = *e;
+
+	free(jb->last_fault);
+	jb->last_fault = strdup(e->message);
+	free(jb->board_error);
+	jb->board_error = res ? jobs_json_text(res->board_error) : NULL;
+	if (res) {
+		json_object_put(res->board_error);
 		res->board_error = NULL;
-	if (jb->attempts <= retries && !jb->cancel && !j->stopping) {
-		/* back to the head: it has waited longest */
-		jb->qnext = j->rhead;
-		j->rhead = jb;
-		if (!j->rtail)
-			j->rtail = jb;
-		j->rqueued++;
-		jobs_set_state(j, jb, S_QUEUED);
-		pthread_cond_broadcast(&j->rwork);
-		return 1;
 	}
-	jb->err = *e;
-	jb->err.code = ENPU_E_BOARD_FAULT;
+	if (jb->attempts <= retries && !jb->cancel && !j->stopping && !j->drain_fired) {
+		/* back to the head: it has waited longest (its queue node and
+		 * heap room were kept, so this cannot fail) */
+		jobs_list_remove(jb);
+		if (jobs_enqueue(j, jb, 1) == 0) {
+			jobs_set_state(j, jb, S_QUEUED);
+			pthread_cond_broadcast(&j->rwork);
+			return 1;
+		}
+	}
+	fe.code = ENPU_E_BOARD_FAULT;
 	if (jb->attempts > 1) {
-		size_t n = strlen(jb->err.message);
-		snprintf(jb->err.message + n, sizeof jb->err.message - n,
-			 " (after %d tries on boards)", jb->attempts);
+		size_t n = strlen(fe.message);
+		snprintf(fe.message + n, sizeof fe.message - n, " (after %d tries on boards)",
+			 jb->attempts);
 	}
 	jb->failure = "board";
-	jobs_finish(j, jb, S_FAILED);
+	jobs_finish(j, jb, S_FAILED, &fe);
 	return 0;
 }
 
-/* A run on a board that ended cancelled: by the user, by shutdown, or by
- * its deadline. Under the lock. */
+/* A run on a board that ended cancelled: by the user, by shutdown, by the
+ * drain's deadline, or by its own. Under the lock. */
 static void remote_cancelled(srv_jobs *j, job *jb)
 {
+	enpu_err e = ENPU_ERR_INIT;
 	char what[160];
 
-	if (jb->cancel == SRV_CANCEL_USER) {
-		enpu_fail(&jb->err, ENPU_E_JOB_FAILED, jb->id, NULL,
+	if (jb->cancel == SRV_CANCEL_USER)
+		enpu_fail(&e, ENPU_E_JOB_FAILED, jb->id, NULL,
 			  "job '%s' was cancelled (and on board '%s')", jb->id, jb->board);
-		jb->failure = "cancelled";
-		jobs_finish(j, jb, S_CANCELLED);
-	} else if (jb->cancel == SRV_CANCEL_SHUTDOWN) {
-		enpu_fail(&jb->err, ENPU_E_JOB_FAILED, jb->id, "submit it again",
+	else if (jb->cancel == SRV_CANCEL_SHUTDOWN)
+		enpu_fail(&e, ENPU_E_JOB_FAILED, jb->id, "submit it again",
 			  "the server shut down while job '%s' ran on board '%s'", jb->id,
 			  jb->board);
-		jb->failure = "cancelled";
-		jobs_finish(j, jb, S_CANCELLED);
-	} else {
+	else if (jb->cancel == SRV_CANCEL_DRAIN)
+		enpu_fail(&e, ENPU_E_JOB_FAILED, jb->id, "submit it again",
+			  "the server's drain timed out (--drain-timeout %d s) while job '%s' ran "
+			  "on board '%s'", j->drain_s, jb->id, jb->board);
+	else {
 		snprintf(what, sizeof what, "cancelled on board '%s'", jb->board);
 		jobs_fail_timeout(j, jb, what);
+		return;
 	}
+	jb->failure = "cancelled";
+	jobs_finish(j, jb, S_CANCELLED, &e);
 }
 
 int srv_jobs_remote_done(srv_jobs *j, const char *id, srv_rkind kind, srv_rresult *res,
@@ -151,7 +152,6 @@ int srv_jobs_remote_done(srv_jobs *j, const char *id, srv_rkind kind, srv_rresul
 		pthread_mutex_unlock(&j->mu);
 		return 0;
 	}
-	j->running--;
 	jb->seconds = 0;
 	if (kind == SRV_RUN_FAULT && srv_now() >= jb->deadline)
 		kind = SRV_RUN_CANCEL;
@@ -160,9 +160,8 @@ int srv_jobs_remote_done(srv_jobs *j, const char *id, srv_rkind kind, srv_rresul
 		remote_ok(j, jb, res);
 		break;
 	case SRV_RUN_MODEL:
-		jb->err = *e;
 		jb->failure = "model";
-		jobs_finish(j, jb, S_FAILED);
+		jobs_finish(j, jb, S_FAILED, e);
 		break;
 	case SRV_RUN_FAULT:
 		requeued = remote_fault(j, jb, res, e, retries);
@@ -175,55 +174,69 @@ int srv_jobs_remote_done(srv_jobs *j, const char *id, srv_rkind kind, srv_rresul
 	return requeued;
 }
 
-/* Queued job q with no board up for it since q->t_noboard: past
- * board_wait, it fails E0811. Under the lock. 1 = failed. */
-static int board_wait_over(srv_jobs *j, job *q, const char *waiting, int board_wait, double now)
+/* Backend bk has no board up (why says so): from now, or since it went
+ * down, its queued jobs show why; the ones that have waited so board_wait
+ * seconds (the oldest queued first) fail E0811, at most *budget of them.
+ * Under the lock. */
+static void no_board(srv_jobs *j, int bk, const char *why, int board_wait, double now,
+		     int *budget)
 {
-	if (!q->t_noboard)
-		q->t_noboard = now;
-	if (!q->waiting[0])
-		pthread_cond_broadcast(&j->done);   /* long-polls answer with the reason */
-	snprintf(q->waiting, sizeof q->waiting, "%s", waiting ? waiting : "waiting for a board");
-	if (now - q->t_noboard < board_wait)
-		return 0;
-	jobs_unqueue(&j->rhead, &j->rtail, q);
-	j->rqueued--;
-	enpu_fail(&q->err, ENPU_E_NO_BOARD, q->backend, NULL, "job '%s' waited %d s and no board "
-		  "serving %s came up (%s)", q->id, board_wait, q->backend, q->waiting);
-	q->failure = "board";
-	q->waiting[0] = '\0';
-	jobs_finish(j, q, S_FAILED);
-	return 1;
+	jlist *w = &j->bwait[bk];
+
+	if (!j->bk_down[bk]) {
+		j->bk_down[bk] = now;
+		if (w->n)
+			pthread_cond_broadcast(&j->done);   /* long-polls answer with the reason */
+	}
+	snprintf(j->bk_why[bk], sizeof j->bk_why[bk], "%s", why ? why : "waiting for a board");
+	while (*budget > 0 && w->head) {
+		job *q = w->head;
+		double since = q->t_queued > j->bk_down[bk] ? q->t_queued : j->bk_down[bk];
+		enpu_err e = ENPU_ERR_INIT;
+
+		if (now - since < board_wait)
+			break;
+		enpu_fail(&e, ENPU_E_NO_BOARD, q->backend, NULL, "job '%s' waited %d s and no "
+			  "board serving %s came up (%s)", q->id, board_wait, q->backend,
+			  j->bk_why[bk]);
+		q->failure = "board";
+		jobs_finish(j, q, S_FAILED, &e);
+		(*budget)--;
+	}
+}
+
+/* One batch of srv_jobs_expire: 1 when more is due. */
+static int expire_remote(srv_jobs *j, unsigned up_mask, const char *const *waiting,
+			 int board_wait)
+{
+	double now = srv_now();
+	const jheap_ent *top;
+	int bk, budget = JOBS_BATCH;
+
+	for (bk = 0; bk < enpu_backend_count() && bk < ENPU_BACKENDS_MAX; bk++) {
+		if (up_mask & (1u << bk)) {
+			j->bk_down[bk] = 0;
+			j->bk_why[bk][0] = '\0';
+		} else {
+			no_board(j, bk, waiting ? waiting[bk] : NULL, board_wait, now, &budget);
+		}
+	}
+	for (; budget > 0 && (top = jheap_top(&j->rheap)) && now >= top->key; budget--) {
+		job *q = top->item;
+		jobs_fail_timeout(j, q, q->attempts ? "no board took it again"
+			     : "no board serving it was up");
+	}
+	for (job *jb = j->run.head; jb; jb = jb->lnext)
+		if (jb->remote && now >= jb->deadline && !jb->cancel)
+			jb->cancel = SRV_CANCEL_TIMEOUT;
+	return budget == 0;
 }
 
 void srv_jobs_expire(srv_jobs *j, unsigned up_mask, const char *const *waiting, int board_wait)
 {
-	double now = srv_now();
-	job *q, *next;
-	int i;
-
 	pthread_mutex_lock(&j->mu);
-	for (q = j->rhead; q; q = next) {
-		next = q->qnext;
-		if (q->bk >= 0 && !(up_mask & (1u << q->bk))) {
-			if (board_wait_over(j, q, waiting ? waiting[q->bk] : NULL, board_wait, now))
-				continue;
-		} else {
-			q->t_noboard = 0;
-			q->waiting[0] = '\0';
-		}
-		if (now < q->deadline)
-			continue;
-		jobs_unqueue(&j->rhead, &j->rtail, q);
-		j->rqueued--;
-		jobs_fail_timeout(j, q, q->attempts ? "no board took it again"
-			     : "no board serving it was up");
-	}
-	for (i = 0; i < j->n_all; i++) {
-		job *jb = j->all[i];
-		if (jb->remote && jb->state == S_RUNNING && now >= jb->deadline && !jb->cancel)
-			jb->cancel = SRV_CANCEL_TIMEOUT;
-	}
+	while (expire_remote(j, up_mask, waiting, board_wait))
+		jobs_breathe(j);
 	pthread_mutex_unlock(&j->mu);
 }
 
@@ -236,12 +249,10 @@ void srv_jobs_kick(srv_jobs *j)
 
 int srv_jobs_remote_queued(srv_jobs *j, unsigned mask)
 {
-	int n = 0;
+	int n;
 
 	pthread_mutex_lock(&j->mu);
-	for (job *q = j->rhead; q; q = q->qnext)
-		if (q->bk >= 0 && (mask & (1u << q->bk)))
-			n++;
+	n = jq_count_of(&j->rq, mask);
 	pthread_mutex_unlock(&j->mu);
 	return n;
 }

@@ -3,8 +3,11 @@
  * the artifact (via the LRU in artifact.c), enpu_run into tmp/, store the
  * result and the report.json in the CAS. Results are the same bytes for
  * any worker count. The timer times out queued local jobs past their
- * deadline and flags running ones (enpu_run polls the flag between ops),
- * and prunes finished jobs. Also the table's start, shutdown and free. */
+ * deadline (the earliest first, from the deadline heap) and flags running
+ * ones (enpu_run polls the flag between ops), and forgets finished jobs,
+ * in batches with the lock let go between them;
+ * and at the drain's deadline (srv_jobs_drain) it cancels the queued jobs
+ * and stops the running ones. Also the table's start, shutdown and free. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +19,13 @@
 #include "npz.h"
 
 
-static json_object *outputs_json(const enpu_artifact *a)
+/* The outputs' names and shapes as JSON text (kept by the job: a few
+ * bytes, where the objects would take a kilobyte and more). */
+static char *outputs_text(const enpu_artifact *a)
 {
 	const enpu_graph *g = enpu_artifact_graph(a);
 	json_object *arr = json_object_new_array();
+	char *text;
 	int i, d;
 
 	for (i = 0; g && i < g->n_outputs; i++) {
@@ -31,13 +37,15 @@ static json_object *outputs_json(const enpu_artifact *a)
 		json_object_object_add(o, F_SHAPE, sh);
 		json_object_array_add(arr, o);
 	}
-	return arr;
+	text = jobs_json_text(arr);
+	json_object_put(arr);
+	return text;
 }
 
-/* Run one job outside the lock; fills result/report/outputs/err. 0 or -1.
- * The job's fields are only read by others once it is finished (under the
- * lock), so filling them here is safe. */
-static int run_job(srv_jobs *j, job *jb, enpu_par *par)
+/* Run one job outside the lock; fills result/report/outputs, or *e. 0 or
+ * -1. The job's fields are only read by others once it is finished (under
+ * the lock), so filling them here is safe. */
+static int run_job(srv_jobs *j, job *jb, enpu_par *par, enpu_err *e)
 {
 	enpu_artifact *a = NULL;
 	enpu_run_info info;
@@ -50,21 +58,24 @@ static int run_job(srv_jobs *j, job *jb, enpu_par *par)
 	memset(&info, 0, sizeof info);
 	srv_cas_blob_path(j->cas, jb->input, in, sizeof in);
 	srv_fault_point("board-run");   /* accepted (202), never runs */
-	if (srv_artifact_get(j->cas, jb->artifact, j->lim, &a, &jb->err) != 0)
+	srv_fault_hold(&jb->cancel);    /* EULERNPUD_HOLD: running, until released */
+	if (srv_artifact_get(j->cas, jb->artifact, j->lim, &a, e) != 0)
 		goto out;
 	/* in memory: the result and report go into the CAS as they are
 	 * written (hashed on the way), never through a temp file */
-	if (enpu_npz_read(in, label, j->lim, &inputs, &jb->err) != 0 ||
+	if (enpu_npz_read(in, label, j->lim, &inputs, e) != 0 ||
 	    enpu_run_mem(a, &inputs, label, &results, &rep, par, &jb->cancel, j->lim,
-			 &info, &jb->err) != 0 ||
-	    enpu_npz_write_mem(&results, "result.npz", &res, &jb->err) != 0)
+			 &info, e) != 0 ||
+	    enpu_npz_write_mem(&results, "result.npz", &res, e) != 0)
 		goto out;
 	srv_fault_point("result");   /* the result made, not stored, job running */
-	if (srv_cas_put_mem(j->cas, res.data, res.len, jb->result, &jb->err) != 0 ||
-	    srv_cas_put_mem(j->cas, rep.data, rep.len, jb->report, &jb->err) != 0)
+	/* not fsynced: what a crash loses, a resubmission makes again, byte
+	 * for byte (the job table itself is in memory; docs/architecture.md) */
+	if (srv_cas_put_mem_volatile(j->cas, res.data, res.len, jb->result, e) != 0 ||
+	    srv_cas_put_mem_volatile(j->cas, rep.data, rep.len, jb->report, e) != 0)
 		goto out;
 	jb->seconds = info.seconds;
-	jb->outputs = outputs_json(a);
+	jb->outputs = outputs_text(a);
 	if (info.has_npu) {
 		jb->has_npu = 1;
 		jb->npu_cycles = info.npu_cycles;
@@ -76,7 +87,7 @@ static int run_job(srv_jobs *j, job *jb, enpu_par *par)
 	ret = 0;
 out:
 	if (ret != 0)
-		srv_fault_storage(&jb->err);   /* a full cache disk is E0810, not E0003 */
+		srv_fault_storage(e);   /* a full cache disk is E0810, not E0003 */
 	enpu_tlist_free(&inputs);
 	enpu_tlist_free(&results);
 	enpu_buf_free(&res);
@@ -85,24 +96,55 @@ out:
 	return ret;
 }
 
-/* A local run that stopped with its cancel flag up: say why. Under the lock. */
-static void end_cancelled(srv_jobs *j, job *jb)
+/* A local run that stopped with its cancel flag up (*e: where it
+ * stopped): say why. Under the lock. */
+static void end_cancelled(srv_jobs *j, job *jb, const enpu_err *stopped)
 {
-	char why[sizeof jb->err.message];
+	char why[sizeof stopped->message];
+	enpu_err e = ENPU_ERR_INIT;
 
-	snprintf(why, sizeof why, "%s", jb->err.message);
+	snprintf(why, sizeof why, "%s", stopped->message);
 	if (jb->cancel == SRV_CANCEL_TIMEOUT) {
 		jobs_fail_timeout(j, jb, why[0] ? why : "stopped while running");
 		return;
 	}
 	if (jb->cancel == SRV_CANCEL_SHUTDOWN)
-		enpu_fail(&jb->err, ENPU_E_JOB_FAILED, jb->id, "submit it again",
+		enpu_fail(&e, ENPU_E_JOB_FAILED, jb->id, "submit it again",
 			  "the server shut down while job '%s' ran (%s)", jb->id, why);
+	else if (jb->cancel == SRV_CANCEL_DRAIN)
+		enpu_fail(&e, ENPU_E_JOB_FAILED, jb->id, "submit it again",
+			  "the server's drain timed out (--drain-timeout %d s) while job '%s' ran (%s)",
+			  j->drain_s, jb->id, why);
 	else
-		enpu_fail(&jb->err, ENPU_E_JOB_FAILED, jb->id, NULL,
+		enpu_fail(&e, ENPU_E_JOB_FAILED, jb->id, NULL,
 			  "job '%s' was cancelled while running (%s)", jb->id, why);
 	jb->failure = "cancelled";
-	jobs_finish(j, jb, S_CANCELLED);
+	jobs_finish(j, jb, S_CANCELLED, &e);
+}
+
+/* The end of a local run, under the lock. */
+static void end_run(srv_jobs *j, job *jb, int rc, double t0, const enpu_err *e)
+{
+	if (rc == 0) {
+		jobs_learn(j, jb->bk, srv_now() - t0);
+		jobs_finish(j, jb, S_SUCCEEDED, NULL);
+		return;
+	}
+	jb->seconds = srv_now() - t0;
+	if (jb->cancel) {
+		end_cancelled(j, jb, e);
+	} else {
+		jobs_learn(j, jb->bk, jb->seconds);
+		jb->failure = "model";
+		jobs_finish(j, jb, S_FAILED, e);
+	}
+}
+
+/* The next local job to start, NULL when none may (or the drain ended). */
+static job *next_local(srv_jobs *j)
+{
+	jq_node *n = j->drain_fired ? NULL : jq_first(&j->lq);
+	return n ? n->item : NULL;
 }
 
 static void *worker(void *arg)
@@ -113,21 +155,18 @@ static void *worker(void *arg)
 	pthread_mutex_lock(&j->mu);
 	for (;;) {
 		job *jb;
-		while (!j->stopping && !j->qhead)
+		enpu_err e = ENPU_ERR_INIT;
+
+		while (!j->stopping && !next_local(j))
 			pthread_cond_wait(&j->work, &j->mu);
 		if (j->stopping)
 			break;
-		jb = j->qhead;
-		jobs_unqueue(&j->qhead, &j->qtail, jb);
-		j->queued--;
-		j->running++;
-		clock_gettime(CLOCK_REALTIME, &jb->started);
-		jb->t_started = jb->t_attempt = srv_now();
-		jobs_set_state(j, jb, S_RUNNING);
+		jb = next_local(j);
+		jobs_start_run(j, jb);
 		pthread_mutex_unlock(&j->mu);
 
 		double t0 = srv_now();
-		int rc = run_job(j, jb, par);
+		int rc = run_job(j, jb, par, &e);
 		if (rc == 0 && j->on_store)
 			j->on_store(j->on_store_arg);
 		if (rc == 0)
@@ -136,49 +175,95 @@ static void *worker(void *arg)
 		else
 			srv_log("warn", "job=%s artifact=%.12s %s: %s %s", jb->id, jb->artifact,
 				jb->cancel == SRV_CANCEL_TIMEOUT ? "timed out" : jb->cancel ? "cancelled"
-				: "failed", enpu_code_info_of(jb->err.code)->id, jb->err.message);
+				: "failed", enpu_code_info_of(e.code)->id, e.message);
 
 		pthread_mutex_lock(&j->mu);
-		j->running--;
-		if (rc == 0) {
-			jobs_learn(j, jb->bk, srv_now() - t0);
-			jobs_finish(j, jb, S_SUCCEEDED);
-		} else {
-			jb->seconds = srv_now() - t0;
-			if (jb->cancel) {
-				end_cancelled(j, jb);
-			} else {
-				jobs_learn(j, jb->bk, jb->seconds);
-				jb->failure = "model";
-				jobs_finish(j, jb, S_FAILED);
-			}
-		}
+		end_run(j, jb, rc, t0, &e);
 	}
 	pthread_mutex_unlock(&j->mu);
 	enpu_par_destroy(par);
 	return NULL;
 }
 
-/* Time out queued local jobs past their deadline; flag running ones. */
-static void expire_local(srv_jobs *j)
+/* Time out at most max queued local jobs past their deadline (the
+ * earliest first, from the heap); flag the running ones. 1 when more are
+ * due. */
+static int expire_local(srv_jobs *j, int max)
 {
 	double now = srv_now();
-	job *q, *next;
-	int i;
+	const jheap_ent *top;
 
-	for (q = j->qhead; q; q = next) {
-		next = q->qnext;
-		if (now < q->deadline)
-			continue;
-		jobs_unqueue(&j->qhead, &j->qtail, q);
-		j->queued--;
-		jobs_fail_timeout(j, q, "it was still waiting in the queue");
-	}
-	for (i = 0; i < j->n_all; i++) {
-		job *jb = j->all[i];
-		if (!jb->remote && jb->state == S_RUNNING && now >= jb->deadline && !jb->cancel)
+	for (; max > 0 && (top = jheap_top(&j->lheap)) && now >= top->key; max--)
+		jobs_fail_timeout(j, top->item, "it was still waiting in the queue");
+	for (job *jb = j->run.head; jb; jb = jb->lnext)
+		if (!jb->remote && now >= jb->deadline && !jb->cancel)
 			jb->cancel = SRV_CANCEL_TIMEOUT;
+	top = jheap_top(&j->lheap);
+	return top && now >= top->key;
+}
+
+/* End every queued job (both queues) as cancelled, in batches: the server
+ * stops (drain = 0) or its drain timed out. Under the lock. */
+static void cancel_queued(srv_jobs *j, int drain)
+{
+	for (;;) {
+		for (int n = 0; n < JOBS_BATCH; n++) {
+			jq_node *qn = jq_first(&j->lq);
+			enpu_err e = ENPU_ERR_INIT;
+			job *jb;
+
+			if (!qn)
+				qn = jq_first(&j->rq);
+			if (!qn)
+				return;
+			jb = qn->item;
+			if (drain)
+				enpu_fail(&e, ENPU_E_JOB_FAILED, jb->id, "submit it again",
+					  "the server's drain timed out (--drain-timeout %d s) before "
+					  "job '%s' started", j->drain_s, jb->id);
+			else
+				enpu_fail(&e, ENPU_E_JOB_FAILED, jb->id, "submit it again",
+					  "the server shut down before job '%s' started", jb->id);
+			jb->failure = "cancelled";
+			jobs_finish(j, jb, S_CANCELLED, &e);
+		}
+		jobs_breathe(j);
 	}
+}
+
+/* Past the drain's deadline: no job starts any more, the queued ones are
+ * cancelled, the running ones asked to stop at their next op. Once. */
+static void drain_check(srv_jobs *j)
+{
+	if (!j->drain_at || j->drain_fired || srv_now() < j->drain_at)
+		return;
+	j->drain_fired = 1;
+	cancel_queued(j, 1);
+	for (job *jb = j->run.head; jb; jb = jb->lnext)
+		if (!jb->cancel)
+			jb->cancel = SRV_CANCEL_DRAIN;
+	pthread_cond_broadcast(&j->done);
+}
+
+void srv_jobs_drain(srv_jobs *j, int timeout_s)
+{
+	pthread_mutex_lock(&j->mu);
+	if (!j->drain_at) {
+		j->drain_s = timeout_s > 0 ? timeout_s : 0;
+		j->drain_at = srv_now() + j->drain_s;
+	}
+	pthread_mutex_unlock(&j->mu);
+}
+
+int srv_jobs_drain_over(srv_jobs *j)
+{
+	int over;
+
+	pthread_mutex_lock(&j->mu);
+	drain_check(j);
+	over = j->drain_fired;
+	pthread_mutex_unlock(&j->mu);
+	return over;
 }
 
 static void *timer_main(void *arg)
@@ -189,10 +274,11 @@ static void *timer_main(void *arg)
 	while (!j->timer_stop) {
 		struct timespec t;
 
-		expire_local(j);
-		jobs_prune(j);
-		pthread_mutex_unlock(&j->mu);
-		pthread_mutex_lock(&j->mu);
+		/* in batches, the lock let go between them: however many jobs
+		 * expire or are forgotten at once, nobody waits long for it */
+		while (!j->timer_stop && (expire_local(j, JOBS_BATCH) | jobs_prune(j, JOBS_BATCH)))
+			jobs_breathe(j);
+		drain_check(j);
 		if (j->timer_stop)
 			break;
 		clock_gettime(CLOCK_REALTIME, &t);
@@ -206,14 +292,15 @@ static void *timer_main(void *arg)
 	pthread_mutex_unlock(&j->mu);
 	return NULL;
 }
-
 srv_jobs *srv_jobs_start(srv_cas *cas, const enpu_limits *lim, int workers, int threads,
 			 int max_queue, enpu_err *e)
 {
 	srv_jobs *j = calloc(1, sizeof *j);
 	int i;
 
-	if (!j || workers < 1) {
+	if (!j || workers < 1 || jobs_index_init(j) != 0) {
+		if (j)
+			jobs_index_free(j);
 		free(j);
 		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot create the job table");
 		return NULL;
@@ -253,21 +340,6 @@ srv_jobs *srv_jobs_start(srv_cas *cas, const enpu_limits *lim, int workers, int 
 	return j;
 }
 
-/* Cancel every job of a queue: the server stops. Under the lock. */
-static void drain_queue(srv_jobs *j, job **head, job **tail)
-{
-	while (*head) {
-		job *jb = *head;
-		*head = jb->qnext;
-		jb->qnext = NULL;
-		enpu_fail(&jb->err, ENPU_E_JOB_FAILED, jb->id, "submit it again",
-			  "the server shut down before job '%s' started", jb->id);
-		jb->failure = "cancelled";
-		jobs_finish(j, jb, S_CANCELLED);
-	}
-	*tail = NULL;
-}
-
 void srv_jobs_shutdown(srv_jobs *j)
 {
 	int i;
@@ -276,15 +348,13 @@ void srv_jobs_shutdown(srv_jobs *j)
 		return;
 	pthread_mutex_lock(&j->mu);
 	j->stopping = 1;
-	drain_queue(j, &j->qhead, &j->qtail);
-	j->queued = 0;
-	drain_queue(j, &j->rhead, &j->rtail);
-	j->rqueued = 0;
+	cancel_queued(j, 0);
 	/* board jobs in flight stop at once (the dispatchers cancel them on
-	 * their boards); local ones are left to finish, or to time out */
-	for (i = 0; i < j->n_all; i++)
-		if (j->all[i]->remote && j->all[i]->state == S_RUNNING)
-			j->all[i]->cancel = SRV_CANCEL_SHUTDOWN;
+	 * their boards); local ones are left to finish, to time out, or to
+	 * stop at the drain's deadline (the timer runs until they have) */
+	for (job *jb = j->run.head; jb; jb = jb->lnext)
+		if (jb->remote)
+			jb->cancel = SRV_CANCEL_SHUTDOWN;
 	pthread_cond_broadcast(&j->work);
 	pthread_cond_broadcast(&j->rwork);
 	pthread_cond_broadcast(&j->done);
@@ -304,14 +374,10 @@ void srv_jobs_shutdown(srv_jobs *j)
 
 void srv_jobs_free(srv_jobs *j)
 {
-	int i;
-
 	if (!j)
 		return;
 	srv_jobs_shutdown(j);
-	for (i = 0; i < j->n_all; i++)
-		jobs_job_free(j->all[i]);
-	free(j->all);
+	jobs_index_free(j);
 	free(j->threads);
 	pthread_mutex_destroy(&j->mu);
 	pthread_cond_destroy(&j->work);

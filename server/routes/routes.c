@@ -13,6 +13,7 @@ const srv_route srv_routes[] = {
 	{"GET",    API_BLOBS "*",                   SRV_BODY_NONE, srv_get_blob, SRV_ROLE_USER},
 	{"POST",   API_VALIDATE,                    SRV_BODY_SPEC, srv_post_validate, SRV_ROLE_USER},
 	{"POST",   API_COMPILE,                     SRV_BODY_FORM, srv_post_compile, SRV_ROLE_USER},
+	{"POST",   API_IMPORT,                      SRV_BODY_FORM, srv_post_import, SRV_ROLE_USER},
 	{"GET",    API_ARTIFACTS "*",               SRV_BODY_NONE, srv_get_artifact, SRV_ROLE_USER},
 	{"PUT",    API_ARTIFACTS "*",               SRV_BODY_RAW,  srv_put_artifact, SRV_ROLE_USER},
 	{"GET",    API_ARTIFACTS "*" API_ARTIFACT_FILES "**", SRV_BODY_NONE, srv_get_artifact_file, SRV_ROLE_USER},

@@ -27,6 +27,8 @@ void srv_get_blob(srv_ctx *ctx, srv_req *r);
 /* routes_compile.c */
 void srv_post_validate(srv_ctx *ctx, srv_req *r);
 void srv_post_compile(srv_ctx *ctx, srv_req *r);
+/* routes_import.c */
+void srv_post_import(srv_ctx *ctx, srv_req *r);
 /* routes_artifacts.c */
 void srv_get_artifact(srv_ctx *ctx, srv_req *r);
 void srv_get_artifact_file(srv_ctx *ctx, srv_req *r);

@@ -1,9 +1,9 @@
-/* routes_cache.c: cache management over HTTP. GET /v1/cache (stats), GET
- * /v1/cache/entries (blobs, artifacts and action-cache entries, newest use
- * first), DELETE /v1/cache/entries/{id} (never what a queued or running job
+/* routes_cache.c: cache management over HTTP. GET /v1/cache (stats, from
+ * the index's counts), GET /v1/cache/entries (blobs, artifacts and
+ * action-cache entries, newest use first, a page at a time from the index:
+ * ?limit=, and ?cursor= the previous page's "next"), DELETE /v1/cache/entries/{id} (never what a queued or running job
  * needs: 409), POST /v1/cache/gc (evict, drop dangling entries and stale
  * temp files, optionally re-hash every blob). Roles are checked by http.c. */
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,122 +51,92 @@ void srv_get_cache_stats(srv_ctx *ctx, srv_req *r)
 	json_object_object_add(o, F_EVICTED_BYTES, u64(st.evicted_bytes));
 	json_object_object_add(o, F_INTEGRITY_FAILURES, u64(st.integrity_failures));
 	json_object_object_add(o, F_ARTIFACT_LOADS, u64(st.artifact_loads));
+	json_object_object_add(o, F_EVICTING, json_object_new_boolean(srv_cache_evicting()));
 	srv_reply_json(r, 200, o);
 }
 
-/* One listed entry, with its last use for sorting. */
-typedef struct row {
-	struct timespec t;
-	json_object *o;
-} row;
+static const char *const kind_names[IX_NKINDS] = {KIND_BLOB, KIND_AC, KIND_ARTIFACT};
 
-typedef struct rows {
-	row *v;
-	size_t n, cap;
-} rows;
-
-static int add_row(rows *rs, const char *kind, const char *id, int64_t bytes,
-		   const struct timespec *t, const char *artifact)
+static json_object *entry_json(const ix_entry *v)
 {
 	char ts[64];
-	json_object *o;
+	json_object *o = json_object_new_object();
 
-	if (rs->n == rs->cap) {
-		size_t ncap = rs->cap ? rs->cap * 2 : 256;
-		row *nv = realloc(rs->v, ncap * sizeof *nv);
-		if (!nv)
-			return -1;
-		rs->v = nv;
-		rs->cap = ncap;
-	}
-	o = json_object_new_object();
-	if (!o)
-		return -1;
-	srv_time_str(t, ts, sizeof ts);
-	json_object_object_add(o, F_KIND, json_object_new_string(kind));
-	json_object_object_add(o, F_ID, json_object_new_string(id));
-	if (bytes >= 0)
-		json_object_object_add(o, F_BYTES, json_object_new_int64(bytes));
-	if (artifact)
-		json_object_object_add(o, F_ARTIFACT_ID, json_object_new_string(artifact));
+	srv_time_str(&v->used, ts, sizeof ts);
+	json_object_object_add(o, F_KIND, json_object_new_string(kind_names[v->kind]));
+	json_object_object_add(o, F_ID, json_object_new_string(v->id));
+	if (v->bytes >= 0)
+		json_object_object_add(o, F_BYTES, json_object_new_int64(v->bytes));
+	if (v->kind == IX_AC)
+		json_object_object_add(o, F_ARTIFACT_ID, json_object_new_string(v->art));
 	json_object_object_add(o, F_LAST_USE, json_object_new_string(ts));
-	rs->v[rs->n].t = *t;
-	rs->v[rs->n].o = o;
-	rs->n++;
-	return 0;
+	return o;
 }
 
-static int cmp_newest(const void *a, const void *b)
+/* The cursor after entry v: "SECONDS.NANOSECONDS.KIND.ID", opaque to clients. */
+static void cursor_str(const ix_entry *v, char *out, size_t cap)
 {
-	const row *x = a, *y = b;
-	if (x->t.tv_sec != y->t.tv_sec)
-		return x->t.tv_sec > y->t.tv_sec ? -1 : 1;
-	if (x->t.tv_nsec != y->t.tv_nsec)
-		return x->t.tv_nsec > y->t.tv_nsec ? -1 : 1;
-	return 0;
+	snprintf(out, cap, "%lld.%09ld.%d.%s", (long long)v->used.tv_sec, (long)v->used.tv_nsec,
+		 (int)v->kind, v->id);
 }
 
-static int list_blobs(srv_ctx *ctx, rows *rs)
+/* 0, or -1 when s is no cursor this daemon gives. */
+static int cursor_parse(const char *s, ix_cursor *c)
 {
-	srv_cas_entry *v;
-	uint64_t total;
-	int n, i, ret = 0;
+	char tail[80], check[160];
+	long long sec;
+	long nsec;
+	int kind, n = 0;
 
-	if (srv_cas_list(ctx->cas, &v, &n, &total) != 0)
+	if (strlen(s) > 120 ||
+	    sscanf(s, "%lld.%ld.%d.%70s%n", &sec, &nsec, &kind, tail, &n) != 4 || s[n] ||
+	    sec < 0 || nsec < 0 || nsec > 999999999 || kind < 0 || kind >= IX_NKINDS ||
+	    !enpu_is_sha256_hex(tail))
 		return -1;
-	for (i = 0; i < n && ret == 0; i++)
-		ret = add_row(rs, KIND_BLOB, v[i].digest, (int64_t)v[i].size, &v[i].mtime, NULL);
-	free(v);
-	return ret;
+	c->used.tv_sec = (time_t)sec;
+	c->used.tv_nsec = nsec;
+	c->kind = (ix_kind)kind;
+	memcpy(c->id, tail, 65);
+	/* one spelling only: what cursor_str writes */
+	snprintf(check, sizeof check, "%lld.%09ld.%d.%s", sec, nsec, kind, tail);
+	return strcmp(check, s) == 0 ? 0 : -1;
 }
 
-static int list_artifacts(srv_ctx *ctx, rows *rs)
+/* ?kind= as a mask of ix kinds; -1 when it is none of them. */
+static int kind_mask(const char *kind)
 {
-	char dir[4200];
-	DIR *d;
-	struct dirent *de;
-	int ret = 0;
+	int k;
 
-	snprintf(dir, sizeof dir, "%s/artifacts", srv_cas_root(ctx->cas));
-	d = opendir(dir);
-	if (!d)
-		return 0;
-	while (ret == 0 && (de = readdir(d))) {
-		uint64_t bytes;
-		struct timespec t;
-		if (!enpu_is_sha256_hex(de->d_name) ||
-		    srv_artifact_usage(ctx->cas, de->d_name, &bytes, &t) != 0)
-			continue;
-		ret = add_row(rs, KIND_ARTIFACT, de->d_name, (int64_t)bytes, &t, NULL);
-	}
-	closedir(d);
-	return ret;
+	if (!kind || !*kind)
+		return (1 << IX_NKINDS) - 1;
+	for (k = 0; k < IX_NKINDS; k++)
+		if (!strcmp(kind, kind_names[k]))
+			return 1 << k;
+	return -1;
 }
 
-static int list_ac(srv_ctx *ctx, rows *rs)
+static uint64_t kind_total(srv_ctx *ctx, int mask)
 {
-	srv_ac_entry *v;
-	int n, i, ret = 0;
+	srv_cache_stats st;
 
-	if (srv_ac_list(ctx->cas, &v, &n) != 0)
-		return -1;
-	for (i = 0; i < n && ret == 0; i++)
-		ret = add_row(rs, KIND_AC, v[i].key, -1, &v[i].mtime, v[i].id);
-	free(v);
-	return ret;
+	srv_cas_stats(ctx->cas, &st);
+	return (mask & (1 << IX_BLOB) ? st.blobs : 0) + (mask & (1 << IX_AC) ? st.ac_entries : 0) +
+	       (mask & (1 << IX_ARTIFACT) ? st.artifacts : 0);
 }
 
+/* One page: JSON for the entries it returns only, from the index. */
 void srv_get_cache_entries(srv_ctx *ctx, srv_req *r)
 {
 	const char *kind = srv_req_query(r, Q_KIND), *lim_s = srv_req_query(r, Q_LIMIT);
+	const char *cur_s = srv_req_query(r, Q_CURSOR);
 	long limit = LIST_DEFAULT;
-	rows rs = {NULL, 0, 0};
+	int mask = kind_mask(kind), n, i, more;
+	ix_cursor cur;
+	ix_entry *v;
 	json_object *o, *arr;
-	size_t i;
-	int rc = 0;
+	char next[128];
 
-	if (kind && *kind && strcmp(kind, KIND_BLOB) && strcmp(kind, KIND_ARTIFACT) &&
-	    strcmp(kind, KIND_AC)) {
+	if (mask < 0) {
 		srv_reply_fail(r, ENPU_E_BAD_REQUEST, Q_KIND,
 			       "query 'kind' is '%.40s'; it takes blob, artifact or ac", kind);
 		return;
@@ -180,34 +150,28 @@ void srv_get_cache_entries(srv_ctx *ctx, srv_req *r)
 			return;
 		}
 	}
-	if (kind && !*kind)
-		kind = NULL;
-	if (!kind || !strcmp(kind, KIND_ARTIFACT))
-		rc |= list_artifacts(ctx, &rs);
-	if (!kind || !strcmp(kind, KIND_AC))
-		rc |= list_ac(ctx, &rs);
-	if (!kind || !strcmp(kind, KIND_BLOB))
-		rc |= list_blobs(ctx, &rs);
-	if (rc != 0) {
-		for (i = 0; i < rs.n; i++)
-			json_object_put(rs.v[i].o);
-		free(rs.v);
+	if (cur_s && cursor_parse(cur_s, &cur) != 0) {
+		srv_reply_fail(r, ENPU_E_BAD_REQUEST, Q_CURSOR, "query 'cursor' is '%.40s'; it takes "
+			       "the 'next' of a previous answer", cur_s);
+		return;
+	}
+	v = malloc((size_t)limit * sizeof *v);
+	if (!v) {
 		srv_reply_fail(r, ENPU_E_NOMEM, NULL, "out of memory listing the cache");
 		return;
 	}
-	if (rs.n > 1)
-		qsort(rs.v, rs.n, sizeof *rs.v, cmp_newest);
+	n = srv_cas_page(ctx->cas, (unsigned)mask, cur_s ? &cur : NULL, (int)limit, v, &more);
 	arr = json_object_new_array();
-	for (i = 0; i < rs.n; i++) {
-		if (i < (size_t)limit)
-			json_object_array_add(arr, rs.v[i].o);
-		else
-			json_object_put(rs.v[i].o);
-	}
+	for (i = 0; i < n; i++)
+		json_object_array_add(arr, entry_json(&v[i]));
 	o = json_object_new_object();
 	json_object_object_add(o, F_ENTRIES, arr);
-	json_object_object_add(o, F_TOTAL, u64(rs.n));
-	free(rs.v);
+	json_object_object_add(o, F_TOTAL, u64(kind_total(ctx, mask)));
+	if (more && n > 0) {
+		cursor_str(&v[n - 1], next, sizeof next);
+		json_object_object_add(o, F_NEXT, json_object_new_string(next));
+	}
+	free(v);
 	srv_reply_json(r, 200, o);
 }
 
@@ -259,14 +223,8 @@ void srv_delete_cache_entry(srv_ctx *ctx, srv_req *r)
 		}
 	}
 	if (!strcmp(kind, KIND_ARTIFACT)) {
-		/* srv_artifact_drop takes its entries too; count them first */
-		srv_ac_entry *v;
-		int n, i;
-		if (srv_ac_list(ctx->cas, &v, &n) == 0) {
-			for (i = 0; i < n; i++)
-				ac_dropped += !strcmp(v[i].id, id);
-			free(v);
-		}
+		/* srv_artifact_drop takes its entries too (and counts none) */
+		ac_dropped = srv_ac_drop_for(ctx->cas, id);
 		srv_artifact_drop(ctx->cas, id);
 	} else if (!strcmp(kind, KIND_BLOB)) {
 		srv_cas_remove(ctx->cas, id);

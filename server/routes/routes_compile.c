@@ -167,28 +167,24 @@ static int reply_if_evicted(srv_ctx *ctx, srv_req *r)
 	return 1;
 }
 
-/* A cache miss: compile in memory (the weights blob's address is its
- * digest: not hashed again), write the files into a temp directory, store
- * them by the digests the compile computed and install the artifact; record
- * key -> id in the action cache. 0, or -1 + *e. */
+/* A cache miss: compile into a temp directory (the weights streamed from
+ * their blob member by member, never held in memory; the blob's address
+ * is its digest: not hashed again), store the files by the digests the
+ * compile computed and install the artifact; record key -> id in the
+ * action cache. 0, or -1 + *e. */
 static int compile_new(srv_ctx *ctx, const enpu_spec *spec, const enpu_target *tgt,
 		       const char *weights_p, const char *weights_name, const char *weights_d,
 		       const char *spec_d, const char *key, char id[65], enpu_err *e)
 {
-	enpu_tlist w = ENPU_TLIST_INIT;
 	enpu_compiled cc;
 	char tmp[4300];
 	int rc = -1;
 
 	memset(&cc, 0, sizeof cc);
-	if (enpu_npz_read(weights_p, weights_name ? weights_name : "weights.npz", ctx->lim, &w,
-			  e) != 0 ||
-	    enpu_compile_mem(spec, tgt, &w, weights_name, weights_d, spec_d, ctx->lim, &cc, e) != 0)
-		goto out;
-	enpu_tlist_free(&w);   /* the weights npz is in cc now: free its tensors early */
 	if (srv_cas_tmpdir(ctx->cas, tmp, sizeof tmp, e) != 0)
-		goto out;
-	if (enpu_compiled_write(&cc, tmp, e) != 0 ||
+		return -1;
+	if (enpu_compile_to_dir(spec, tgt, weights_p, weights_name ? weights_name : "weights.npz",
+				weights_d, spec_d, ctx->lim, tmp, &cc, e) != 0 ||
 	    srv_artifact_ingest_compiled(ctx->cas, tmp, &cc, e) != 0) {
 		srv_rmtree(tmp);
 		goto out;
@@ -198,15 +194,14 @@ static int compile_new(srv_ctx *ctx, const enpu_spec *spec, const enpu_target *t
 	rc = srv_ac_put(ctx->cas, key, id, e);
 out:
 	enpu_compiled_free(&cc);
-	enpu_tlist_free(&w);
 	return rc;
 }
 
 /* 200 with the artifact id, whether it was cached, the backend and the
  * summary, and the artifact's files: from its manifest alone (the cache's
  * manifests are its own or were checked at import). */
-static void reply_compiled(srv_req *r, const char *id, int cached, const enpu_manifest *m,
-			   const enpu_buf *raw)
+static void reply_compiled(srv_ctx *ctx, srv_req *r, const char *id, int cached,
+			   const enpu_manifest *m, const enpu_buf *raw)
 {
 	json_object *res = json_object_new_object();
 
@@ -214,7 +209,10 @@ static void reply_compiled(srv_req *r, const char *id, int cached, const enpu_ma
 	json_object_object_add(res, F_CACHED, json_object_new_boolean(cached));
 	json_object_object_add(res, F_BACKEND, json_object_new_string(m->backend));
 	enpu_msummary_to_json(&m->summary, res);
-	json_object_object_add(res, F_FILES, srv_artifact_files_json(m, raw));
+	/* the daemon's own user also gets each file's path in the cache, to
+	 * link instead of download */
+	json_object_object_add(res, F_FILES, srv_artifact_files_json(ctx->cas, m, raw,
+								     srv_req_is_own_user(r)));
 	srv_reply_json(r, 200, res);
 }
 
@@ -308,7 +306,7 @@ void srv_post_compile(srv_ctx *ctx, srv_req *r)
 	}
 	if (lookup_or_compile(ctx, &q, spec, tgt, key, id, &cached, &m, &raw, &e) != 0)
 		goto fail;
-	reply_compiled(r, id, cached, &m, &raw);
+	reply_compiled(ctx, r, id, cached, &m, &raw);
 	enpu_manifest_free(&m);
 	if (!cached)
 		srv_cache_enforce(ctx);

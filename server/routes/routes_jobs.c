@@ -64,45 +64,6 @@ static void reply_job(srv_ctx *ctx, srv_req *r, const char *id, int wait_s, int 
 	}
 }
 
-/* An eviction pass (--cache-max) that collected its pins before this
- * job was queued may remove its input or artifact after the checks
- * above, and the accepted job would fail. srv_cache_enforce waits for
- * such a pass (the eviction lock; later passes see this job's pins);
- * then look again, and when one is gone cancel the job and answer as
- * the check would have: 409 E0804 with the missing list, or 404. 1 when
- * it answered (the caller stops there). */
-static int evicted_while_queued(srv_ctx *ctx, srv_req *r, const char *art, const char *input,
-				const char *id)
-{
-	enpu_err e = ENPU_ERR_INIT;
-	int has_input;
-
-	srv_cache_enforce(ctx);
-	has_input = srv_cas_has(ctx->cas, input, NULL);
-
-	if (!has_input || !srv_artifact_present(ctx->cas, art)) {
-		srv_jobs_cancel(ctx->jobs, id);
-		if (has_input) {
-			enpu_fail(&e, ENPU_E_NOT_FOUND, art, "compile it, or import it with PUT "
-				  API_ARTIFACTS "{id}", "artifact '%.12s' was evicted as the "
-				  "job was queued: no artifact '%s' on this server", art, art);
-			srv_reply_error(r, &e, NULL);
-		} else {
-			json_object *extra = json_object_new_object();
-			json_object *m = json_object_new_array();
-
-			json_object_array_add(m, json_object_new_string(input));
-			json_object_object_add(extra, F_MISSING, m);
-			enpu_fail(&e, ENPU_E_BLOB_MISSING, F_INPUT, "upload it with PUT "
-				  API_BLOBS "{sha256}", "blob %s ('%s') was evicted as the job "
-				  "was queued", input, F_INPUT);
-			srv_reply_error(r, &e, extra);
-		}
-		return 1;
-	}
-	return 0;
-}
-
 void srv_post_job(srv_ctx *ctx, srv_req *r)
 {
 	const char *art, *input, *input_name, *prio_s;
@@ -133,13 +94,17 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 			       "field 'artifact' is not an artifact id (64 lowercase hex): '%.80s'", art);
 		return;
 	}
+	/* No eviction pass runs from here until the job is queued (its pins
+	 * are then seen by every later pass): what is checked now is what
+	 * the job finds when it runs. */
+	srv_cache_pin_begin(ctx);
 	/* Check its files now (a stat each when unchanged): a bad artifact
 	 * fails the request, not the job. The backend is the manifest's (the
 	 * cache's manifests are trusted); the worker loads the artifact. */
 	if (!srv_artifact_verify(ctx->cas, art, &e) ||
 	    srv_artifact_manifest(ctx->cas, art, &m, NULL, &e) != 0) {
 		srv_reply_error(r, &e, NULL);
-		return;
+		goto unpin;
 	}
 	snprintf(backend, sizeof backend, "%s", m.backend);
 	enpu_manifest_free(&m);
@@ -151,17 +116,17 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 				  backend, ctx->cfg.n_boards, ctx->cfg.n_boards == 1 ? "" : "s",
 				  ctx->cfg.n_boards ? " and none of them serves it" : "");
 			srv_reply_error(r, &e, NULL);
-			return;
+			goto unpin;
 		}
 		/* all its boards down: said now, not after the job timeout */
 		if (srv_boards_check_up(ctx->boards, backend, &e) != 0) {
 			srv_reply_error(r, &e, srv_boards_json(ctx->boards));
-			return;
+			goto unpin;
 		}
 		remote = 1;
 	}
 	if (srv_blob_field(ctx, r, F_INPUT, path, sizeof path))
-		return;
+		goto unpin;
 	srv_field_str(r, F_INPUT, 1, &input);
 	input_name = base_name(input_name);
 	if (!input_name || !*input_name)
@@ -177,11 +142,13 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 	q.owner = srv_req_who(r)->name;
 	if (srv_jobs_submit_req(ctx->jobs, &q, id, &e) != 0) {
 		srv_reply_error(r, &e, NULL);
-		return;
+		goto unpin;
 	}
-	if (ctx->cfg.cache_max && evicted_while_queued(ctx, r, art, input, id))
-		return;
+	srv_cache_pin_end(ctx);
 	reply_job(ctx, r, id, wait_s, 1);
+	return;
+unpin:
+	srv_cache_pin_end(ctx);
 }
 
 void srv_get_job(srv_ctx *ctx, srv_req *r)

@@ -96,18 +96,64 @@ static int putattrs(enpu_buf *o, const enpu_attrs *a)
 	r |= put32(o, (uint32_t)a->n_perm);
 	for (int i = 0; i < BND_DIMS; i++)
 		r |= put32(o, (uint32_t)a->perm[i]);
-	r |= put32(o, a->set);
+	r |= put32(o, a->set) | put32(o, (uint32_t)a->split.n);
+	for (int i = 0; i < a->split.n; i++)
+		r |= put64(o, (uint64_t)a->split.v[i]);
 	return r ? -1 : 0;
 }
 
-static int putdata(enpu_buf *o, int t, const enpu_shape *s, const float *f)
+/* Then every attribute of the op's row, by its type (bundle.h): the
+ * fields spec v2 ops add reach the runner without a format change each. */
+static int putrow(enpu_buf *o, const enpu_opdef *d, const enpu_attrs *a)
+{
+	int r = 0;
+
+	for (const enpu_attrdef *ad = d->attrs; ad->name; ad++) {
+		const char *base = (const char *)a + ad->offset;
+
+		switch (ad->type) {
+		case ENPU_ATTR_FLOAT:
+			r |= putf(o, *(const float *)base);
+			break;
+		case ENPU_ATTR_INT:
+		case ENPU_ATTR_BOOL01:
+		case ENPU_ATTR_ENUM:
+			r |= put32(o, (uint32_t) * (const int *)base);
+			break;
+		case ENPU_ATTR_INTS:
+			for (int i = 0; i < ad->count; i++)
+				r |= put32(o, (uint32_t)((const int *)base)[i]);
+			break;
+		case ENPU_ATTR_FLOATS:
+			for (int i = 0; i < ad->count; i++)
+				r |= putf(o, ((const float *)base)[i]);
+			break;
+		case ENPU_ATTR_LIST: {
+			const enpu_ilist *l = (const enpu_ilist *)base;
+
+			r |= put32(o, (uint32_t)l->n);
+			for (int i = 0; i < l->n && i < ENPU_MAX_LIST; i++)
+				r |= put64(o, (uint64_t)l->v[i]);
+			break;
+		}
+		case ENPU_ATTR_DIMS:
+		case ENPU_ATTR_PERM:
+		case ENPU_ATTR_SIZES:
+			break;   /* in the fixed block above */
+		}
+	}
+	return r ? -1 : 0;
+}
+
+static int putdata(enpu_buf *o, int t, const enpu_irtensor *x, const float *f)
 {
 	uint64_t n;
 
-	if (enpu_shape_numel(s, &n) < 0 || put32(o, (uint32_t)t) < 0 || put64(o, n) < 0)
+	if (enpu_shape_numel(&x->shape, &n) < 0 || put32(o, (uint32_t)t) < 0 || put64(o, n) < 0)
 		return -1;
 	for (uint64_t k = 0; k < n; k++)
-		if (putf(o, f[k]) < 0)
+		if (x->dtype == ENPU_DT_I64 ? put64(o, (uint64_t)((const int64_t *)(const void *)f)[k]) < 0
+					   : putf(o, f[k]) < 0)
 			return -1;
 	return 0;
 }
@@ -141,12 +187,16 @@ static int write_bundle(const enpu_artifact *a, const enpu_tlist *in, enpu_buf *
 		r |= putstr(o, op->name) | putstr(o, op->def->name) | put32(o, (uint32_t)op->n_in);
 		for (int j = 0; j < op->n_in; j++)
 			r |= put32(o, (uint32_t)op->in[j]);
-		r |= put32(o, (uint32_t)op->out[0]) | putattrs(o, &op->attrs);
+		r |= put32(o, (uint32_t)op->n_out);
+		for (int j = 0; j < op->n_out; j++)
+			r |= put32(o, (uint32_t)op->out[j]);
+		r |= putattrs(o, &op->attrs) | putrow(o, op->def, &op->attrs);
 	}
 	r |= put64(o, p->arena_bytes) | put32(o, (uint32_t)p->n_bufs);
 	for (int k = 0; k < p->n_bufs; k++) {
 		const enpu_plan_buf *b = &p->bufs[k];
-		r |= put32(o, (uint32_t)b->tensor) | put64(o, b->offset) | put64(o, b->bytes);
+		r |= put32(o, b->tensor < 0 ? BND_SCRATCH : (uint32_t)b->tensor) | put64(o, b->offset) |
+		     put64(o, b->bytes);
 		r |= put32(o, (uint32_t)b->first_op) | put32(o, (uint32_t)b->last_op);
 	}
 	r |= put32(o, 0);   /* n_data: patched once the entries are written */
@@ -168,7 +218,7 @@ static int write_bundle(const enpu_artifact *a, const enpu_tlist *in, enpu_buf *
 			if (!f)
 				return enpu_fail(e, ENPU_E_INTERNAL, x->name, NULL,
 						 "tensor '%s' has no data", x->name);
-			r |= putdata(o, t, &x->shape, f);
+			r |= putdata(o, t, x, f);
 			n++;
 		}
 		if (r)

@@ -11,31 +11,42 @@
  *   str      u32 length (<= BND_MAX_STR), then that many bytes, no NUL
  *   shape    u32 ndim (<= 8), then ndim x i64 dims (each >= 0)
  *
- * Bundle, version 1 (.bundle):
+ * Bundle, version 2 (.bundle; 2 adds several outputs, split's sizes, int64):
  *   magic    8 bytes "ENPUBNDL"
- *   u32      version (1)
+ *   u32      version (3)
  *   u32      flags (0)
  *   str      graph name
  *   str      backend the artifact was compiled for (informational)
  *   u32      n_tensors; each tensor:
- *              str name; u8 dtype (1 = float32); u8 kind (0 input, 1 weight,
+ *              str name; u8 dtype (1 = float32, 2 = int64: weights only);
+ *              u8 kind (0 input, 1 weight,
  *              2 intermediate); u8 is_output (0/1); u8 reserved (0); shape
  *   u32      n_inputs;  n_inputs x u32 tensor index (graph input order)
  *   u32      n_outputs; n_outputs x u32 tensor index (spec output order)
  *   u32      n_ops; each op, in schedule order:
  *              str name; str operator ("conv2d": looked up in the op table)
- *              u32 n_in; n_in x u32 tensor index; u32 output tensor index
+ *              u32 n_in; n_in x u32 tensor index; u32 n_out (1..64);
+ *              n_out x u32 output tensor index
  *              attrs: the resolved enpu_attrs, field by field:
  *                f32 alpha, f32 beta, i32 trans_a, i32 trans_b, f32 min,
  *                f32 max, i32 approximate, i32 axis, 2 x i32 kernel,
  *                2 x i32 strides, 4 x i32 pads, 2 x i32 dilations,
  *                i32 group, i32 count_include_pad, f32 epsilon,
  *                u32 n_shape, 8 x i64 shape, u32 n_perm, 8 x i32 perm,
+ *                u32 set, u32 n_split, n_split x i64 split
  *                u32 set
+ *              then every attribute of the op's row (ops.c), in its order,
+ *              by type: FLOAT f32; INT, BOOL01, ENUM (the choice's index)
+ *              i32; INTS count x i32; FLOATS count x f32; LIST u32 n
+ *              (<= count), n x i64; DIMS, PERM and SIZES nothing
+ *              (above). The
+ *              fields spec v2 ops add travel this way.
  *   plan:    u64 arena_bytes; u32 n_bufs; each buffer:
- *              u32 tensor; u64 offset; u64 bytes; u32 first_op; u32 last_op
+ *              u32 tensor (BND_SCRATCH: the scratch of op first_op);
+ *              u64 offset; u64 bytes; u32 first_op; u32 last_op
  *   u32      n_data; each: u32 tensor (an input or a weight, each exactly
- *              once); u64 count (= its numel); count x f32
+ *              once); u64 count (= its numel); count x f32 (count x i64
+ *              for an int64 tensor)
  *   magic    8 bytes "ENPUEND1", and nothing after it
  *
  * The reader re-runs every op's shape rule and checks it against the
@@ -55,7 +66,8 @@
 #define BND_MAGIC "ENPUBNDL"
 #define BND_END "ENPUEND1"
 #define BND_RES_MAGIC "ENPURES1"
-#define BND_VERSION 1u
+#define BND_VERSION 3u
+#define BND_SCRATCH 0xffffffffu
 #define BND_MAX_STR 4096u
 #define BND_MAX_TENSORS 65536u
 #define BND_MAX_OPS 65536u

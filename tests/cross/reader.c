@@ -157,7 +157,7 @@ static int shape(cursor *c, const char *who, enpu_shape *s)
 		s->dim[d] = (int64_t)v;
 	}
 	if (enpu_shape_numel(s, &n) < 0 || n > enpu_limits_default()->max_tensor_elems ||
-	    n > SIZE_MAX / sizeof(float))
+	    n > SIZE_MAX / sizeof(int64_t))
 		return bad(c, "tensor '%s' is larger than the limit", who);
 	return 0;
 }
@@ -208,10 +208,81 @@ static int attrs(cursor *c, enpu_attrs *a)
 	if (u32(c, "set", &n) < 0)
 		return -1;
 	a->set = n;
+	if (u32(c, "n_split", &n) < 0)
+		return -1;
+	if (n > ENPU_MAX_SPLIT)
+		return bad(c, "attribute 'split' has %u entries", n);
+	a->split.n = (int)n;
+	for (int i = 0; i < a->split.n; i++) {
+		uint64_t v;
+		if (u64(c, "split", &v) < 0)
+			return -1;
+		a->split.v[i] = (int64_t)v;
+	}
 	/* the shape rules check ranges; these flags they take as given */
 	if ((unsigned)a->trans_a > 1 || (unsigned)a->trans_b > 1 ||
 	    (unsigned)a->count_include_pad > 1 || (unsigned)a->approximate > 1)
 		return bad(c, "a 0/1 attribute is out of range");
+	return 0;
+}
+
+/* The op row's attributes by type, after the fixed block (bundle.h). */
+static int row_attrs(cursor *c, const enpu_opdef *d, enpu_attrs *a)
+{
+	for (const enpu_attrdef *ad = d->attrs; ad->name; ad++) {
+		char *base = (char *)a + ad->offset;
+		int n = 0;
+
+		switch (ad->type) {
+		case ENPU_ATTR_FLOAT:
+			if (f32(c, ad->name, (float *)base) < 0)
+				return -1;
+			break;
+		case ENPU_ATTR_INT:
+		case ENPU_ATTR_BOOL01:
+		case ENPU_ATTR_ENUM:
+			if (i32(c, ad->name, (int *)base) < 0)
+				return -1;
+			while (ad->type == ENPU_ATTR_ENUM && ad->choices && ad->choices[n])
+				n++;
+			if ((ad->type == ENPU_ATTR_BOOL01 && (unsigned)*(int *)base > 1) ||
+			    (ad->type == ENPU_ATTR_ENUM && (unsigned)*(int *)base >= (unsigned)n))
+				return bad(c, "attribute '%s' is out of range", ad->name);
+			break;
+		case ENPU_ATTR_INTS:
+			for (int i = 0; i < ad->count; i++)
+				if (i32(c, ad->name, (int *)base + i) < 0)
+					return -1;
+			break;
+		case ENPU_ATTR_FLOATS:
+			for (int i = 0; i < ad->count; i++)
+				if (f32(c, ad->name, (float *)base + i) < 0)
+					return -1;
+			break;
+		case ENPU_ATTR_LIST: {
+			enpu_ilist *l = (enpu_ilist *)base;
+			uint32_t k;
+
+			if (u32(c, ad->name, &k) < 0)
+				return -1;
+			if (k > (uint32_t)ad->count || k > ENPU_MAX_LIST)
+				return bad(c, "attribute '%s' has %u entries", ad->name, k);
+			l->n = (int)k;
+			for (int i = 0; i < l->n; i++) {
+				uint64_t v;
+
+				if (u64(c, ad->name, &v) < 0)
+					return -1;
+				l->v[i] = (int64_t)v;
+			}
+			break;
+		}
+		case ENPU_ATTR_DIMS:
+		case ENPU_ATTR_PERM:
+		case ENPU_ATTR_SIZES:
+			break;   /* in the fixed block (attrs) */
+		}
+	}
 	return 0;
 }
 
@@ -267,11 +338,12 @@ static int tensors(cursor *c, enpu_graph *g)
 		if (u8(c, "dtype", &dt) < 0 || u8(c, "kind", &kind) < 0 ||
 		    u8(c, "is_output", &out) < 0 || u8(c, "reserved", &res) < 0)
 			goto out;
-		if (dt != ENPU_DT_F32 || kind > ENPU_TK_INTERMEDIATE || out > 1 || res) {
+		if ((dt != ENPU_DT_F32 && !(dt == ENPU_DT_I64 && kind == ENPU_TK_WEIGHT)) ||
+		    kind > ENPU_TK_INTERMEDIATE || out > 1 || res) {
 			bad(c, "tensor '%s' has an invalid dtype, kind or flag", t->name);
 			goto out;
 		}
-		t->dtype = ENPU_DT_F32;
+		t->dtype = (enpu_dtype)dt;
 		t->kind = (enpu_tkind)kind;
 		t->is_output = (int)out;
 		if (out && t->kind != ENPU_TK_INTERMEDIATE) {
@@ -376,28 +448,42 @@ static int op_inputs(cursor *c, const enpu_graph *g, enpu_irop *op, enpu_shape *
  * is the output's producer and the last user of its inputs so far. */
 static int op_output(cursor *c, enpu_graph *g, enpu_irop *op, int k, const enpu_shape *in_sh)
 {
-	enpu_shape out_sh[1];
+	enpu_shape out_sh[ENPU_MAX_OP_OUTPUTS];
 	char why[256];
-	uint32_t o;
+	uint32_t o, nout;
 
-	if (u32(c, "an op output", &o) < 0)
+	if (u32(c, "n_out", &nout) < 0)
 		return -1;
-	if (o >= (uint32_t)g->n_tensors || g->tensors[o].kind != ENPU_TK_INTERMEDIATE ||
-	    g->tensors[o].producer >= 0)
-		return bad(c, "op '%s' writes tensor %u: not an intermediate, or produced twice",
-			   op->name, o);
-	op->out[0] = (int)o;
-	op->n_out = 1;
-	if (attrs(c, &op->attrs) < 0)
+	if (nout < 1 || nout > ENPU_MAX_OP_OUTPUTS ||
+	    (op->def->n_out >= 0 && nout != (uint32_t)op->def->n_out))
+		return bad(c, "op '%s' has %u outputs, outside its operator's", op->name, nout);
+	if (!(op->out = calloc(nout, sizeof(int))))
+		return enpu_fail(c->e, ENPU_E_NOMEM, c->label, NULL, "cannot read op '%s'", op->name);
+	for (uint32_t j = 0; j < nout; j++) {
+		if (u32(c, "an op output", &o) < 0)
+			return -1;
+		if (o >= (uint32_t)g->n_tensors || g->tensors[o].kind != ENPU_TK_INTERMEDIATE ||
+		    g->tensors[o].producer >= 0)
+			return bad(c, "op '%s' writes tensor %u: not an intermediate, or produced twice",
+				   op->name, o);
+		op->out[j] = (int)o;
+		op->n_out = (int)j + 1;
+		g->tensors[o].producer = k;
+	}
+	for (int j = 0; j < op->n_in; j++)
+		if ((g->tensors[op->in[j]].dtype == ENPU_DT_I64) !=
+		    (j < 32 && (op->def->int64_in >> j & 1)))
+			return bad(c, "op '%s' reads a tensor of the wrong dtype", op->name);
+	if (attrs(c, &op->attrs) < 0 || row_attrs(c, op->def, &op->attrs) < 0)
 		return -1;
 	why[0] = '\0';
-	if (op->def->shape(&op->attrs, in_sh, op->n_in, out_sh, why, sizeof(why)) < 0)
+	if (op->def->shape(&op->attrs, in_sh, op->n_in, out_sh, op->n_out, why, sizeof(why)) < 0)
 		return enpu_fail(c->e, ENPU_E_ARTIFACT, c->label, FIX,
 				 "op '%s': shape rule of '%s' fails: %s", op->name, op->def->name, why);
-	if (!enpu_shape_eq(&out_sh[0], &g->tensors[o].shape))
-		return bad(c, "op '%s': the recorded output shape is not the shape rule's",
-			   op->name);
-	g->tensors[o].producer = k;
+	for (int j = 0; j < op->n_out; j++)
+		if (!enpu_shape_eq(&out_sh[j], &g->tensors[op->out[j]].shape))
+			return bad(c, "op '%s': the recorded output shape is not the shape rule's",
+				   op->name);
 	for (int j = 0; j < op->n_in; j++)
 		g->tensors[op->in[j]].last_use = k;
 	return 0;
@@ -451,15 +537,19 @@ static int plan(cursor *c, const enpu_graph *g, enpu_plan *p)
 
 	memset(p, 0, sizeof(*p));
 	if (u64(c, "arena_bytes", &arena) < 0 ||
-	    count(c, "buffers", (uint32_t)g->n_tensors, 28, &n) < 0)
+	    count(c, "buffers", (uint32_t)(g->n_tensors + g->n_ops), 28, &n) < 0)
 		return -1;
 	p->n_tensors = g->n_tensors;
+	p->n_ops = g->n_ops;
 	p->tensor_buf = malloc(sizeof(int) * (size_t)(g->n_tensors ? g->n_tensors : 1));
+	p->op_scratch = malloc(sizeof(int) * (size_t)(g->n_ops ? g->n_ops : 1));
 	p->bufs = calloc(n ? n : 1, sizeof(*p->bufs));
-	if (!p->tensor_buf || !p->bufs)
+	if (!p->tensor_buf || !p->op_scratch || !p->bufs)
 		return enpu_fail(c->e, ENPU_E_NOMEM, c->label, NULL, "cannot read the plan");
 	for (int i = 0; i < g->n_tensors; i++)
 		p->tensor_buf[i] = -1;
+	for (int i = 0; i < g->n_ops; i++)
+		p->op_scratch[i] = -1;
 	for (uint32_t k = 0; k < n; k++) {
 		enpu_plan_buf *b = &p->bufs[k];
 		uint32_t t, f, l;
@@ -467,13 +557,21 @@ static int plan(cursor *c, const enpu_graph *g, enpu_plan *p)
 		    u64(c, "bytes", &b->bytes) < 0 || u32(c, "first_op", &f) < 0 ||
 		    u32(c, "last_op", &l) < 0)
 			return -1;
-		if (t >= (uint32_t)g->n_tensors || p->tensor_buf[t] >= 0 ||
-		    f >= (uint32_t)g->n_ops || l >= (uint32_t)g->n_ops)
-			return bad(c, "plan: buffer %u is out of range or repeats a tensor", k);
-		b->tensor = (int)t;
+		if (f >= (uint32_t)g->n_ops || l >= (uint32_t)g->n_ops)
+			return bad(c, "plan: buffer %u names an op out of range", k);
 		b->first_op = (int)f;
 		b->last_op = (int)l;
-		p->tensor_buf[t] = (int)k;
+		if (t == BND_SCRATCH) {   /* op f's scratch */
+			if (p->op_scratch[f] >= 0)
+				return bad(c, "plan: buffer %u repeats an op's scratch", k);
+			b->tensor = -1;
+			p->op_scratch[f] = (int)k;
+		} else {
+			if (t >= (uint32_t)g->n_tensors || p->tensor_buf[t] >= 0)
+				return bad(c, "plan: buffer %u is out of range or repeats a tensor", k);
+			b->tensor = (int)t;
+			p->tensor_buf[t] = (int)k;
+		}
 		p->n_bufs = (int)k + 1;
 	}
 	p->arena_bytes = arena;
@@ -502,6 +600,7 @@ static int data(cursor *c, const enpu_graph *g, float **out)
 		uint32_t t;
 		uint64_t cnt, numel;
 		const unsigned char *p;
+		size_t es;
 		float *f;
 
 		if (u32(c, "a data tensor", &t) < 0 || u64(c, "a data count", &cnt) < 0)
@@ -512,14 +611,18 @@ static int data(cursor *c, const enpu_graph *g, float **out)
 		if (enpu_shape_numel(&g->tensors[t].shape, &numel) < 0 || cnt != numel)
 			return bad(c, "data of '%s' has %llu floats, not its shape's count",
 				   g->tensors[t].name, (unsigned long long)cnt);
-		/* numel * 4 fits size_t: shape() checked it */
-		if (take(c, (size_t)cnt * sizeof(float), "tensor data", &p) < 0)
+		es = g->tensors[t].dtype == ENPU_DT_I64 ? 8 : 4;
+		/* numel * 8 fits size_t: shape() checked it */
+		if (take(c, (size_t)cnt * es, "tensor data", &p) < 0)
 			return -1;
-		if (!(f = malloc(cnt ? (size_t)cnt * sizeof(float) : 1)))
+		if (!(f = malloc(cnt ? (size_t)cnt * es : 1)))
 			return enpu_fail(c->e, ENPU_E_NOMEM, c->label, NULL,
 					 "cannot hold the data of '%s'", g->tensors[t].name);
 		for (uint64_t k = 0; k < cnt; k++)
-			f[k] = bnd_bitsf(bnd_get32(p + 4 * k));
+			if (es == 8)
+				((int64_t *)(void *)f)[k] = (int64_t)bnd_get64(p + 8 * k);
+			else
+				f[k] = bnd_bitsf(bnd_get32(p + 4 * k));
 		out[t] = f;
 	}
 	for (int t = 0; t < g->n_tensors; t++)

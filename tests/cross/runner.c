@@ -78,6 +78,8 @@ static int run_once(const bundle *b, int nthreads, int fill, enpu_buf *out, enpu
 			offset[t] = (int64_t)b->plan.bufs[b->plan.tensor_buf[t]].offset;
 	}
 	enpu_engine_bind_arena(&en, arena, offset);
+	en.plan = &b->plan;
+	en.arena = arena;
 	if (enpu_engine_run(&en, e) < 0)
 		goto out;
 

@@ -50,7 +50,7 @@ expect_eq "stats --json: ac_hit_rate" "$(jget "$TMP/last.out" ac_hit_rate)" "0.5
 B0=$(cstat a blobs)
 # A hit answers from the artifact's manifest (its summary) and loads
 # nothing: a summary edited in the cache (the files intact) is what it says.
-MAN=$TMP/a.cache/artifacts/$ID/manifest.json
+MAN=$TMP/a.cache/artifacts/${ID:0:2}/$ID/manifest.json
 cp "$MAN" "$TMP/man.orig"
 "$PY" -c 'import json, sys
 m = json.load(open(sys.argv[1])); m["summary"]["operators"] = 99
@@ -69,6 +69,28 @@ expect_match "ls: the action-cache entry names it" "$(cat "$TMP/last.out")" "^ac
 expect_eq "ls: one row per entry" "$(($(wc -l <"$TMP/last.out") - 1))" "$((B0 + 2))"
 check "cache ls --kind blob --limit 2 --json" "$CLI" cache ls --kind blob --limit 2 --json
 expect_eq "ls --limit 2: two entries, total all blobs" "$(jget "$TMP/last.out" entries.1.kind) $(jget "$TMP/last.out" total)" "blob $B0"
+expect_match "ls --limit 2: a cursor for the next page" "$(jget "$TMP/last.out" next)" '^[0-9]+\.[0-9]{9}\.0\.[0-9a-f]{64}$'
+# every page by its cursor: each entry once, in the order of one big page
+check "ls --json (all, one page)" "$CLI" cache ls --json
+jget "$TMP/last.out" 'entries.*.id' | tr ' ' '\n' >"$TMP/ls.all"
+expect_eq "ls: the last page has no next" "$(jexpr "$TMP/last.out" '"next" in d')" false
+: >"$TMP/ls.paged"; cur=; pages=0
+while [ $pages -lt 50 ]; do
+	"$CLI" cache ls --limit 3 --json ${cur:+--cursor "$cur"} >"$TMP/page.json" || break
+	jget "$TMP/page.json" 'entries.*.id' | tr ' ' '\n' >>"$TMP/ls.paged"
+	pages=$((pages + 1))
+	cur=$(jexpr "$TMP/page.json" 'd.get("next", "")')
+	[ -z "$cur" ] && break
+done
+expect_eq "ls by pages of 3: the same entries in the same order" "$(cat "$TMP/ls.paged")" "$(cat "$TMP/ls.all")"
+expect_eq "ls by pages: $(wc -l <"$TMP/ls.all") entries in $pages pages" "$pages" "$(( ($(wc -l <"$TMP/ls.all") + 2) / 3 ))"
+check "cache ls --limit 1: for people" "$CLI" cache ls --limit 1
+expect_match "ls --limit 1: says how to get the next page" "$(tail -1 "$TMP/last.out")" \
+	"^\(1 of $((B0 + 2)) entries; --limit N shows more, --cursor [0-9.a-f]+ the next page\)$"
+expect_eq "a cursor that is none: 400" \
+	"$(dcurl a -o "$TMP/bad.json" -w '%{http_code}' "$U/v1/cache/entries?cursor=12.34.5.zz")" 400
+expect_match "which names it" "$(jget "$TMP/bad.json" error.message)" "query 'cursor'"
+check_status "ls --cursor with a quote: usage error" 2 "$CLI" cache ls --cursor "1'2"
 check_status "ls --kind bogus: usage error" 2 "$CLI" cache ls --kind bogus
 check_status "rm without ID: usage error" 2 "$CLI" cache rm
 check_status "rm of an unknown id: 404 (exit 2)" 2 "$CLI" cache rm 0000000000000000000000000000000000000000000000000000000000000000
@@ -99,15 +121,17 @@ check "same result" cmp "$TMP/r1.npz" "$TMP/r4.npz"
 expect_eq "two integrity failures" "$(cstat a integrity_failures)" 2
 
 # ---- a corrupted artifact file: compile recompiles, run re-imports -------------------------------
-big=$(ls -S "$TMP/a.cache/artifacts/$ID"/weights/* | head -1)
+big=$(ls -S "$TMP/a.cache/artifacts/${ID:0:2}/$ID"/weights/* | head -1)
 flip "$big"
 miss0=$(cstat a ac_misses)
 check "compile with a corrupted artifact: succeeds" compile "$TMP/mlp4"
 expect_eq "it was a miss (recompiled)" "$(cstat a ac_misses)" "$((miss0 + 1))"
-expect_eq "counted" "$(cstat a integrity_failures)" 3
+# the artifact's weights file is a hard link to its blob, which is also
+# the uploaded weights (the same bytes): both are found corrupt, both counted
+expect_eq "counted (the artifact, and the blob its file shares)" "$(cstat a integrity_failures)" 4
 check "the recompiled files are intact" diff -r "$TMP/mlp" "$TMP/mlp4"
 check "the log names the artifact" grep -q "artifact $ID failed its integrity check" "$TMP/a.log"
-big=$(ls -S "$TMP/a.cache/artifacts/$ID"/weights/* | head -1)
+big=$(ls -S "$TMP/a.cache/artifacts/${ID:0:2}/$ID"/weights/* | head -1)
 flip "$big"
 st=$(dcurl a -o "$TMP/j.json" -w '%{http_code}' -d "{\"artifact\":\"$ID\",\"input\":\"$IN\"}" "$U/v1/jobs")
 expect_eq "a run of the corrupted artifact id: 404" "$st" 404

@@ -2,7 +2,8 @@
 # config.sh: eulernpud's configuration file (applied, overridden by flags,
 # --check-config with file:line:col errors), the limits (each with its
 # error and status), SIGHUP (tokens and boards reloaded live), SIGTERM drain
-# (a running slow job finishes, new jobs get 503, exit 0) and socket
+# (a running slow job finishes, new jobs get 503, exit 0; at --drain-timeout
+# the jobs left are cancelled, a running one at its next op) and socket
 # activation (systemd-socket-activate, and LISTEN_FDS set by hand for TCP).
 . "$(dirname "$0")/lib.sh"
 
@@ -189,8 +190,11 @@ expect_eq "no token in the log" "$(grep -c -e old-token-1234 -e new-token-5678 "
 stop_daemon h
 
 # ---- SIGTERM drains --------------------------------------------------------------------------------------
+# Job 1 is held running (EULERNPUD_HOLD, server/fault.h) until the drain
+# has been seen; then both jobs may end.
 make_slow_model "$TMP/slow"
-start_daemon d --workers 1 || { finish; exit 1; }
+hold
+EULERNPUD_HOLD=$HOLD start_daemon d --workers 1 || { finish; exit 1; }
 st d "$TMP/c.json" -F spec=@"$TMP/slow/spec.yaml" -F weights=@"$TMP/slow/weights.npz" $U/v1/compile >/dev/null
 A=$(jget "$TMP/c.json" artifact)
 st d "$TMP/j1.json" -F artifact=$A -F input=@"$TMP/slow/input.npz" $U/v1/jobs >/dev/null
@@ -215,6 +219,8 @@ health_status() { st d "$TMP/hd.json" $U/v1/health >/dev/null; jget "$TMP/hd.jso
 until_eq "draining: health's status is draining" draining health_status
 expect_eq "draining: health answers 503" "$(st d "$TMP/hd.json" $U/v1/health)" 503
 expect_eq "draining: health's 503 is its own body, not an error" "$(jget "$TMP/hd.json" role)" local
+expect_eq "draining: job 1 is still running" "$(jstate "$J1")" running
+release
 wait "$DP"; rc=$?
 unset "T_PIDS[d]"
 expect_eq "drained: the daemon exits 0" "$rc" 0
@@ -222,6 +228,46 @@ wait "$W"
 expect_eq "drained: the waiting client saw job 2 succeed" "$(jget "$TMP/w2.json" state)" succeeded
 expect_match "drained: the log says so" "$(cat "$TMP/d.log")" "drained: no jobs left"
 expect_eq "drained: the socket is removed" "$([ -e "$TMP/d.sock" ] && echo there || echo gone)" gone
+
+# ---- --drain-timeout bounds running jobs too -------------------------------------------------------
+# Job 1 is held running and the gate stays closed to the end: only the
+# drain's deadline (1 s) can stop it; job 2 is queued behind it.
+hold
+EULERNPUD_HOLD=$HOLD start_daemon t --workers 1 --drain-timeout 1 || { finish; exit 1; }
+st t "$TMP/tc.json" -F spec=@"$M/spec.yaml" -F weights=@"$M/weights.npz" $U/v1/compile >/dev/null
+TA=$(jget "$TMP/tc.json" artifact)
+st t "$TMP/t1.json" -F artifact=$TA -F input=@"$M/input.npz" $U/v1/jobs >/dev/null
+st t "$TMP/t2.json" -F artifact=$TA -F input=@"$M/input.npz" $U/v1/jobs >/dev/null
+T1=$(jget "$TMP/t1.json" id)
+T2=$(jget "$TMP/t2.json" id)
+tstate() { dcurl t "$U/v1/jobs/$1" | jget - state; }
+until_eq "drain-timeout: job 1 is held running" running tstate "$T1"
+dcurl t --max-time 120 -o "$TMP/tw1.json" "$U/v1/jobs/$T1?wait=100" &
+TW1=$!
+dcurl t --max-time 120 -o "$TMP/tw2.json" "$U/v1/jobs/$T2?wait=100" &
+TW2=$!
+TP=$(daemon_pid t)
+kill -TERM "$TP"
+for _ in $(seq 600); do kill -0 "$TP" 2>/dev/null || break; sleep 0.1; done
+expect_eq "drain-timeout: the daemon exits although job 1 was still held" \
+	"$(kill -0 "$TP" 2>/dev/null && echo running || echo exited)" exited
+kill -KILL "$TP" 2>/dev/null
+wait "$TP"; rc=$?
+unset "T_PIDS[t]"
+expect_eq "drain-timeout: exit 0" "$rc" 0
+wait "$TW1" "$TW2"
+expect_eq "drain-timeout: the running job ends cancelled" "$(jget "$TMP/tw1.json" state)" cancelled
+expect_match "drain-timeout: its error says the drain timed out while it ran" \
+	"$(jget "$TMP/tw1.json" error.message)" "drain timed out \(--drain-timeout 1 s\) while job '$T1' ran"
+expect_eq "drain-timeout: the queued job ends cancelled" "$(jget "$TMP/tw2.json" state)" cancelled
+expect_match "drain-timeout: its error says so, before it started" \
+	"$(jget "$TMP/tw2.json" error.message)" "drain timed out \(--drain-timeout 1 s\) before job '$T2' started"
+expect_match "drain-timeout: the log says when the deadline came" "$(cat "$TMP/t.log")" \
+	"drain timeout \(1 s\): the queued jobs are cancelled"
+expect_match "drain-timeout: the log says why it stopped" "$(cat "$TMP/t.log")" \
+	"drain timed out: the jobs left were cancelled"
+expect_eq "drain-timeout: the gate was never opened" "$([ -e "$HOLD" ] && echo closed || echo open)" closed
+release
 
 # ---- socket activation ------------------------------------------------------------------------------------
 if command -v systemd-socket-activate >/dev/null; then

@@ -23,7 +23,7 @@ got=$(sed -n '/<!-- errors:begin -->/,/<!-- errors:end -->/p' "$ROOT/README.md" 
 expect_eq "README error table matches the catalogue (tests/e2e/docs.sh --write)" "$got" "$want"
 n=$("$BIN/eulernpu" explain | wc -l)
 check "catalogue lists codes" test "$n" -ge 40
-for verb in validate compile run compare report backends boards jobs cache explain version; do
+for verb in import validate compile run compare report backends boards jobs cache explain version; do
 	check "README documents '$verb'" grep -q "eulernpu $verb" "$ROOT/README.md"
 done
 # what a user reads points inside the repository (or the installed copy)

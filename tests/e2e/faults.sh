@@ -55,12 +55,19 @@ for fan in sorted(os.listdir(root + '/cas')):
         else:
             blobs += 1
             nbytes += os.path.getsize(p)
+# artifacts/ and ac/ fan out like cas/: <2 hex>/<id>
+def fanned(top):
+    for fan in sorted(os.listdir(top)):
+        if not os.path.isdir(top + '/' + fan) or len(fan) != 2:
+            print('problem: stray entry in', top.rsplit('/', 1)[1] + '/:', fan)
+            continue
+        for name in sorted(os.listdir(top + '/' + fan)):
+            if not hexre.match(name) or name[:2] != fan:
+                print('problem: stray entry in', top.rsplit('/', 1)[1] + '/:', fan + '/' + name)
+                continue
+            yield name, top + '/' + fan + '/' + name
 arts = []
-for name in sorted(os.listdir(root + '/artifacts')):
-    d = root + '/artifacts/' + name
-    if not hexre.match(name):
-        print('problem: stray entry in artifacts/:', name)
-        continue
+for name, d in fanned(root + '/artifacts'):
     arts.append(name)
     try:
         m = json.load(open(d + '/manifest.json'))
@@ -77,9 +84,9 @@ for name in sorted(os.listdir(root + '/artifacts')):
         elif ('bytes' in f and os.path.getsize(p) != f['bytes']) or digest(p) != f['sha256']:
             print('problem: artifact', name[:12], 'partial file', f['path'])
 ac = 0
-for name in sorted(os.listdir(root + '/ac')):
-    t = open(root + '/ac/' + name).read()
-    if not hexre.match(name) or not re.match(r'^[0-9a-f]{64}\n$', t):
+for name, p in fanned(root + '/ac'):
+    t = open(p).read()
+    if not re.match(r'^[0-9a-f]{64}\n$', t):
         print('problem: partial ac entry', name)
     elif t[:64] not in arts:
         print('problem: ac entry', name[:12], 'names an absent artifact', t[:12])
@@ -264,8 +271,9 @@ expect_eq "evict: killed: nothing served incomplete" "$(problems ev)" ""
 expect_eq "evict: killed: the new blob stored, one old one gone" \
 	"$(figures ev | cut -d' ' -f1) $(test -e "$TMP/ev.cache/cas/${B:0:2}/$B" && echo new)" "${before%% *} new"
 start_daemon ev --cache-max 70000 || { finish; exit 1; }
+check "evict: restarted: the start-up pass ends (evicting false)" settled ev
 held=$(served ev | sed 's/^blobs=[0-9]* blob_bytes=\([0-9]*\).*/\1/')
-check "evict: restarted: within --cache-max ($held bytes) before any request" test "$held" -le 70000
+check "evict: restarted: within --cache-max ($held bytes) once it has" test "$held" -le 70000
 after_restart ev
 expect_match "evict: repeated: 200 or 201" "$(code ev -X PUT --data-binary @"$TMP/b64k" "$U/v1/blobs/$B")" '^20[01]$'
 expect_eq "evict: then GET: the bytes" "$(dcurl ev "$U/v1/blobs/$B" | sha256sum | cut -c1-64)" "$B"
@@ -275,6 +283,61 @@ disk ev
 expect_eq "evict: after the repeat: the disk is whole" "$(problems ev)" ""
 expect_eq "evict: after the repeat: GET /v1/cache = the disk" "$(served ev)" "$(figures ev | sed 's/ tmp=.*//')"
 stop_daemon ev
+
+# ---- the start-up pass in the background: health answers while it runs ----------------------
+# The same cache restarted with half the bound: the pass that brings it under runs after the
+# daemon listens; paused at its first eviction, the daemon answers, and says it is evicting
+# (a store past the bound would wait for the pass, as any store waits for an eviction).
+start_fault ev evict --cache-max 4000 || { finish; exit 1; }
+check "start-up pass: the fault point is reached (the daemon answers already)" wait_marker ev
+expect_eq "start-up pass: paused: health 200" "$(code ev "$U/v1/health")" 200
+expect_eq "start-up pass: paused: GET /v1/cache says evicting" \
+	"$(dcurl ev "$U/v1/cache" | jget - evicting)" true
+expect_eq "start-up pass: paused: GET /v1/cache = the disk" "$(served ev)" "$(disk ev; figures ev | sed 's/ tmp=.*//')"
+expect_eq "start-up pass: paused: the listing is answered" "$(code ev "$U/v1/cache/entries?limit=5")" 200
+expect_eq "start-up pass: paused: /metrics is answered" "$(code ev "$U/metrics")" 200
+crash ev
+start_daemon ev --cache-max 4000 || { finish; exit 1; }
+check "start-up pass: restarted: it ends (evicting false)" settled ev
+held=$(served ev | sed 's/^blobs=[0-9]* blob_bytes=\([0-9]*\).*/\1/')
+check "start-up pass: restarted: within the smaller bound ($held bytes)" test "$held" -le 4000
+after_restart ev
+stop_daemon ev
+
+# ---- kill -9 while a flat cache (the layout before fan-out directories) is migrated ----------
+# ref's cache with ac/ and artifacts/ flattened, and two more action-cache entries: the
+# daemon moves them at start-up, before it listens; killed after the first move, the next
+# start moves the rest.
+cp -a "$TMP/ref.cache" "$TMP/mg.cache" && rm -f "$TMP/mg.cache/lock"
+for top in ac artifacts; do
+	for e in "$TMP/mg.cache/$top"/??/*; do mv "$e" "$TMP/mg.cache/$top/"; done
+	rmdir "$TMP/mg.cache/$top"/?? 2>/dev/null
+done
+K0=$(basename "$(ls "$TMP/mg.cache/ac"/* | head -1)")
+for k in 1 2; do cp "$TMP/mg.cache/ac/$K0" "$TMP/mg.cache/ac/$(printf "$k%.0s" $(seq 64))"; done
+flat() { find "$TMP/mg.cache/ac" "$TMP/mg.cache/artifacts" -mindepth 1 -maxdepth 1 -name '????????*' | wc -l; }
+expect_eq "migrate: a flat cache of 3 entries and 1 artifact" "$(flat)" 4
+rm -f "$TMP/mg.marker"
+EULERNPUD_FAULT=migrate EULERNPUD_FAULT_FILE=$TMP/mg.marker "$BIN/eulernpud" --socket "$TMP/mg.sock" \
+	--cache "$TMP/mg.cache" --log "$TMP/mg.log" </dev/null >/dev/null 2>>"$TMP/mg.stderr" &
+T_PIDS[mg]=$!
+check "migrate: the fault point is reached" wait_marker mg
+crash mg
+left=$(flat)
+check "migrate: killed: one entry moved, the rest still flat ($left)" test "$left" -ge 1 -a "$left" -lt 4
+start_daemon mg || { finish; exit 1; }
+expect_eq "migrate: restarted: nothing flat left" "$(flat)" 0
+check "migrate: the log says what moved" grep -q "into fan-out directories" "$TMP/mg.log"
+after_restart mg
+expect_eq "migrate: the 3 entries and the artifact are served" "$(served mg | sed 's/.* artifacts=/artifacts=/')" \
+	"artifacts=1 ac_entries=3"
+h0=$(dcurl mg "$U/v1/cache" | jget - ac_hits)
+check "migrate: compile" enpu mg compile --spec "$M/spec.yaml" --weights "$M/weights.npz" --out "$TMP/mg.art"
+expect_eq "migrate: the compile is a hit of the migrated action cache" "$(dcurl mg "$U/v1/cache" | jget - ac_hits)" "$((h0 + 1))"
+check "migrate: the same files" diff -r "$TMP/mlp" "$TMP/mg.art"
+check "migrate: run by id" enpu mg run --artifact "$ID" --input "$M/input.npz" --out "$TMP/mg.npz"
+check "migrate: byte-equal to the reference run" cmp "$TMP/mg.npz" "$TMP/ref.npz"
+stop_daemon mg
 
 # ---- kill -9 while an artifact is removed (cache rm) ---------------------------------------
 start_fault dr drop || { finish; exit 1; }
@@ -287,7 +350,7 @@ expect_eq "drop: paused: the artifact is out of artifacts/ in one step (404)" \
 crash dr "$req"
 disk dr
 expect_eq "drop: killed: nothing served incomplete" "$(problems dr)" ""
-check "drop: killed: no partial directory under artifacts/" test ! -e "$TMP/dr.cache/artifacts/$ID"
+check "drop: killed: no partial directory under artifacts/" test ! -e "$TMP/dr.cache/artifacts/${ID:0:2}/$ID"
 start_daemon dr || { finish; exit 1; }
 expect_eq "drop: restarted: the artifact 404" "$(code dr "$U/v1/artifacts/$ID")" 404
 after_restart dr

@@ -274,15 +274,42 @@ stop_daemon() {
 
 daemon_pid() { echo "${T_PIDS[$1]:-}"; }
 
+# settled NAME: up to 60 s for the daemon's eviction passes (the start-up
+# one runs in the background) to end: GET /v1/cache says evicting false.
+settled() {
+	for _ in $(seq 600); do
+		[ "$(curl -sf --max-time 5 --unix-socket "$TMP/$1.sock" http://localhost/v1/cache |
+			"$PY" -c 'import json, sys; print(json.load(sys.stdin)["evicting"])' 2>/dev/null)" = False ] &&
+			return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # curl against a daemon's socket: dcurl NAME [curl args...] PATH
 dcurl() {
 	local name=$1; shift
 	curl -s --max-time 60 --unix-socket "$TMP/$name.sock" "$@"
 }
 
-# make_slow_model DIR: a spec whose run takes seconds on this machine (120
-# chained 640x640 matmuls; tests assert job states, never durations), with
-# its weights.npz and input.npz.
+# The daemon's job gate (EULERNPUD_HOLD, server/fault.h): a daemon started
+# with EULERNPUD_HOLD=$HOLD keeps every job it takes running, before its
+# first op, while the file $HOLD exists. hold creates it, release removes
+# it; release_when CMD... removes it in the background once CMD succeeds
+# (polled, bounded at 300 s), so a test can let jobs end at the moment it
+# has seen what it waited for, never after a guessed delay.
+HOLD=$TMP/hold
+hold() { : >"$HOLD"; }
+release() { rm -f "$HOLD"; }
+release_when() {
+	( for _ in $(seq 3000); do "$@" >/dev/null 2>&1 && break; sleep 0.1; done; rm -f "$HOLD" ) &
+	EXTRA_PIDS+=($!)
+}
+
+# make_slow_model DIR: a spec whose run takes a second or more on this
+# machine (120 chained 640x640 matmuls), with its weights.npz and
+# input.npz. Tests that need a job to stay running hold it (above); none
+# relies on how long this one takes.
 make_slow_model() {
 	mkdir -p "$1"
 	"$PY" - "$1" <<'PYEOF'

@@ -17,9 +17,9 @@ SAN=0
 ldd "$BIN/eulernpud" 2>/dev/null | grep -q libasan && SAN=1
 
 # The job table is a bounded history by design (--job-history, default
-# 10000; about 4.5 KiB of RSS per finished job, measured): 128 keeps it
-# under 1 MiB and full within the warm-up, so growth after the warm-up
-# means a leak, not the history filling. --conn-limit: the 64 clients hold
+# 10000; about 2.2 KiB of RSS per finished job, measured by make stress's
+# jobscale): 128 keeps it under 1 MiB and full within the warm-up, so
+# growth after the warm-up means a leak, not the history filling. --conn-limit: the 64 clients hold
 # 64 connections, the default limit; the spare ones are for this script.
 DAEMON_ARGS=(--workers 2 --conn-limit 100 --job-history 128)
 WARMUP=(--warmup 2 --warmup-iters 256)

@@ -12,7 +12,7 @@
 CLI=$BIN/eulernpu
 M=$EX/tiny_mlp
 export EULERNPU_SERVER=unix:$TMP/a.sock
-start_daemon a || { finish; exit 1; }
+EULERNPUD_HOLD=$HOLD start_daemon a || { finish; exit 1; }
 
 sums() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
 # litter DIR: the temporary or set-aside siblings left beside DIR
@@ -95,6 +95,43 @@ echo keep >"$TMP/keep.npz"
 check_status "  into an existing file: exit 2" 2 env EULERNPU_SERVER=$BAD \
 	"$CLI" run --artifact "$TMP/mlp" --input "$M/input.npz" --out "$TMP/keep.npz"
 expect_eq "  the existing file keeps its bytes" "$(cat "$TMP/keep.npz")" keep
+
+# ---- what a compile need not download -----------------------------------------
+# From its own daemon (a Unix socket the user owns) the client takes each
+# file from the daemon's cache, not over the socket; through a server that
+# is not its own (a proxy: it gives no such paths) it takes what --out
+# already holds with the listed digest and downloads only the rest.
+"$PY" "$ROOT/tests/e2e/tools/unix_proxy.py" --to "$TMP/a.sock" --listen "$TMP/far.sock" \
+	--corrupt '^$' 2>"$TMP/proxy2.err" &
+EXTRA_PIDS+=($!)
+for _ in $(seq 100); do [ -S "$TMP/far.sock" ] && break; sleep 0.05; done
+FAR=unix:$TMP/far.sock
+fetches() { grep -c 'method=GET route=/v1/artifacts/\*/files/' "$TMP/a.log"; }
+n0=$(fetches)
+check "own daemon: compile into a new DIR" \
+	"$CLI" compile --spec "$M/spec.yaml" --weights "$M/weights.npz" --out "$TMP/own"
+expect_eq "  no file was downloaded" "$(fetches)" "$n0"
+check "  the artifact runs" "$CLI" run --artifact "$TMP/own" --input "$M/input.npz" --out "$TMP/own.npz"
+(umask 027; "$CLI" compile --spec "$M/spec.yaml" --weights "$M/weights.npz" --out "$TMP/own027" >/dev/null)
+expect_eq "  its files' modes follow the umask (027: 640)" \
+	"$(find "$TMP/own027" -type f ! -perm 0640 -printf '%m %p\n')" ""
+check "another server: compile into a new DIR" env EULERNPU_SERVER=$FAR \
+	"$CLI" compile --spec "$M/spec.yaml" --weights "$M/weights.npz" --out "$TMP/far"
+expect_eq "  every file downloaded (4)" "$(( $(fetches) - n0 ))" 4
+check "  the same files as from the cache" diff -r "$TMP/own" "$TMP/far"
+n1=$(fetches)
+check "another server: the same compile into that DIR again" env EULERNPU_SERVER=$FAR \
+	"$CLI" compile --spec "$M/spec.yaml" --weights "$M/weights.npz" --out "$TMP/far"
+expect_eq "  nothing downloaded: DIR held every file" "$(fetches)" "$n1"
+changed=$("$PY" -c 'import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+old = {f["path"]: f["sha256"] for f in a["files"]}
+print(1 + sum(old.get(f["path"]) != f["sha256"] for f in b["files"]))' "$TMP/far/manifest.json" "$TMP/mlp/manifest.json")
+check "another server: other weights into that DIR" env EULERNPU_SERVER=$FAR \
+	"$CLI" compile --spec "$M/spec.yaml" --weights "$TMP/weights2.npz" --out "$TMP/far"
+expect_eq "  only the files that changed were downloaded ($changed, the manifest among them)" \
+	"$(( $(fetches) - n1 ))" "$changed"
+check "  which match the cache's" diff -r "$TMP/mlp" "$TMP/far"
 
 # ---- outputs that name another output or an input ---------------------------
 cp "$M/input.npz" "$TMP/in.npz"
@@ -191,9 +228,11 @@ check_status "jobs result of a damaged download: exit 2" 2 env EULERNPU_SERVER=$
 	"$CLI" jobs result "$J" --out "$TMP/jd.npz"
 check "  nothing written" test ! -e "$TMP/jd.npz"
 
-# A job still queued or running says its state; a cancelled one its error.
+# A job still queued or running (held: lib.sh's hold) says its state; a
+# cancelled one its error.
 make_slow_model "$TMP/slow"
 "$CLI" compile --spec "$TMP/slow/spec.yaml" --weights "$TMP/slow/weights.npz" --out "$TMP/slow/art" >/dev/null
+hold
 S=$("$CLI" run --artifact "$TMP/slow/art" --input "$TMP/slow/input.npz" --detach)
 check_status "jobs result of an unfinished job: exit 2" 2 "$CLI" jobs result "$S" --out "$TMP/s.npz"
 expect_eq "  E0817" "$(sed -n 1p "$TMP/last.err")" "error[E0817]: conflicts with a job's state"
@@ -201,6 +240,7 @@ expect_match "  says its state" "$(cat "$TMP/last.err")" "job '$S' is (queued|ru
 check "  nothing written" test ! -e "$TMP/s.npz"
 "$CLI" jobs cancel "$S" >/dev/null
 "$CLI" jobs wait "$S" --timeout 60 >/dev/null 2>&1
+release
 check_status "jobs result of a cancelled job: exit 1" 1 "$CLI" jobs result "$S" --out "$TMP/s.npz"
 expect_match "  its error" "$(sed -n 1,2p "$TMP/last.err")" "cancel"
 check "  nothing written" test ! -e "$TMP/s.npz"

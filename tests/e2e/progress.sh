@@ -40,17 +40,27 @@ has_esc() { grep -q $'\033\\[K' "$1"; }
 make_slow_model "$TMP/slow"
 check "slow model generated" test -s "$TMP/slow/spec.yaml"
 
-start_daemon p --workers 1 || { finish; exit 1; }
+EULERNPUD_HOLD=$HOLD start_daemon p --workers 1 || { finish; exit 1; }
 check "compile the slow model" enpu compile --spec "$TMP/slow/spec.yaml" --weights "$TMP/slow/weights.npz" --out "$TMP/slow.art"
 check "compile tiny_mlp" enpu compile --spec "$MLP/spec.yaml" --weights "$MLP/weights.npz" --out "$TMP/mlp"
 
-# A job in front keeps the worker busy, so the run below waits in the queue
-# and then runs: well over a second whatever the machine.
-blocker() { enpu run --artifact "$TMP/slow.art" --input "$TMP/slow/input.npz" --detach; }
+# A job in front, held running (lib.sh's hold), keeps the worker busy, so
+# the run below waits in the queue; the hold is released once the client
+# has shown what is checked (or, where nothing is shown, once the server has
+# had the job waiting for two seconds, longer than the client's one-second
+# threshold), and then both run.
+blocker() { hold; enpu run --artifact "$TMP/slow.art" --input "$TMP/slow/input.npz" --detach; }
+queued_for_2s() {   # a job has been queued for 2 s (the server's clock)
+	curl -sf --max-time 10 --unix-socket "$SOCK" "http://localhost/v1/jobs?state=queued" |
+		"$PY" -c 'import json,sys,time,datetime as dt
+j = json.load(sys.stdin)["jobs"]
+sys.exit(0 if j and time.time() - dt.datetime.fromisoformat(j[0]["created"].replace("Z", "+00:00")).timestamp() >= 2 else 1)'
+}
 
 # ---- run on a TTY: the wait status, then exactly the plain output ---------------
 B1=$(blocker)
 check "a job in front was submitted" test -n "$B1"
+release_when grep -q 'queued, #1 in queue' "$TMP/run.tty"
 tty "$TMP/run.tty" run --artifact "$TMP/slow.art" --input "$TMP/slow/input.npz" --out "$TMP/r1.npz"
 expect_eq "tty run: exit 0" "$?" 0
 expect_match "tty run: the wait status names the job's state" "$(tr '\r' '\n' <"$TMP/run.tty")" \
@@ -64,6 +74,7 @@ shown "$TMP/run.tty" >"$TMP/run.shown"
 # ---- the same without a TTY: nothing on stderr, the same lines on stdout ---------
 B2=$(blocker)
 check "a second job in front was submitted" test -n "$B2"
+release_when queued_for_2s
 enpu run --artifact "$TMP/slow.art" --input "$TMP/slow/input.npz" --out "$TMP/r2.npz" \
 	>"$TMP/run.out" 2>"$TMP/run.err"
 expect_eq "no tty: exit 0" "$?" 0
@@ -74,13 +85,18 @@ expect_eq "tty run: the terminal ends up showing exactly the plain output" \
 check "both runs wrote the same result" cmp "$TMP/r1.npz" "$TMP/r2.npz"
 
 # ---- --json on a TTY: no progress ----------------------------------------------
+B3=$(blocker)
+check "a third job in front was submitted" test -n "$B3"
+release_when queued_for_2s
 tty "$TMP/json.tty" run --artifact "$TMP/slow.art" --input "$TMP/slow/input.npz" --out "$TMP/r3.npz" --json
 expect_eq "tty run --json: exit 0" "$?" 0
 check_status "tty run --json: no status line" 1 has_esc "$TMP/json.tty"
 check_status "tty run --json: no wait text" 1 grep -q 'waiting for' "$TMP/json.tty"
 
 # ---- jobs wait on a TTY ---------------------------------------------------------
+hold
 J=$(enpu run --artifact "$TMP/slow.art" --input "$TMP/slow/input.npz" --detach)
+release_when grep -q "waiting for job $J" "$TMP/wait.tty"
 tty "$TMP/wait.tty" jobs wait "$J"
 expect_eq "tty jobs wait: exit 0" "$?" 0
 expect_match "tty jobs wait: the status names the job" "$(tr '\r' '\n' <"$TMP/wait.tty")" \

@@ -216,7 +216,7 @@ expect_eq "import under a wrong id 422" "$(st b "$TMP/e.json" -X PUT --data-bina
 st b "$TMP/bj.json" -F artifact=$ID -F input=@"$MLP/input.npz" "$U/v1/jobs?wait=30" >/dev/null
 st b "$TMP/rb.npz" "$U/v1/jobs/$(jget "$TMP/bj.json" id)/result" >/dev/null
 check "run on B: same result bytes as A" cmp "$TMP/r1.npz" "$TMP/rb.npz"
-expect_eq "B's action cache stays empty" "$(ls "$TMP/b.cache/ac" | wc -l)" 0
+expect_eq "B's action cache stays empty" "$(find "$TMP/b.cache/ac" -type f | wc -l)" 0
 
 # ---- restart keeps the cache; stale socket; clean stop ------------------------------------------------------------
 stop_daemon a

@@ -258,6 +258,9 @@ if command -v systemd-socket-activate >/dev/null; then
 	for _ in $(seq 100); do [ -S "$TMP/act.sock" ] && break; sleep 0.05; done
 	expect_match "socket-activated: the daemon answers on the socket it was handed" \
 		"$(curl -s --max-time 20 --unix-socket "$TMP/act.sock" http://localhost/v1/health)" '"role": ?"server"'
+	# the listener asks the socket on READY=1: let it have its answer
+	# before the daemon is stopped (else it may see the stop, not READY)
+	wait_notified act 1
 	kill -TERM "$ap" 2>/dev/null
 	wait "$ap"
 	expect_eq "the socket-activated daemon stops cleanly on SIGTERM" "$?" 0

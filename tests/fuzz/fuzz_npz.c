@@ -56,7 +56,7 @@ static void same_tensor(const enpu_tensor *a, const enpu_tensor *b, int names)
 		die("round trip changed a dtype or shape", &e);
 	if (names && strcmp(a->name, b->name) != 0)
 		die("round trip changed a name", &e);
-	if (n && memcmp(a->data, b->data, (size_t)n * sizeof(float)) != 0)
+	if (n && memcmp(a->bytes, b->bytes, (size_t)n * enpu_dtype_size(a->dtype)) != 0)
 		die("round trip changed the data", &e);
 }
 

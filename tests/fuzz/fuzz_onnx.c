@@ -1,14 +1,20 @@
 /* fuzz_onnx.c: libFuzzer target for the ONNX reader (common/import/
- * onnx_read.c). The bytes are read as a ModelProto and as a bare
- * TensorProto; whatever reads must be self-consistent (every tensor's data
- * covers its numel, every node's names are strings): anything else aborts,
- * so the fuzzer reports it as a crash. Seeds: libonnx-testdata's models and
+ * onnx_read.c) and the importer (import.c). The bytes are read as a
+ * ModelProto and as a bare TensorProto; whatever reads must be
+ * self-consistent (every tensor's data covers its numel, every node's names
+ * are strings); a model that reads is imported, and a spec the importer
+ * writes must parse and validate, its weights read (a failure must be
+ * E0403, E0404, a limit or out of memory): anything else aborts, so the
+ * fuzzer reports it as a crash. Seeds: libonnx-testdata's models and
  * .pb tensors (seed.sh). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "onnx_read.h"
+#include "import.h"
+#include "spec.h"
+#include "npz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -73,6 +79,33 @@ static void check_model(const enpu_onnx_model *m)
 	}
 }
 
+static void check_import(const uint8_t *data, size_t size)
+{
+	enpu_import_opts o = {0};
+	enpu_buf spec = ENPU_BUF_INIT, w = ENPU_BUF_INIT;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_spec *s = NULL;
+	enpu_graph *g = NULL;
+	enpu_tlist wl = ENPU_TLIST_INIT;
+
+	o.lim = &lim;
+	if (enpu_import(data, size, "fuzz.onnx", &o, &spec, &w, &e)) {
+		if (e.code != ENPU_E_ONNX && e.code != ENPU_E_IMPORT && e.code != ENPU_E_LIMIT &&
+		    e.code != ENPU_E_NOMEM)
+			abort();
+		return;
+	}
+	if (enpu_spec_parse(spec.data, spec.len, "spec.yaml", NULL, &s, &e) ||
+	    enpu_validate(s, "cpu_ref", &g, &e) ||
+	    enpu_npz_read_mem(w.data, w.len, "weights.npz", NULL, &wl, &e))
+		abort();
+	enpu_tlist_free(&wl);
+	enpu_graph_free(g);
+	enpu_spec_free(s);
+	enpu_buf_free(&spec);
+	enpu_buf_free(&w);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	enpu_onnx_model *m = NULL;
@@ -82,6 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (enpu_onnx_read(data, size, "fuzz.onnx", &lim, &m, &e) == 0) {
 		check_model(m);
 		enpu_onnx_free(m);
+		check_import(data, size);
 	} else if (e.code != ENPU_E_ONNX && e.code != ENPU_E_LIMIT && e.code != ENPU_E_NOMEM) {
 		abort();
 	}

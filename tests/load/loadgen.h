@@ -14,6 +14,7 @@
 #include <curl/curl.h>
 #include <json-c/json.h>
 #include "buf.h"
+#include "clock.h"
 
 #define WAIT_S        60     /* ?wait= of a job's long poll */
 #define HTTP_TIMEOUT  (WAIT_S + 30)
@@ -83,10 +84,7 @@ extern char d_spec[65], d_weights[65], d_input[65];
 extern char run_art[65], run_ref[65];
 extern variant *vars;
 
-/* http.c */
-double now_s(void);
-void sleep_s(double s);
-long rss_kib(long pid);
+/* http.c (now_s, sleep_s, rss_kib: clock.h) */
 void note(client *c, int kind, int outcome);
 void show_fail(client *c, const char *what, const char *method, const char *path, long status);
 long http(client *c, const char *method, const char *path, const void *body, size_t len,

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "order.h"
 #include "kmath.h"
+#include "ops.h"
 #include "npz.h"
 
 size_t ord_numel(int ndim, const int64_t *dim)
@@ -107,7 +108,11 @@ static void ref_conv2d(const ord_case *c, const float *const *in, float *y, int 
 					float acc = (v == 2 && has_bias) ? in[2][m] : 0.0f;
 					for (int64_t t = 0; t < taps; t++) {
 						int64_t ci, i, j;
-						if (v == 1) {            /* kh, kw, ci: channels innermost */
+						if (v == 4) {            /* kw before kh (ci outermost) */
+							ci = t / (KH * KW);
+							j = (t / KH) % KW;
+							i = t % KH;
+						} else if (v == 1) {     /* kh, kw, ci: channels innermost */
 							ci = t % Cg;
 							j = (t / Cg) % KW;
 							i = t / (Cg * KW);
@@ -136,8 +141,52 @@ static void ref_conv2d(const ord_case *c, const float *const *in, float *y, int 
 				}
 }
 
+/* depthwise (one channel per group, where "kh, kw, ci" is no other
+ * order): variant 1 takes kw before kh, 2 is ref_conv2d's 2 (bias first,
+ * or without bias every tap descending) */
+static void ref_conv2d_dw(const ord_case *c, const float *const *in, float *y, int v)
+{
+	ref_conv2d(c, in, y, v == 1 ? 4 : v);
+}
+
+/* 1x1 (where no tap order differs from another): variant 1 is bias first */
+static void ref_conv2d_pw(const ord_case *c, const float *const *in, float *y, int v)
+{
+	ref_conv2d(c, in, y, v == 1 ? 2 : v);
+}
+
+/* ---- conv1d (spec v2): acc = 0; for ci, then kw (outermost first):
+ * acc = fmaf(w, x, acc) with x = 0.0f on a padded tap; y = acc + bias */
+
+static void ref_conv1d(const ord_case *c, const float *const *in, float *y, int v)
+{
+	const ord_attrs *at = &c->at;
+	const int64_t *xd = c->in[0].dim, *wd = c->in[1].dim;
+	int64_t N = xd[0], C = xd[1], L = xd[2], M = wd[0], Cg = wd[1], K = wd[2];
+	int64_t OL = c->out[2], Mg = M / at->group;
+	int has_bias = c->n_in == 3;
+
+	for (int64_t n = 0; n < N; n++)
+		for (int64_t m = 0; m < M; m++)
+			for (int64_t ol = 0; ol < OL; ol++) {
+				int64_t g = m / Mg;
+				float acc = v == 2 && has_bias ? in[2][m] : 0.0f;
+				for (int64_t t = 0; t < Cg * K; t++) {
+					/* v 1: kw outer, channels inner */
+					int64_t ci = v == 1 ? t % Cg : t / K, k = v == 1 ? t / Cg : t % K;
+					int64_t il = ol * at->strides[0] - at->pads[0] + k * at->dilations[0];
+					float xv = il >= 0 && il < L ? in[0][(n * C + g * Cg + ci) * L + il] : 0.0f;
+					acc = fmaf(in[1][(m * Cg + ci) * K + k], xv, acc);
+				}
+				if (has_bias && v != 2)
+					acc = acc + in[2][m];
+				y[(n * M + m) * OL + ol] = acc;
+			}
+}
+
 /* ---- avgpool2d: s = 0; s = s + x over the window's valid taps, kh then
- * kw ascending; y = s / count (valid taps, or kH*kW with count_include_pad) */
+ * kw ascending; y = s / count (valid taps, or kH*kW with count_include_pad;
+ * with ceil_mode the taps inside the padded input: variant 4 counts kH*kW) */
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi)
 {
@@ -173,7 +222,10 @@ static void ref_avgpool(const ord_case *c, const float *const *in, float *y, int
 						for (int64_t w = w0; w < w1; w++)
 							s = s + x[h * W + w];
 				}
-				float cnt = at->count_include_pad ? (float)(KH * KW)
+				/* count_include_pad: the window clipped to the padded input */
+				int64_t eh = (hb + KH < H + at->pads[2] ? hb + KH : H + at->pads[2]) - hb;
+				int64_t ew = (wb + KW < W + at->pads[3] ? wb + KW : W + at->pads[3]) - wb;
+				float cnt = at->count_include_pad ? (float)(v == 4 ? KH * KW : eh * ew)
 								  : (float)((h1 - h0) * (w1 - w0));
 				y[(p * OH + oh) * OW + ow] = v == 2 ? s * (1.0f / cnt) : s / cnt;
 			}
@@ -321,6 +373,33 @@ const ord_case ord_cases[] = {
 	{"order_conv_group", "conv2d", CONV(1, 1, 1, 1, 1, 1, 1, 1, 2),
 	 3, {IN("x", 4, 1, 4, 6, 6), WT("w", 4, 6, 2, 3, 3), WT("b", 1, 6)},
 	 4, {1, 6, 6, 6}, ref_conv2d, 2, {NULL, "kh, kw, ci order", "bias first"}},
+	/* products past gemm.h's small size, so that the packed GEMM core
+	 * runs: M, N ragged against every micro-tile, K past one K block
+	 * (ENPU_GEMM_KC 256, so the partial sums wait in C between blocks) */
+	{"order_matmul_packed", "matmul", {.axis = 0}, 2, {IN("x", 2, 29, 300), WT("w", 2, 300, 45)},
+	 2, {29, 45}, ref_matmul, 2, {NULL, "k descending", "two interleaved chains"}},
+	{"order_gemm_packed_trans_c", "gemm", {.alpha = -1.7f, .beta = 0.45f, .trans_a = 1, .trans_b = 1},
+	 3, {INg("x", ORD_SOFT, 2, 270, 37), WTg("w", ORD_SOFT, 2, 50, 270), WTg("c", ORD_SOFT, 2, 37, 50)},
+	 2, {37, 50}, ref_gemm, 4,
+	 {NULL, "k descending", "fmaf(alpha, s, beta*c)", "alpha folded into a",
+	  "fmaf(beta, c, alpha*s)"}},
+	{"order_conv_im2col", "conv2d", CONV(1, 2, 1, 2, 2, 1, 2, 1, 1),
+	 3, {IN("x", 4, 1, 6, 20, 23), WT("w", 4, 13, 6, 3, 3), WT("b", 1, 13)},
+	 4, {1, 13, 19, 12}, ref_conv2d, 2, {NULL, "kh, kw, ci order", "bias first"}},
+	{"order_conv_im2col_group", "conv2d", CONV(1, 1, 1, 1, 1, 1, 1, 1, 2),
+	 2, {IN("x", 4, 1, 8, 15, 17), WT("w", 4, 10, 4, 3, 3)},
+	 4, {1, 10, 15, 17}, ref_conv2d, 2, {NULL, "kh, kw, ci order", "every tap descending"}},
+	{"order_conv_pointwise", "conv2d", CONV(1, 1, 0, 0, 0, 0, 1, 1, 1),
+	 3, {IN("x", 4, 2, 40, 9, 11), WT("w", 4, 24, 40, 1, 1), WT("b", 1, 24)},
+	 4, {2, 24, 9, 11}, ref_conv2d_pw, 1, {NULL, "bias first"}},
+	/* depthwise: rows wider than one vector (16 lanes) with padding at
+	 * both ends; then stride 2, dilation 2 and two outputs per channel */
+	{"order_conv_depthwise", "conv2d", CONV(1, 1, 1, 1, 1, 1, 1, 1, 5),
+	 3, {IN("x", 4, 1, 5, 7, 37), WT("w", 4, 5, 1, 3, 3), WT("b", 1, 5)},
+	 4, {1, 5, 7, 37}, ref_conv2d_dw, 2, {NULL, "kw before kh", "bias first"}},
+	{"order_conv_depthwise_s2_dil", "conv2d", CONV(2, 2, 2, 1, 0, 2, 2, 2, 3),
+	 2, {IN("x", 4, 2, 3, 9, 40), WT("w", 4, 6, 1, 3, 5)},
+	 4, {2, 6, 4, 18}, ref_conv2d_dw, 2, {NULL, "kw before kh", "every tap descending"}},
 	/* a +inf weight: on a padded tap fmaf(inf, 0.0f, acc) makes the sum NaN,
 	 * as ONNX's zero padding does (skipping the tap would give +-inf); the
 	 * NaN it creates has an ISA-specific sign until the result is written */
@@ -334,6 +413,16 @@ const ord_case ord_cases[] = {
 	{"order_avgpool_include_pad", "avgpool2d", POOL(3, 2, 1, 2, 1, 0, 1, 1, 1),
 	 1, {IN("x", 4, 1, 3, 6, 7)}, 4, {1, 3, 6, 4}, ref_avgpool, 3,
 	 {NULL, "kw then kh", "times 1/count", "descending"}},
+	/* spec v2: the last ceil window runs past the end pads in both dims */
+	{"order_avgpool_ceil_include_pad", "avgpool2d",
+	 {.kernel = {3, 3}, .strides = {2, 2}, .pads = {1, 1, 1, 1}, .count_include_pad = 1,
+	  .ceil_mode = 1},
+	 1, {IN("x", 4, 1, 2, 8, 8)}, 4, {1, 2, 5, 5}, ref_avgpool, 4,
+	 {NULL, "kw then kh", "times 1/count", "descending", "ceil window counts kH*kW"}},
+	{"order_conv1d_group_pad_dil", "conv1d",
+	 {.strides = {2}, .pads = {2, 1}, .dilations = {2}, .group = 2},
+	 3, {IN("x", 3, 2, 4, 13), WT("w", 3, 6, 2, 3), WT("b", 1, 6)},
+	 3, {2, 6, 6}, ref_conv1d, 2, {NULL, "kw, ci order", "bias first"}},
 	{"order_global_avgpool", "global_avgpool", {.axis = 0},
 	 1, {IN("x", 4, 3, 8, 5, 7)}, 4, {3, 8, 1, 1}, ref_gap, 3,
 	 {NULL, "descending", "w outer, h inner", "times 1/(H*W)"}},
@@ -354,6 +443,50 @@ const ord_case ord_cases[] = {
 	{"order_gelu_tanh", "gelu", {.approximate = 1},
 	 1, {INg("x", ORD_GELU, 2, 4, 32)}, 2, {4, 32}, ref_gelu, 2,
 	 {NULL, "fused x + 0.044715*x3", "0.79788456 distributed"}},
+	/* spec v2 (order_reduce.c) */
+	{"order_reduce_sum_axes02", "reduce_sum", {.axes = {0, 2}, .n_axes = 2, .keepdims = 1},
+	 1, {IN("x", 4, 3, 5, 4, 6)}, 4, {1, 5, 1, 6}, ord_ref_reduce, 2,
+	 {NULL, "descending", "two interleaved chains"}},
+	{"order_reduce_mean_all", "reduce_mean", {.keepdims = 0},
+	 1, {IN("x", 3, 5, 7, 9)}, 0, {0}, ord_ref_reduce, 2,
+	 {NULL, "descending", "two interleaved chains"}},
+	{"order_reduce_mean_last", "reduce_mean", {.axes = {1}, .n_axes = 1, .keepdims = 0},
+	 1, {IN("x", 2, 6, 33)}, 1, {6}, ord_ref_reduce, 3,
+	 {NULL, "descending", "two interleaved chains", "times 1/count"}},
+	{"order_layer_norm_last", "layer_norm", {.axis = 1, .epsilon = 1e-5f},
+	 3, {IN("x", 2, 4, 24), WT("scale", 1, 24), WT("bias", 1, 24)}, 2, {4, 24},
+	 ord_ref_layer_norm, 3, {NULL, "var by q + d*d", "times 1/den", "scale before the division"}},
+	{"order_layer_norm_axis1", "layer_norm", {.axis = 1, .epsilon = 1e-3f},
+	 2, {IN("x", 4, 8, 3, 4, 5), WT("scale", 2, 4, 1)}, 4, {8, 3, 4, 5},
+	 ord_ref_layer_norm, 3, {NULL, "var by q + d*d", "times 1/den", "scale before the division"}},
+	/* spec v2: conv_transpose2d (order_convt.c) */
+	{"order_convt_stride_pad", "conv_transpose2d",
+	 {.strides = {2, 2}, .pads = {1, 0, 0, 1}, .dilations = {1, 1}, .group = 1,
+	  .output_padding = {1, 1}},
+	 3, {IN("x", 4, 1, 3, 4, 5), WT("w", 4, 3, 2, 3, 3), WT("b", 1, 2)},
+	 4, {1, 2, 9, 11}, ord_ref_conv_transpose2d, 2, {NULL, "kh, kw, ci order", "bias first"}},
+	{"order_convt_group_dil", "conv_transpose2d",
+	 {.strides = {1, 2}, .pads = {0, 1, 1, 0}, .dilations = {2, 1}, .group = 2},
+	 3, {IN("x", 4, 1, 4, 3, 3), WT("w", 4, 4, 2, 2, 3), WT("b", 1, 4)},
+	 4, {1, 4, 4, 6}, ord_ref_conv_transpose2d, 2, {NULL, "kh, kw, ci order", "bias first"}},
+	/* a +inf weight: the taps between input pixels are skipped, so it never
+	 * meets a 0.0f there (a dense GEMM of the zero-inserted input would
+	 * make those sums NaN) */
+	{"order_convt_inf", "conv_transpose2d",
+	 {.strides = {2, 2}, .dilations = {1, 1}, .group = 1},
+	 3, {IN("x", 4, 1, 2, 3, 3), WTg("w", ORD_WIDE_INF, 4, 2, 2, 3, 3), WT("b", 1, 2)},
+	 4, {1, 2, 7, 7}, ord_ref_conv_transpose2d, 3,
+	 {NULL, "kh, kw, ci order", "bias first", "zero-inserted taps added as 0.0f"}},
+	/* resize, linear (order_convt.c) */
+	{"order_resize_half_pixel", "resize", {.coord = 0, .scales = {2.5f, 1.5f}},
+	 1, {IN("x", 4, 1, 2, 5, 6)}, 4, {1, 2, 12, 9}, ord_ref_resize_linear, 3,
+	 {NULL, "bottom row first", "lerp a + f*(b - a)", "columns first"}},
+	{"order_resize_align_sizes", "resize", {.coord = 2, .sizes = {6, 4}},
+	 1, {IN("x", 4, 1, 2, 4, 9)}, 4, {1, 2, 6, 4}, ord_ref_resize_linear, 3,
+	 {NULL, "bottom row first", "lerp a + f*(b - a)", "columns first"}},
+	{"order_resize_pytorch_down", "resize", {.coord = 3, .scales = {0.6f, 0.75f}},
+	 1, {IN("x", 4, 1, 1, 10, 10)}, 4, {1, 1, 6, 7}, ord_ref_resize_linear, 3,
+	 {NULL, "bottom row first", "lerp a + f*(b - a)", "columns first"}},
 };
 const int ord_n_cases = (int)(sizeof ord_cases / sizeof ord_cases[0]);
 
@@ -412,12 +545,24 @@ void ord_make_inputs(const ord_case *c, float **in)
 	len += (size_t)k_; \
 } while (0)
 
+static const char *ord_coord_name(int coord)
+{
+	static const char *const names[] = {"half_pixel", "asymmetric", "align_corners",
+					    "pytorch_half_pixel"};
+
+	return coord >= 0 && coord < 4 ? names[coord] : "?";
+}
+
 int ord_spec_yaml(const ord_case *c, char *buf, size_t cap)
 {
 	const ord_attrs *a = &c->at;
 	size_t len = 0;
+	char v2[128];
+	const enpu_opdef *od = enpu_op_by_name(c->op);
 
-	PUT("eulernpu: 1\nname: %s\nbackend: cpu_ref\ninputs:\n", c->name);
+	ord_v2_attrs(c, v2, sizeof v2);
+	PUT("eulernpu: %d\nname: %s\nbackend: cpu_ref\ninputs:\n",
+	    (od ? od->since : 1) > 1 || a->ceil_mode ? 2 : 1, c->name);
 	for (int pass = 0; pass < 2; pass++) {
 		int n = 0;
 		if (pass == 1) {
@@ -446,16 +591,33 @@ int ord_spec_yaml(const ord_case *c, char *buf, size_t cap)
 		PUT(", attrs: {strides: [%d, %d], pads: [%d, %d, %d, %d], dilations: [%d, %d], group: %d}",
 		    a->strides[0], a->strides[1], a->pads[0], a->pads[1], a->pads[2], a->pads[3],
 		    a->dilations[0], a->dilations[1], a->group);
+	else if (!strcmp(c->op, "conv1d"))
+		PUT(", attrs: {strides: [%d], pads: [%d, %d], dilations: [%d], group: %d}",
+		    a->strides[0], a->pads[0], a->pads[1], a->dilations[0], a->group);
 	else if (!strcmp(c->op, "avgpool2d"))
 		PUT(", attrs: {kernel: [%d, %d], strides: [%d, %d], pads: [%d, %d, %d, %d], "
-		    "count_include_pad: %d}", a->kernel[0], a->kernel[1], a->strides[0], a->strides[1],
-		    a->pads[0], a->pads[1], a->pads[2], a->pads[3], a->count_include_pad);
+		    "count_include_pad: %d%s}", a->kernel[0], a->kernel[1], a->strides[0], a->strides[1],
+		    a->pads[0], a->pads[1], a->pads[2], a->pads[3], a->count_include_pad,
+		    a->ceil_mode ? ", ceil_mode: 1" : "");
 	else if (!strcmp(c->op, "softmax"))
 		PUT(", attrs: {axis: %d}", a->axis);
 	else if (!strcmp(c->op, "batchnorm"))
 		PUT(", attrs: {epsilon: %.9g}", (double)a->epsilon);
 	else if (!strcmp(c->op, "gelu"))
 		PUT(", attrs: {approximate: %s}", a->approximate ? "tanh" : "none");
+	else if (!strcmp(c->op, "conv_transpose2d"))
+		PUT(", attrs: {strides: [%d, %d], pads: [%d, %d, %d, %d], output_padding: [%d, %d], "
+		    "dilations: [%d, %d], group: %d}", a->strides[0], a->strides[1], a->pads[0],
+		    a->pads[1], a->pads[2], a->pads[3], a->output_padding[0], a->output_padding[1],
+		    a->dilations[0], a->dilations[1], a->group);
+	else if (!strcmp(c->op, "resize") && a->sizes[0] > 0)
+		PUT(", attrs: {mode: linear, coordinate_transformation_mode: %s, sizes: [%d, %d]}",
+		    ord_coord_name(a->coord), a->sizes[0], a->sizes[1]);
+	else if (!strcmp(c->op, "resize"))
+		PUT(", attrs: {mode: linear, coordinate_transformation_mode: %s, scales: [%.9g, %.9g]}",
+		    ord_coord_name(a->coord), (double)a->scales[0], (double)a->scales[1]);
+	else
+		PUT("%s", v2);
 	PUT("}\n");
 	return len < cap ? (int)len : -1;
 }

@@ -47,11 +47,20 @@ typedef struct ord_tensor {
 typedef struct ord_attrs {
 	float alpha, beta;        /* gemm */
 	int trans_a, trans_b;     /* gemm */
-	int strides[2], pads[4], dilations[2], group;   /* conv2d (pools: strides, pads) */
+	int strides[2], pads[4], dilations[2], group;   /* conv2d (pools: strides, pads);
+							 * conv1d: [0] and pads [b, e] */
 	int kernel[2], count_include_pad;               /* avgpool2d */
+	int ceil_mode;            /* avgpool2d (spec v2: the spec says eulernpu: 2) */
 	int axis;                 /* softmax: non-negative here */
 	float epsilon;            /* batchnorm */
 	int approximate;          /* gelu: 0 none, 1 tanh */
+	int axes[4], n_axes;      /* reduce_* (v2): n_axes 0 = all; layer_norm: axis above */
+	int keepdims;             /* reduce_* (v2) */
+	int output_padding[2];    /* conv_transpose2d (with strides, pads, dilations, group) */
+	int coord;                /* resize (linear): 0 half_pixel, 1 asymmetric,
+				   * 2 align_corners, 3 pytorch_half_pixel */
+	float scales[2];          /* resize: used when sizes[0] is 0 */
+	int sizes[2];             /* resize: 0, 0 = scales given */
 } ord_attrs;
 
 typedef struct ord_case ord_case;
@@ -72,6 +81,15 @@ struct ord_case {
 	int n_variants;           /* wrong variants, 1..n */
 	const char *variant[ORD_MAX_VARIANTS + 1];   /* [1..n]: what each does */
 };
+
+/* The spec v2 references (order_reduce.c): reduce_sum and reduce_mean
+ * (variant 0 the documented order), layer_norm. */
+void ord_ref_reduce(const ord_case *c, const float *const *in, float *y, int v);
+void ord_ref_layer_norm(const ord_case *c, const float *const *in, float *y, int v);
+
+/* The attrs of a spec v2 op's case as spec.yaml text (", attrs: {...}" or
+ * ""), into buf; 1 when op is a v2 op of order_reduce.c, else 0. */
+int ord_v2_attrs(const ord_case *c, char *buf, size_t cap);
 
 extern const ord_case ord_cases[];
 extern const int ord_n_cases;
@@ -94,5 +112,9 @@ int ord_spec_yaml(const ord_case *c, char *buf, size_t cap);
  * input.npz, expected.npz} (expected = the reference). dir must exist.
  * 0, or -1 with a message in why. */
 int ord_write_case(const ord_case *c, const char *dir, char *why, size_t cap);
+
+/* spec v2 references (tests/ref/order_convt.c), ord_fn's signature */
+void ord_ref_conv_transpose2d(const ord_case *c, const float *const *in, float *y, int v);
+void ord_ref_resize_linear(const ord_case *c, const float *const *in, float *y, int v);
 
 #endif

@@ -162,3 +162,57 @@ Test(cli_opts, conn_url_forms)
 	cr_assert_eq(e.code, ENPU_E_USAGE);
 	cr_assert_null(cli_conn_new("unix:", &e));
 }
+
+/* import --input: a repeatable option keeps every value in order */
+Test(cli_opts, list_option_repeats)
+{
+	cli_strlist in = {{NULL}, 0};
+	const char *name = NULL, *pos[1];
+	const cli_opt opts[] = {
+		{"--input", CLI_OPT_LIST, &in},
+		{"--name", CLI_OPT_STR, &name},
+		{NULL, 0, NULL},
+	};
+	enpu_err e = ENPU_ERR_INIT;
+	int n;
+
+	cr_assert_eq(cli_parse_opts("import", ARGC("import", "m.onnx", "--input", "x=1,2", "--name",
+						   "n", "--input=y=3"),
+				    ARGV("import", "m.onnx", "--input", "x=1,2", "--name", "n",
+					 "--input=y=3"), opts, pos, 1, &n, &e), 0, "%s", e.message);
+	cr_assert_eq(in.n, 2);
+	cr_assert_str_eq(in.v[0], "x=1,2");
+	cr_assert_str_eq(in.v[1], "y=3");
+	cr_assert_str_eq(name, "n");
+	cr_assert_eq(n, 1);
+	cr_assert_eq(cli_parse_opts("import", ARGC("import", "--input", ""),
+				    ARGV("import", "--input", ""), opts, pos, 1, &n, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_USAGE);
+}
+
+/* import --input NAME=SHAPE */
+Test(cli_opts, bind_syntax)
+{
+	static const char *const bad[] = {"x", "=1,2", "x=", "x=1,", "x=,1", "x=1,,2", "x=a",
+					  "x=0", "x=-1", "x=1.5", "x=1;2", "x=1,2,3,4,5,6,7,8,9",
+					  "x=99999999999", "x= 1"};
+	cli_bind b;
+	enpu_err e = ENPU_ERR_INIT;
+
+	cr_assert_eq(cli_parse_bind("x=1,3,224,224", &b, &e), 0, "%s", e.message);
+	cr_assert_str_eq(b.name, "x");
+	cr_assert_eq(b.ndim, 4);
+	cr_assert_eq(b.dim[0], 1);
+	cr_assert_eq(b.dim[3], 224);
+	/* the last '=' splits: a name may hold one */
+	cr_assert_eq(cli_parse_bind("a=b=7", &b, &e), 0, "%s", e.message);
+	cr_assert_str_eq(b.name, "a=b");
+	cr_assert_eq(b.ndim, 1);
+	cr_assert_eq(b.dim[0], 7);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		e = (enpu_err)ENPU_ERR_INIT;
+		cr_assert_eq(cli_parse_bind(bad[i], &b, &e), -1, "'%s' was taken", bad[i]);
+		cr_assert_eq(e.code, ENPU_E_USAGE, "'%s'", bad[i]);
+		cr_assert(strstr(e.message, bad[i]), "'%s': %s", bad[i], e.message);
+	}
+}

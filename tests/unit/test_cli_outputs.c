@@ -179,3 +179,34 @@ Test(cli_outputs, outdir_new_empty_and_abort)
 	cr_assert_neq(stat(at("failed"), &st), 0);
 	cr_assert_eq(hidden_entries(), 0);
 }
+
+/* import --out DIR: new or empty only; never replaced, not even an
+ * artifact, and a DIR that gains files before the commit is left be */
+Test(cli_outputs, outdir_new_only)
+{
+	enpu_err e = ENPU_ERR_INIT;
+	char tmp[4096], sub[4200];
+	struct stat st;
+
+	cr_assert_eq(mkdir(at("model"), 0777), 0);
+	put("model/spec.yaml", "eulernpu: 1\n");
+	cr_assert_eq(cli_outdir_begin_new("import", at("model"), tmp, sizeof tmp, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_USAGE);
+	cr_assert(strstr(e.message, "not empty"), "%s", e.message);
+	cr_assert_eq(hidden_entries(), 0);
+	/* new */
+	cr_assert_eq(cli_outdir_begin_new("import", at("imp"), tmp, sizeof tmp, &e), 0, "%s", e.message);
+	snprintf(sub, sizeof sub, "%s/spec.yaml", tmp);
+	fclose(fopen(sub, "w"));
+	cr_assert_eq(cli_outdir_commit_new("import", tmp, at("imp"), &e), 0, "%s", e.message);
+	cr_assert_eq(stat(at("imp/spec.yaml"), &st), 0);
+	cr_assert_eq(hidden_entries(), 0);
+	/* empty, then filled meanwhile: left as it is */
+	cr_assert_eq(mkdir(at("late"), 0777), 0);
+	cr_assert_eq(cli_outdir_begin_new("import", at("late"), tmp, sizeof tmp, &e), 0, "%s", e.message);
+	put("late/mine.txt", "keep");
+	cr_assert_eq(cli_outdir_commit_new("import", tmp, at("late"), &e), -1);
+	cr_assert_eq(e.code, ENPU_E_USAGE);
+	cr_assert_eq(stat(at("late/mine.txt"), &st), 0);
+	cr_assert_eq(hidden_entries(), 0);
+}

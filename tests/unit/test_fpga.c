@@ -445,3 +445,31 @@ Test(fpga, compile_info_and_artifact)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
 	cr_expect_eq(system(cmd), 0);
 }
+
+/* spec v2: conv1d goes to the PL wherever conv2d may (it is the conv2d
+ * with kH = 1 the PL runs, same bytes): no pl_ops entry of its own, so the
+ * default target and its JSON stay as they were. Its fused relu follows. */
+Test(fpga, conv1d_rides_on_conv2d)
+{
+	static const char spec[] =
+		"eulernpu: 2\nname: t\nbackend: fpga_board\n"
+		"inputs:\n  - {name: x, dtype: float32, shape: [1, 4, 16]}\n"
+		"outputs: [y]\n"
+		"weights:\n  - {name: w, dtype: float32, shape: [8, 4, 3]}\n"
+		"components:\n  - name: main\n    ops:\n"
+		"      - {name: c, op: conv1d, in: [x, w], out: h}\n"
+		"      - {name: r, op: relu, in: [h], out: h2}\n"
+		"      - {name: p, op: maxpool1d, in: [h2], out: y, attrs: {kernel: [2]}}\n";
+	fixture f;
+	char got[256];
+
+	build(&f, spec, NULL);
+	layout(&f, got, sizeof(got));
+	cr_expect_str_eq(got, "c r | (p)");
+	cr_expect_gt(f.p.pl_cycles, 0);
+	done(&f);
+	build(&f, spec, "{pl_ops: [matmul, relu]}\n");
+	layout(&f, got, sizeof(got));
+	cr_expect_str_eq(got, "(c) (r) (p)", "without conv2d, conv1d stays on the PS");
+	done(&f);
+}

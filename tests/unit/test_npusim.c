@@ -77,92 +77,7 @@ Test(npusim, gemm_cycles_saturate)
 	cr_expect_eq(enpu_npu_gemm_cycles(&t, UINT64_MAX / 2, UINT64_MAX / 2, 5, NULL), UINT64_MAX);
 }
 
-/* ---- hand-built graphs --------------------------------------------------- */
-
-static enpu_graph *mk(void)
-{
-	enpu_graph *g = calloc(1, sizeof(*g));
-
-	g->name = strdup("t");
-	g->backend = strdup("npu_sim");
-	g->tensors = calloc(32, sizeof(*g->tensors));
-	g->ops = calloc(16, sizeof(*g->ops));
-	g->inputs = calloc(32, sizeof(int));
-	g->outputs = calloc(32, sizeof(int));
-	return g;
-}
-
-/* A tensor of the given dims (ndim of them). */
-static int tens(enpu_graph *g, const char *name, enpu_tkind kind, int ndim, const int64_t *dims)
-{
-	enpu_irtensor *t = &g->tensors[g->n_tensors];
-
-	t->name = strdup(name);
-	t->dtype = ENPU_DT_F32;
-	t->shape.ndim = ndim;
-	for (int i = 0; i < ndim; i++)
-		t->shape.dim[i] = dims[i];
-	t->kind = kind;
-	t->producer = t->last_use = -1;
-	if (kind == ENPU_TK_INPUT)
-		g->inputs[g->n_inputs++] = g->n_tensors;
-	return g->n_tensors++;
-}
-
-#define T(g, name, kind, ...) \
-	tens(g, name, kind, (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
-
-static enpu_irop *op(enpu_graph *g, const char *name, enpu_opid id, int n_in, const int *in, int out)
-{
-	enpu_irop *o = &g->ops[g->n_ops++];
-
-	o->name = strdup(name);
-	o->def = enpu_op_by_id(id);
-	enpu_attrs_defaults(o->def, &o->attrs);
-	o->n_in = n_in;
-	o->n_out = 1;
-	o->in = calloc((size_t)n_in, sizeof(int));
-	memcpy(o->in, in, (size_t)n_in * sizeof(int));
-	o->out[0] = out;
-	g->tensors[out].producer = g->n_ops - 1;
-	return o;
-}
-
-/* One matmul of M x K times K x N. */
-static enpu_graph *matmul_graph(int64_t M, int64_t N, int64_t K)
-{
-	enpu_graph *g = mk();
-	int a = T(g, "a", ENPU_TK_INPUT, M, K), b = T(g, "b", ENPU_TK_WEIGHT, K, N);
-	int o = T(g, "o", ENPU_TK_INTERMEDIATE, M, N);
-
-	op(g, "mm", ENPU_OP_MATMUL, 2, (int[]){a, b}, o);
-	return g;
-}
-
-static enpu_npu_target tgt(int rows, int cols, enpu_dataflow df)
-{
-	enpu_npu_target t;
-
-	enpu_npu_target_default(&t);
-	t.rows = rows;
-	t.cols = cols;
-	t.dataflow = df;
-	return t;
-}
-
-static void model(const enpu_graph *g, const enpu_npu_target *t, uint64_t arena, enpu_npu_report *r)
-{
-	enpu_err e = ENPU_ERR_INIT;
-
-	cr_assert_eq(enpu_npu_model(g, t, arena, r, &e), 0, "model failed: %s", e.message);
-	cr_assert_eq(r->n_ops, g->n_ops);
-}
-
-#define EXPECT3(arr, x, y, z) do { \
-	cr_expect_eq((arr)[0], (uint64_t)(x), #arr "[ifmap] = %llu, want %llu", (unsigned long long)(arr)[0], (unsigned long long)(x)); \
-	cr_expect_eq((arr)[1], (uint64_t)(y), #arr "[filter] = %llu, want %llu", (unsigned long long)(arr)[1], (unsigned long long)(y)); \
-	cr_expect_eq((arr)[2], (uint64_t)(z), #arr "[ofmap] = %llu, want %llu", (unsigned long long)(arr)[2], (unsigned long long)(z)); \
-} while (0)
+#include "npusim_graphs.h"
 
 /* ---- (b) memory counts, hand-worked ------------------------------------- */
 
@@ -513,7 +428,7 @@ Test(npusim, lowering_missing)
 	enpu_err e = ENPU_ERR_INIT;
 
 	op(g, "act", ENPU_OP_TANH, 1, (int[]){x}, y);
-	t.ops = 1u << ENPU_OP_MATMUL;
+	t.ops = ENPU_OPBIT(ENPU_OP_MATMUL);
 	t.ops_given = 1;
 	cr_expect_eq(enpu_npu_model(g, &t, 0, &r, &e), -1);
 	cr_expect_eq(e.code, ENPU_E_LOWERING);
@@ -716,26 +631,4 @@ Test(npusim, plan_read_roundtrip)
 	plan_roundtrip(g, &t);
 	enpu_graph_free(g);
 	enpu_spec_free(s);
-}
-
-/* spec v2 unary ops lower as vector passes (docs/npu-sim.md): exp, erf, log
- * and sqrt cost 2 passes, neg, abs and reciprocal 1. */
-Test(npusim, v2_unary_passes)
-{
-	static const struct {
-		enpu_opid id;
-		int passes;
-	} want[] = {
-		{ENPU_OP_EXP, 2}, {ENPU_OP_SQRT, 2}, {ENPU_OP_ERF, 2}, {ENPU_OP_LOG, 2},
-		{ENPU_OP_NEG, 1}, {ENPU_OP_ABS, 1}, {ENPU_OP_RECIPROCAL, 1},
-	};
-
-	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		const enpu_opdef *d = enpu_op_by_id(want[i].id);
-
-		cr_assert_not_null(d);
-		cr_expect_eq(enpu_npu_class_of(d), ENPU_NPU_VECTOR, "%s", d->name);
-		cr_expect_eq(enpu_npu_passes_of(d), want[i].passes, "%s", d->name);
-		cr_expect_eq(d->since, 2, "%s is a spec v2 op", d->name);
-	}
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "enpu.h"
+#include "npz.h"
 
 #define DATA "tests/data/ops/"
 
@@ -88,4 +89,51 @@ Test(ops, every_case_passes, .timeout = 300)
 	cr_assert_eq(system(cmd), 0);
 	cr_assert_eq(failed, 0, "%d of %d op cases failed:\n%s", failed, ran, report);
 	cr_assert_geq(ran, 40, "only %d op cases ran", ran);
+}
+
+/* gather's indices are constant: an index outside [-d, d - 1] is an error
+ * of compile (E0304 at the op's line:col), checked once, never at run. The
+ * case v2_gather_negative reads x (2, 3, 4) along axis -1 (d = 4). */
+Test(ops, gather_index_out_of_range_fails_compile)
+{
+	static const int64_t bad[][4] = {{-1, 0, 4, 2}, {-5, 0, 1, 2}};
+	static const char *const pos[] = {"position 2", "position 0"};
+	char tmp[64], w[128], out[128], cmd[128];
+	enpu_spec *s = NULL;
+	enpu_target *t = NULL;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_compile_info ci;
+
+	strcpy(tmp, "/tmp/enpu_gather_XXXXXX");
+	cr_assert(mkdtemp(tmp));
+	cr_assert_eq(enpu_spec_load(DATA "v2_gather_negative/spec.yaml", "spec.yaml", NULL, &s, &e), 0,
+		     "%s", e.message);
+	cr_assert_eq(enpu_target_resolve(s, "cpu_ref", NULL, NULL, NULL, &t, &e), 0, "%s", e.message);
+	for (int k = 0; k < 2; k++) {
+		enpu_tlist l = ENPU_TLIST_INIT;
+		enpu_tensor x;
+
+		memset(&x, 0, sizeof(x));
+		x.name = strdup("idx");
+		x.dtype = ENPU_DT_I64;
+		x.shape.ndim = 1;
+		x.shape.dim[0] = 4;
+		cr_assert_eq(enpu_tensor_alloc(&x, NULL, &e), 0);
+		memcpy(x.i64, bad[k], sizeof(bad[k]));
+		cr_assert_eq(enpu_tlist_push(&l, &x, &e), 0);
+		snprintf(w, sizeof(w), "%s/w%d.npz", tmp, k);
+		snprintf(out, sizeof(out), "%s/a%d", tmp, k);
+		cr_assert_eq(enpu_npz_write(w, &l, &e), 0, "%s", e.message);
+		enpu_tlist_free(&l);
+		cr_expect_eq(enpu_compile(s, t, w, "weights.npz", NULL, out, NULL, &ci, &e), -1,
+			     "index set %d compiled", k);
+		cr_expect_eq(e.code, ENPU_E_WEIGHT_VALUE, "%d: %s", k, e.message);
+		cr_expect_str_eq(e.where, "spec.yaml:11:9");   /* the op entry */
+		cr_expect(strstr(e.message, pos[k]) && strstr(e.message, "out of range [-4, 3]"),
+			  "%s", e.message);
+	}
+	enpu_target_free(t);
+	enpu_spec_free(s);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
+	cr_assert_eq(system(cmd), 0);
 }

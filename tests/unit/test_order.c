@@ -19,6 +19,7 @@
 #include "npz.h"
 #include "order.h"
 #include "pipeline.h"
+#include "gemm.h"
 
 static char tmp[64];
 
@@ -181,6 +182,30 @@ Test(order, cpu_ref_gives_the_reference_bits, .timeout = 300)
 	cr_assert_eq(check_backend(dirs, "cpu_ref", spec, 1, threads, 2, &runs), 0,
 		     "cpu_ref differs from the references (see the log)");
 	cr_assert_eq(runs, 2 * ord_n_cases);
+}
+
+/* The GEMM core's micro-kernels of every instruction set this CPU has
+ * (gemm.h: portable everywhere, AVX2 and AVX-512 where present), on
+ * cpu_ref and on npu_sim's default array. */
+Test(order, every_instruction_set_gives_the_reference_bits, .timeout = 600)
+{
+	const char *isas[] = {"portable", "avx2", "avx512"}, *spec[] = {NULL};
+	const int threads[] = {1, 3};
+	int tried = 0, runs = 0;
+
+	write_cases(dirs);
+	for (size_t i = 0; i < sizeof isas / sizeof isas[0]; i++) {
+		if (enpu_gemm_use_isa(isas[i]) != 0)
+			continue;
+		cr_assert_str_eq(enpu_gemm_isa(), isas[i]);
+		tried++;
+		cr_assert_eq(check_backend(dirs, "cpu_ref", spec, 1, threads, 2, &runs), 0,
+			     "cpu_ref on %s differs from the references (see the log)", isas[i]);
+		cr_assert_eq(check_backend(dirs, "npu_sim", spec, 1, threads, 2, &runs), 0,
+			     "npu_sim on %s differs from the references (see the log)", isas[i]);
+	}
+	cr_assert_geq(tried, 1);
+	cr_assert_eq(runs, 4 * tried * ord_n_cases);
 }
 
 Test(order, npu_sim_gives_the_reference_bits, .timeout = 600)

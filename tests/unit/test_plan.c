@@ -1,6 +1,7 @@
 /* test_plan.c: the memory planner on hand-built graphs, and plan.json both
  * ways (including plans that must be refused). */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "plan.h"
@@ -50,6 +51,7 @@ static void op(enpu_graph *g, const char *name, const char *kind, int a, int b, 
 	o->in[0] = a;
 	o->in[1] = b;
 	o->n_out = 1;
+	o->out = malloc(sizeof(int));
 	o->out[0] = out;
 	enpu_attrs_defaults(o->def, &o->attrs);
 	g->tensors[out].producer = g->n_ops;
@@ -194,6 +196,8 @@ Test(plan, offsets_are_aligned)
 	}
 	cr_assert_eq(p.arena_bytes % 64, 0);
 	cr_assert_eq(p.arena_bytes, 3 * 64);
+	/* the bound counts each live buffer as its aligned size */
+	cr_assert_eq(p.lower_bound, 3 * 64);
 	assert_sound(g, &p);
 	enpu_plan_free(&p);
 	enpu_graph_free(g);
@@ -292,4 +296,132 @@ Test(plan, refuses_bad_plans)
 	refuse("\"alignment\": 64", "\"alignment\": 8");
 	refuse("\"version\": 1", "\"version\": 2");
 	refuse("{", "[");                                              /* not JSON */
+}
+
+/* ---- the placement strategies on fixtures with known optima ----------- */
+
+typedef struct fixture {
+	enpu_plan_buf b[64];
+	int n;
+	uint64_t optimum, lower;
+	char beats[4][16];
+	int n_beats;
+} fixture;
+
+static void read_fixture(const char *path, fixture *f)
+{
+	FILE *fp = fopen(path, "r");
+	char line[256], word[16];
+	unsigned long long v;
+
+	cr_assert_not_null(fp, "%s", path);
+	memset(f, 0, sizeof(*f));
+	while (fgets(line, sizeof line, fp)) {
+		unsigned long long sz;
+		int a, b;
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		if (sscanf(line, "buffer %llu %d %d", &sz, &a, &b) == 3) {
+			cr_assert_lt(f->n, 64);
+			f->b[f->n++] = (enpu_plan_buf){.tensor = f->n, .bytes = sz * 64, .first_op = a,
+						      .last_op = b};
+		} else if (sscanf(line, "optimum %llu", &v) == 1) {
+			f->optimum = v * 64;
+		} else if (sscanf(line, "lower_bound %llu", &v) == 1) {
+			f->lower = v * 64;
+		} else if (sscanf(line, "beats %15s", word) == 1) {
+			snprintf(f->beats[f->n_beats++], sizeof f->beats[0], "%s", word);
+		} else {
+			cr_assert_fail("%s: cannot read '%s'", path, line);
+		}
+	}
+	fclose(fp);
+	cr_assert(f->n > 0 && f->optimum > 0, "%s: no buffers or no optimum", path);
+}
+
+/* every buffer pair that meets is apart, offsets aligned, inside the arena */
+static void assert_placed(const fixture *f, uint64_t arena)
+{
+	for (int i = 0; i < f->n; i++) {
+		cr_assert_eq(f->b[i].offset % 64, 0);
+		cr_assert_leq(f->b[i].offset + f->b[i].bytes, arena);
+		for (int j = i + 1; j < f->n; j++)
+			if (f->b[i].first_op <= f->b[j].last_op && f->b[j].first_op <= f->b[i].last_op)
+				cr_assert(f->b[i].offset + f->b[i].bytes <= f->b[j].offset ||
+					  f->b[j].offset + f->b[j].bytes <= f->b[i].offset,
+					  "buffers %d and %d overlap", i, j);
+	}
+}
+
+Test(plan, fixtures_reach_their_optimum)
+{
+	static const char *const names[] = {"greedy_size_loses", "every_greedy_loses",
+					    "breadth_wins"};
+
+	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+		char path[256];
+		fixture f;
+		uint64_t arena, lower;
+		const char *strategy;
+
+		snprintf(path, sizeof path, "tests/data/plans/%s.plan", names[k]);
+		read_fixture(path, &f);
+		cr_assert_eq(enpu_plan_place(f.b, f.n, &arena, &lower, &strategy), 0);
+		cr_assert_eq(lower, f.lower, "%s: lower bound %llu", names[k],
+			     (unsigned long long)lower);
+		cr_assert_eq(arena, f.optimum, "%s: arena %llu by %s, optimum %llu", names[k],
+			     (unsigned long long)arena, strategy, (unsigned long long)f.optimum);
+		for (int i = 0; i < f.n_beats; i++)
+			cr_assert_str_neq(strategy, f.beats[i], "%s: %s won", names[k], strategy);
+		assert_placed(&f, arena);
+	}
+}
+
+/* Where the bound cannot be reached quickly, the best strategy still gives
+ * a sound placement no smaller than the bound; and a chain of equal
+ * tensors reaches it (two buffers, the bound). */
+Test(plan, random_sets_are_sound_and_bounded)
+{
+	unsigned seed = 12345;
+
+	for (int t = 0; t < 300; t++) {
+		fixture f = {.n = 3 + t % 12};
+		uint64_t arena, lower;
+		const char *strategy;
+		for (int i = 0; i < f.n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			f.b[i].bytes = 1 + (seed >> 8) % 500;
+			f.b[i].first_op = (int)((seed >> 20) % 9);
+			f.b[i].last_op = f.b[i].first_op + (int)((seed >> 4) % 4);
+		}
+		cr_assert_eq(enpu_plan_place(f.b, f.n, &arena, &lower, &strategy), 0);
+		cr_assert_geq(arena, lower);
+		assert_placed(&f, arena);
+	}
+}
+
+/* plan.json says which strategy won and the lower bound; read back, they
+ * are what was written. */
+Test(plan, json_names_the_strategy_and_bound)
+{
+	enpu_graph *g = chain();
+	enpu_plan p = ENPU_PLAN_INIT, q = ENPU_PLAN_INIT;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_buf out = ENPU_BUF_INIT;
+
+	cr_assert_eq(enpu_plan_build(g, &p, &e), 0, "%s", e.message);
+	cr_assert_eq(p.lower_bound, 2 * 64);
+	cr_assert_eq(p.arena_bytes, p.lower_bound);
+	cr_assert_str_eq(p.strategy, "greedy-size");
+	cr_assert_eq(enpu_plan_to_json(g, &p, &out, &e), 0, "%s", e.message);
+	cr_assert(strstr(out.data, "\"strategy\": \"greedy-size\""), "%s", out.data);
+	cr_assert(strstr(out.data, "\"lower_bound\": 128"), "%s", out.data);
+	cr_assert_eq(enpu_plan_from_json(g, out.data, out.len, "plan.json", &q, &e), 0, "%s",
+		     e.message);
+	cr_assert_str_eq(q.strategy, "greedy-size");
+	cr_assert_eq(q.lower_bound, 128);
+	enpu_buf_free(&out);
+	enpu_plan_free(&p);
+	enpu_plan_free(&q);
+	enpu_graph_free(g);
 }

@@ -48,7 +48,7 @@ static enpu_shape run(enpu_shape_fn fn, enpu_attrs *a, int n, const enpu_shape *
 	int r;
 
 	memset(&out, 0, sizeof(out));
-	r = fn(a, in, n, &out, why, sizeof(why));
+	r = fn(a, in, n, &out, 1, why, sizeof(why));
 	if (want_ok) {
 		cr_assert_eq(r, 0, "rule failed: %s", why);
 	} else {
@@ -315,7 +315,120 @@ Test(shape, global_avgpool)
 	o = run(enpu_s_global_avgpool, &a, 1, in, 1, NULL);
 	expect_shape(&o, S(4, 2, 5, 1, 1));
 	in[0] = S(2, 2, 5);
-	run(enpu_s_global_avgpool, &a, 1, in, 0, "4-D");
+	run(enpu_s_global_avgpool, &a, 1, in, 0, "rank >= 3");
+	/* spec v2: (N, C, L) and any number of spatial dims */
+	in[0] = S(3, 2, 5, 7);
+	o = run(enpu_s_global_avgpool, &a, 1, in, 1, NULL);
+	expect_shape(&o, S(3, 2, 5, 1));
+	in[0] = S(5, 2, 5, 7, 3, 4);
+	o = run(enpu_s_global_avgpool, &a, 1, in, 1, NULL);
+	expect_shape(&o, S(5, 2, 5, 1, 1, 1));
+}
+
+/* spec v2: ceil_mode (ONNX, PyTorch): the ceiling, less a last window that
+ * would start in the end padding; maxpool2d's dilations. */
+Test(shape, pool2d_ceil_dilations)
+{
+	enpu_attrs a = defaults(ENPU_OP_MAXPOOL2D);
+	enpu_shape in[1], o;
+
+	in[0] = S(4, 1, 1, 5, 6);
+	a.kernel[0] = a.kernel[1] = 2;
+	a.set |= 1u << 0;
+	o = run(enpu_s_maxpool2d, &a, 1, in, 1, NULL);
+	expect_shape(&o, S(4, 1, 1, 2, 3));
+	a.ceil_mode = 1;   /* 5: ceil((5 - 2) / 2) + 1 = 3; 6: (6 - 2) / 2 + 1 = 3 */
+	o = run(enpu_s_maxpool2d, &a, 1, in, 1, NULL);
+	expect_shape(&o, S(4, 1, 1, 3, 3));
+	/* 5 + pad 1: ceil((6 - 2) / 2) + 1 = 3, exact; pad 1 at the end of 6:
+	 * ceil((7 - 2) / 2) + 1 = 4, but window 3 would start at 6 >= 6 + 0 */
+	a.pads[2] = 1;
+	a.pads[3] = 1;
+	o = run(enpu_s_maxpool2d, &a, 1, in, 1, NULL);
+	expect_shape(&o, S(4, 1, 1, 3, 3));
+	/* dilations: extent (3 - 1) * 2 + 1 = 5 over 5 and 6 */
+	a = defaults(ENPU_OP_MAXPOOL2D);
+	a.kernel[0] = a.kernel[1] = 3;
+	a.strides[0] = a.strides[1] = 1;
+	a.set |= 3u;
+	a.dilations[0] = a.dilations[1] = 2;
+	o = run(enpu_s_maxpool2d, &a, 1, in, 1, NULL);
+	expect_shape(&o, S(4, 1, 1, 1, 2));
+	a.dilations[1] = 0;
+	run(enpu_s_maxpool2d, &a, 1, in, 0, "dilations must be >= 1");
+	a.dilations[1] = 3;   /* extent 7 > 6 */
+	run(enpu_s_maxpool2d, &a, 1, in, 0, "output would be empty");
+	/* avgpool2d has no dilations (its fields stay 0): ceil_mode only */
+	a = defaults(ENPU_OP_AVGPOOL2D);
+	a.kernel[0] = a.kernel[1] = 2;
+	a.set |= 1u << 0;
+	a.ceil_mode = 1;
+	o = run(enpu_s_pool2d, &a, 1, in, 1, NULL);
+	expect_shape(&o, S(4, 1, 1, 3, 3));
+}
+
+Test(shape, conv1d_pool1d)
+{
+	enpu_attrs a = defaults(ENPU_OP_CONV1D);
+	enpu_shape in[3], o;
+
+	in[0] = S(3, 2, 6, 10);
+	in[1] = S(3, 4, 6, 3);
+	o = run(enpu_s_conv1d, &a, 2, in, 1, NULL);
+	expect_shape(&o, S(3, 2, 4, 8));
+	/* stride 2, pads [1, 2], dilation 2: (10 + 3 - 5) / 2 + 1 = 5 */
+	a.strides[0] = 2;
+	a.pads[0] = 1;
+	a.pads[1] = 2;
+	a.dilations[0] = 2;
+	o = run(enpu_s_conv1d, &a, 2, in, 1, NULL);
+	expect_shape(&o, S(3, 2, 4, 5));
+	a.group = 2;   /* C 6 / 2 = 3 per group, w has 6 */
+	run(enpu_s_conv1d, &a, 2, in, 0, "input channels per group");
+	in[1] = S(3, 4, 3, 3);
+	o = run(enpu_s_conv1d, &a, 2, in, 1, NULL);
+	expect_shape(&o, S(3, 2, 4, 5));
+	a.group = 4;
+	run(enpu_s_conv1d, &a, 2, in, 0, "divisible by group 4");
+	a.group = 2;
+	in[1] = S(3, 4, 3, 11);
+	run(enpu_s_conv1d, &a, 2, in, 0, "output would be empty");
+	in[1] = S(3, 4, 3, 3);
+	in[2] = S(1, 5);
+	run(enpu_s_conv1d, &a, 3, in, 0, "bias");
+	a.dilations[0] = 0;
+	run(enpu_s_conv1d, &a, 2, in, 0, "dilations must be >= 1");
+	a.dilations[0] = 1;
+	in[0] = S(4, 2, 6, 1, 10);
+	run(enpu_s_conv1d, &a, 2, in, 0, "3-D (N, C, L)");
+
+	a = defaults(ENPU_OP_MAXPOOL1D);
+	in[0] = S(3, 2, 3, 7);
+	run(enpu_s_maxpool1d, &a, 1, in, 0, "missing required attribute 'kernel'");
+	a.kernel[0] = 2;
+	a.set |= 1u << 0;
+	o = run(enpu_s_maxpool1d, &a, 1, in, 1, NULL);
+	expect_shape(&o, S(3, 2, 3, 3));
+	cr_assert_eq(a.strides[0], 2, "strides default to the kernel");
+	a.ceil_mode = 1;
+	o = run(enpu_s_maxpool1d, &a, 1, in, 1, NULL);
+	expect_shape(&o, S(3, 2, 3, 4));
+	a.pads[1] = 2;
+	run(enpu_s_maxpool1d, &a, 1, in, 0, "smaller than the kernel");
+	a.pads[1] = 0;
+	a.dilations[0] = 0;
+	run(enpu_s_maxpool1d, &a, 1, in, 0, "dilations must be >= 1");
+	a = defaults(ENPU_OP_AVGPOOL1D);
+	a.kernel[0] = 8;
+	a.set |= 1u << 0;
+	run(enpu_s_avgpool1d, &a, 1, in, 0, "output would be empty");
+	a.kernel[0] = 3;
+	a.strides[0] = 2;
+	a.set |= 1u << 1;
+	a.pads[0] = 1;
+	a.ceil_mode = 1;   /* ceil((7 + 1 - 3) / 2) + 1 = 4; window 3 starts at 6 < 8 */
+	o = run(enpu_s_avgpool1d, &a, 1, in, 1, NULL);
+	expect_shape(&o, S(3, 2, 3, 4));
 }
 
 Test(shape, batchnorm)
@@ -462,4 +575,204 @@ Test(shape, concat)
 	a.axis = 0;
 	run(enpu_s_concat, &a, 2, in, 0, "overflow");
 	run(enpu_s_concat, &a, 0, in, 0, "inputs");
+}
+
+/* spec v2 reductions (shape_reduce.c): axes absent = all, negative axes
+ * made non-negative (and a rerun on them gives the same: idempotent),
+ * keepdims 1 keeps 1s, 0 drops; duplicates and out-of-range axes fail. */
+Test(shape, reduce)
+{
+	enpu_shape in[1] = {S(3, 2LL, 3LL, 4LL)}, o;
+	enpu_attrs a = defaults(ENPU_OP_REDUCE_SUM);
+
+	cr_assert_eq(a.keepdims, 1);
+	cr_assert_eq(a.axes.n, 0);
+	o = run(enpu_s_reduce, &a, 1, in, 1, NULL);
+	expect_shape(&o, S(3, 1LL, 1LL, 1LL));
+	a.keepdims = 0;
+	o = run(enpu_s_reduce, &a, 1, in, 1, NULL);
+	expect_shape(&o, S(0));
+	a.axes.n = 2;
+	a.axes.v[0] = -1;
+	a.axes.v[1] = 0;
+	o = run(enpu_s_reduce, &a, 1, in, 1, NULL);
+	expect_shape(&o, S(1, 3LL));
+	cr_assert_eq(a.axes.v[0], 2, "-1 normalized to 2");
+	o = run(enpu_s_reduce, &a, 1, in, 1, NULL);
+	expect_shape(&o, S(1, 3LL));
+	a.keepdims = 1;
+	o = run(enpu_s_reduce, &a, 1, in, 1, NULL);
+	expect_shape(&o, S(3, 1LL, 3LL, 1LL));
+	a.axes.v[1] = -1;
+	run(enpu_s_reduce, &a, 1, in, 0, "axes[1] names dimension 2 a second time");
+	a.axes.v[1] = 3;
+	run(enpu_s_reduce, &a, 1, in, 0, "axes[1] is 3, out of range [-3, 2] for rank 3");
+	a.axes.v[1] = INT64_MIN;
+	run(enpu_s_reduce, &a, 1, in, 0, "out of range");
+	a.axes.n = 0;
+	in[0] = S(0);   /* a scalar reduces over nothing */
+	o = run(enpu_s_reduce, &a, 1, in, 1, NULL);
+	expect_shape(&o, S(0));
+}
+
+/* layer_norm: the output is x's shape; axis normalized; scale/bias
+ * broadcast to x[axis:] (rank at most r - axis, each dim equal or 1). */
+Test(shape, layer_norm)
+{
+	enpu_shape in[3] = {S(3, 2LL, 3LL, 4LL), S(2, 3LL, 4LL), S(1, 4LL)}, o;
+	enpu_attrs a = defaults(ENPU_OP_LAYER_NORM);
+
+	cr_assert_eq(a.axis, -1);
+	cr_assert_float_eq(a.epsilon, 1e-5f, 0);
+	run(enpu_s_layer_norm, &a, 3, in, 0, "scale (3, 4) does not broadcast to x's normalized dims (4,)");
+	a.axis = -2;
+	o = run(enpu_s_layer_norm, &a, 3, in, 1, NULL);
+	expect_shape(&o, S(3, 2LL, 3LL, 4LL));
+	cr_assert_eq(a.axis, 1);
+	in[1] = S(2, 1LL, 4LL);   /* broadcast over the middle dim */
+	run(enpu_s_layer_norm, &a, 2, in, 1, NULL);
+	in[2] = S(3, 1LL, 1LL, 4LL);   /* leading 1s before the normalized dims */
+	run(enpu_s_layer_norm, &a, 3, in, 1, NULL);
+	in[2] = S(3, 2LL, 1LL, 4LL);
+	run(enpu_s_layer_norm, &a, 3, in, 0, "bias (2, 1, 4) does not broadcast");
+	in[2] = S(4, 1LL, 1LL, 1LL, 4LL);
+	run(enpu_s_layer_norm, &a, 3, in, 0, "bias (1, 1, 1, 4) does not broadcast");
+	run(enpu_s_layer_norm, &a, 1, in, 1, NULL);
+	a.axis = 3;
+	run(enpu_s_layer_norm, &a, 1, in, 0, "axis 3 is out of range [-3, 2] for rank 3");
+	a.axis = 0;
+	a.epsilon = -1.0f;
+	run(enpu_s_layer_norm, &a, 1, in, 0, "epsilon must be >= 0");
+	a.epsilon = 0.0f;
+	in[0] = S(0);
+	run(enpu_s_layer_norm, &a, 1, in, 0, "rank >= 1");
+}
+
+/* ---- spec v2 pad and slice at the int64 extremes ----------------------- */
+
+#include "kernels.h"
+
+/* Values where clamping, crops and overflow change: both int64 ends, one
+ * inside them, around 0 and around the dim (5). */
+static const int64_t xv[] = {INT64_MIN, INT64_MIN + 1, -(INT64_C(1) << 62), -7, -6, -5, -4, -1,
+			     0, 1, 4, 5, 6, (INT64_C(1) << 62), INT64_MAX - 1, INT64_MAX};
+#define NXV ((int)(sizeof(xv) / sizeof(xv[0])))
+
+/* ONNX Slice's indices along a dim of n, in 128-bit arithmetic, as the
+ * ONNX operator text (and onnxruntime) clamp: negative s and e get n
+ * added; then s in [0, n] (k > 0) or [0, n - 1] (k < 0), e in [0, n] or
+ * [-1, n - 1]. (Python's slice.indices differs in one place: a start
+ * below -n with k < 0 becomes -1 there, 0 here.) Returns how many
+ * indices (at most cap). */
+static int ref_slice(int64_t s, int64_t e, int64_t k, int64_t n, int64_t *idx, int cap)
+{
+	__int128 S = s, E = e, hi = k > 0 ? n : n - 1, elo = k > 0 ? 0 : -1;
+	int c = 0;
+
+	S = S < 0 ? S + n : S;
+	S = S < 0 ? 0 : S > hi ? hi : S;
+	E = E < 0 ? E + n : E;
+	E = E < elo ? elo : E > hi ? hi : E;
+	for (__int128 i = S; (k > 0 ? i < E : i > E) && c < cap; i += k)
+		idx[c++] = (int64_t)i;
+	return c;
+}
+
+/* Every start, end and step of xv (step not 0) on a dim of 5: the slice
+ * rule's size and the kernel's elements are ONNX's, and nothing
+ * overflows (UBSan) or reads outside x (ASan) in `make SAN=1`. */
+Test(shape, v2_slice_int64_sweep)
+{
+	float xd[5] = {10, 11, 12, 13, 14}, yd[5];
+	enpu_shape x = {.ndim = 1, .dim = {5}};
+	int checked = 0;
+
+	for (int i = 0; i < NXV; i++)
+		for (int j = 0; j < NXV; j++)
+			for (int k = 0; k < NXV; k++) {
+				enpu_attrs a;
+				enpu_shape out;
+				int64_t idx[5];
+				char why[256];
+				int n;
+
+				if (xv[k] == 0)
+					continue;
+				memset(&a, 0, sizeof(a));
+				a.starts.n = a.ends.n = a.steps.n = 1;
+				a.starts.v[0] = xv[i];
+				a.ends.v[0] = xv[j];
+				a.steps.v[0] = xv[k];
+				cr_assert_eq(enpu_s_slice(&a, &x, 1, &out, 1, why, sizeof(why)), 0, "%s", why);
+				n = ref_slice(xv[i], xv[j], xv[k], 5, idx, 5);
+				cr_assert_eq(out.dim[0], n, "slice(%lld, %lld, %lld): %lld elements, want %d",
+					     (long long)xv[i], (long long)xv[j], (long long)xv[k],
+					     (long long)out.dim[0], n);
+				enpu_view in = {x, xd}, o = {out, yd};
+				cr_assert_eq(enpu_k_slice(&a, &in, 1, &o, 1, NULL), 0);
+				for (int t = 0; t < n; t++)
+					cr_assert_eq(yd[t], xd[idx[t]], "slice(%lld, %lld, %lld)[%d]",
+						     (long long)xv[i], (long long)xv[j],
+						     (long long)xv[k], t);
+				checked++;
+			}
+	cr_expect_eq(checked, NXV * NXV * (NXV - 1));
+}
+
+/* Every begin and end pad of xv, in each mode, on a dim of 5: the rule
+ * refuses what crops too much, overflows or reflects too far, and
+ * otherwise gives kept + pads elements, which the kernel fills as a
+ * crop-then-np.pad reference does (where the result is small enough to
+ * hold). */
+Test(shape, v2_pad_int64_sweep)
+{
+	float xd[5] = {10, 11, 12, 13, 14}, yd[32];
+	enpu_shape x = {.ndim = 1, .dim = {5}};
+
+	for (int mode = 0; mode < 3; mode++)
+		for (int i = 0; i < NXV; i++)
+			for (int j = 0; j < NXV; j++) {
+				int64_t b = xv[i], e = xv[j];
+				__int128 kept = (__int128)5 + (b < 0 ? b : 0) + (e < 0 ? e : 0);
+				__int128 size = kept + (b > 0 ? b : 0) + (e > 0 ? e : 0);
+				int ok = kept >= 0 && size <= INT64_MAX &&
+					 !(mode && kept == 0 && (b > 0 || e > 0)) &&
+					 !(mode == 1 && ((b > 0 && b >= kept) || (e > 0 && e >= kept)));
+				enpu_attrs a;
+				enpu_shape out;
+				char why[256];
+
+				memset(&a, 0, sizeof(a));
+				a.pad_pads.n = 2;
+				a.pad_pads.v[0] = b;
+				a.pad_pads.v[1] = e;
+				a.pad_mode = mode;
+				a.pad_value = -1.0f;
+				int r = enpu_s_pad(&a, &x, 1, &out, 1, why, sizeof(why));
+				cr_assert_eq(r == 0, ok, "pad(%lld, %lld) mode %d: rule %d (%s)",
+					     (long long)b, (long long)e, mode, r, why);
+				if (!ok)
+					continue;
+				cr_assert_eq((__int128)out.dim[0], size);
+				if (size > 32)
+					continue;
+				enpu_view in = {x, xd}, o = {out, yd};
+				cr_assert_eq(enpu_k_pad(&a, &in, 1, &o, 1, NULL), 0);
+				int64_t lo = b < 0 ? -b : 0, pb = b > 0 ? b : 0;
+				for (int64_t t = 0; t < out.dim[0]; t++) {
+					int64_t q = t - pb;   /* index into the kept part */
+					float want;
+
+					if (q >= 0 && q < kept)
+						want = xd[lo + q];
+					else if (mode == 0)
+						want = -1.0f;
+					else if (mode == 2)
+						want = xd[lo + (q < 0 ? 0 : (int64_t)kept - 1)];
+					else   /* reflect: bounce off the ends once (pad < kept) */
+						want = xd[lo + (q < 0 ? -q : 2 * ((int64_t)kept - 1) - q)];
+					cr_assert_eq(yd[t], want, "pad(%lld, %lld) mode %d [%lld]",
+						     (long long)b, (long long)e, mode, (long long)t);
+				}
+			}
 }

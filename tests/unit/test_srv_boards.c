@@ -213,7 +213,7 @@ static const enpu_wire_output logits[] = {{"logits", 2, {1, 4}}};
 /* A 2-d float32 tensor without data (the checks read names and shapes). */
 static enpu_tensor t2(const char *name, long long d0, long long d1)
 {
-	enpu_tensor t = {strdup(name), ENPU_DT_F32, {2, {d0, d1}}, NULL};
+	enpu_tensor t = {strdup(name), ENPU_DT_F32, {2, {d0, d1}}, {NULL}};
 	return t;
 }
 

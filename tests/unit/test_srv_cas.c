@@ -22,6 +22,7 @@
 #include "cas.h"
 #include "artifact.h"
 #include "json.h"
+#include "cache_util.h"
 
 #define HELLO_SHA "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824"
 
@@ -392,26 +393,7 @@ Test(srv_cas, ingest_and_import_round_trip)
 /* Compile examples/tiny_mlp into c; its id in id. Fails when absent. */
 static void compile_tiny(srv_cas *c, char id[65])
 {
-	const char *spec_p = "examples/tiny_mlp/spec.yaml", *w_p = "examples/tiny_mlp/weights.npz";
-	struct stat st;
-	enpu_err e = ENPU_ERR_INIT;
-	enpu_spec *spec = NULL;
-	enpu_target *tgt = NULL;
-	enpu_compile_info info;
-	char tmp[4300];
-
-	/* the tests run from the repository root: a missing example is a failure */
-	cr_assert(stat(spec_p, &st) == 0 && stat(w_p, &st) == 0,
-		  "examples/tiny_mlp not present (the tests run from the repository root)");
-	cr_assert_eq(enpu_spec_load(spec_p, "spec.yaml", NULL, &spec, &e), 0, "%s", e.message);
-	cr_assert_eq(enpu_target_resolve(spec, NULL, NULL, NULL, NULL, &tgt, &e), 0, "%s", e.message);
-	cr_assert_eq(srv_cas_tmpdir(c, tmp, sizeof tmp, &e), 0);
-	cr_assert_eq(enpu_compile(spec, tgt, w_p, "weights.npz", NULL, tmp, NULL, &info, &e), 0,
-		     "%s", e.message);
-	cr_assert_eq(srv_artifact_ingest(c, tmp, info.artifact_id, &e), 0, "%s", e.message);
-	memcpy(id, info.artifact_id, 65);
-	enpu_target_free(tgt);
-	enpu_spec_free(spec);
+	compile_example(c, "tiny_mlp", id);
 }
 
 /* Compile tiny_mlp into a, its id into id, its manifest into raw and *m,

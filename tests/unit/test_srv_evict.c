@@ -11,6 +11,7 @@
 #include "cas.h"
 #include "jobs.h"
 #include "artifact.h"
+#include "cache_util.h"
 
 static char root[256];
 static srv_ctx ctx;
@@ -199,3 +200,125 @@ Test(evict, gc_verify_drops_bad_blobs)
 	cr_expect_not(srv_cas_has(ctx.cas, a, NULL));
 }
 
+
+/* Close and reopen the cache (and the job table on it): the index is
+ * built again from the disk. */
+static void reopen(void)
+{
+	enpu_err e = ENPU_ERR_INIT;
+
+	srv_jobs_free(ctx.jobs);
+	srv_cas_close(ctx.cas);
+	ctx.cas = srv_cas_open(root, &e);
+	cr_assert_not_null(ctx.cas, "%s", e.message);
+	ctx.jobs = srv_jobs_start(ctx.cas, ctx.lim, 1, 1, 16, &e);
+	cr_assert_not_null(ctx.jobs, "%s", e.message);
+}
+
+Test(evict, the_lru_built_at_open_follows_the_last_uses_on_disk)
+{
+	char a[65], b[65], c[65];
+
+	/* stored newest first, aged oldest first: the disk's times decide */
+	put_aged('c', 100, c);
+	put_aged('b', 200, b);
+	put_aged('a', 300, a);
+	reopen();
+	ctx.cfg.cache_max = 1000;
+	srv_cache_enforce(&ctx);
+	cr_expect_not(srv_cas_has(ctx.cas, a, NULL), "the oldest on disk");
+	cr_expect_not(srv_cas_has(ctx.cas, b, NULL));
+	cr_expect(srv_cas_has(ctx.cas, c, NULL));
+	expect_stats_match_disk(ctx.cas, root);
+}
+
+/* Age every blob file of artifact id (its files are the blobs' inodes). */
+static void age_artifact(const char *id, int age)
+{
+	enpu_manifest m;
+	enpu_err e = ENPU_ERR_INIT;
+	char path[4300];
+	struct timespec t[2];
+
+	cr_assert_eq(srv_artifact_manifest(ctx.cas, id, &m, NULL, &e), 0, "%s", e.message);
+	clock_gettime(CLOCK_REALTIME, &t[0]);
+	t[0].tv_sec -= age;
+	t[1] = t[0];
+	for (int i = 0; i < m.n; i++) {
+		srv_cas_blob_path(ctx.cas, m.files[i].sha256, path, sizeof path);
+		cr_assert_eq(utimensat(AT_FDCWD, path, t, 0), 0);
+	}
+	enpu_manifest_free(&m);
+}
+
+Test(evict, an_evicted_blob_takes_the_artifacts_listing_it_and_their_entries)
+{
+	enpu_err e = ENPU_ERR_INIT;
+	char mlp[65], cnn[65], got[65];
+	const char *k1 = "1111111111111111111111111111111111111111111111111111111111111111";
+	const char *k2 = "2222222222222222222222222222222222222222222222222222222222222222";
+	srv_cache_stats st;
+
+	compile_example(ctx.cas, "tiny_mlp", mlp);
+	compile_example(ctx.cas, "tiny_cnn", cnn);
+	cr_assert_eq(srv_ac_put(ctx.cas, k1, mlp, &e), 0);
+	cr_assert_eq(srv_ac_put(ctx.cas, k2, cnn, &e), 0);
+	age_artifact(mlp, 1000);
+	reopen();
+	srv_cas_stats(ctx.cas, &st);
+	/* one byte under: the oldest blob (one of tiny_mlp's) goes */
+	ctx.cfg.cache_max = st.blob_bytes - 1;
+	srv_cache_enforce(&ctx);
+	cr_expect_eq(srv_artifact_present(ctx.cas, mlp), 0, "tiny_mlp lost a blob: dropped");
+	cr_expect_eq(srv_ac_get(ctx.cas, k1, got), 0, "with its entry");
+	cr_expect_eq(srv_artifact_present(ctx.cas, cnn), 1, "tiny_cnn untouched");
+	cr_expect_eq(srv_ac_get(ctx.cas, k2, got), 1);
+	srv_cas_stats(ctx.cas, &st);
+	cr_expect_eq(st.evictions, 1, "one blob was enough");
+	cr_expect_eq(st.artifacts, 1);
+	cr_expect_eq(st.ac_entries, 1);
+	expect_stats_match_disk(ctx.cas, root);
+}
+
+Test(evict, a_queued_jobs_artifact_keeps_its_blobs_and_stays)
+{
+	char mlp[65], in[65], id[33];
+	enpu_err e = ENPU_ERR_INIT;
+	srv_cache_stats st;
+
+	compile_example(ctx.cas, "tiny_mlp", mlp);
+	put_aged('i', 10, in);
+	age_artifact(mlp, 1000);
+	reopen();
+	cr_assert_eq(srv_jobs_submit_remote(ctx.jobs, mlp, "zynq_ps", in, "in.npz", 60, id, &e), 0,
+		     "%s", e.message);
+	ctx.cfg.cache_max = 1;
+	srv_cache_enforce(&ctx);
+	cr_expect_eq(srv_artifact_present(ctx.cas, mlp), 1, "pinned: every file stays");
+	cr_expect(srv_cas_has(ctx.cas, in, NULL), "the input too");
+	srv_cas_stats(ctx.cas, &st);
+	cr_expect_gt(st.blob_bytes, 1, "held past the bound: the rest is in use");
+	expect_stats_match_disk(ctx.cas, root);
+}
+
+Test(evict, stores_after_an_eviction_are_counted_and_evicted_in_turn)
+{
+	char a[65], b[65], c[65];
+
+	put_aged('a', 300, a);
+	put_aged('b', 200, b);
+	ctx.cfg.cache_max = 2000;
+	srv_cache_enforce(&ctx);
+	expect_stats_match_disk(ctx.cas, root);
+	put_aged('c', 100, c);   /* over: a (the oldest) goes */
+	srv_cache_enforce(&ctx);
+	cr_expect_not(srv_cas_has(ctx.cas, a, NULL));
+	cr_expect(srv_cas_has(ctx.cas, b, NULL));
+	cr_expect(srv_cas_has(ctx.cas, c, NULL));
+	srv_cas_touch(ctx.cas, b);
+	put_aged('d', 50, a);    /* over again: c is now the least recently used */
+	srv_cache_enforce(&ctx);
+	cr_expect(srv_cas_has(ctx.cas, b, NULL), "touched: kept");
+	cr_expect_not(srv_cas_has(ctx.cas, c, NULL));
+	expect_stats_match_disk(ctx.cas, root);
+}

@@ -2,7 +2,12 @@
  * running anything: board jobs stay queued until taken, so the order of
  * priorities, positions, cancel, the list filters, the event stream's
  * sequence of states, timeouts capped by the policy and retention are seen
- * exactly. */
+ * exactly. The jqueue suite checks the structures under the queues
+ * (jobs_queue.c: the order-statistic treap, the deadline heap) against
+ * plain arrays; the bigtable suite a table of thousands of jobs (expiry,
+ * retention and a long list in batches, positions after cancels from the
+ * middle) and, with local jobs held running by the EULERNPUD_HOLD gate,
+ * the job timeout and the drain's deadline. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +18,8 @@
 #include "ops.h"
 #include "cas.h"
 #include "jobs.h"
+#include "jobs_queue.h"
+#include "fault.h"
 
 #define ART "1111111111111111111111111111111111111111111111111111111111111111"
 #define INP "2222222222222222222222222222222222222222222222222222222222222222"
@@ -23,16 +30,31 @@ static srv_jobs *jobs;
 static atomic_int up = 1;
 #define ZYNQ (1u << enpu_backend_parse("zynq_ps"))
 
-static void setup(void)
+static char hold_file[300];
+
+/* A table of one worker with room for max_queue jobs, in a fresh cache;
+ * hold: its gate is root/hold (EULERNPUD_HOLD, set before the worker
+ * starts, in this test's own process). */
+static void open_table(int max_queue, int hold)
 {
 	enpu_err e = ENPU_ERR_INIT;
 
 	snprintf(root, sizeof root, "/tmp/enpu-test-jobs.XXXXXX");
 	cr_assert_not_null(mkdtemp(root));
+	if (hold) {
+		snprintf(hold_file, sizeof hold_file, "%s/hold", root);
+		setenv("EULERNPUD_HOLD", hold_file, 1);
+		srv_fault_init();
+	}
 	cas = srv_cas_open(root, &e);
 	cr_assert_not_null(cas, "%s", e.message);
-	jobs = srv_jobs_start(cas, enpu_limits_default(), 1, 1, 4, &e);
+	jobs = srv_jobs_start(cas, enpu_limits_default(), 1, 1, max_queue, &e);
 	cr_assert_not_null(jobs, "%s", e.message);
+}
+
+static void setup(void)
+{
+	open_table(4, 0);
 }
 
 static void teardown(void)
@@ -314,4 +336,406 @@ Test(jobs, ttl_forgets_finished_jobs_but_a_watched_one_stays)
 	json_object_put(get(b));
 	srv_jobs_unwatch(jobs, b);
 	cr_expect(forgotten(b), "once nobody watches it");
+}
+
+Test(jobs, history_forgets_the_one_that_ended_first)
+{
+	char a[33], b[33];
+
+	srv_jobs_set_policy(jobs, 600, 3600, 1);
+	submit(SRV_PRIO_NORMAL, 60, a);
+	submit(SRV_PRIO_NORMAL, 60, b);
+	srv_jobs_cancel(jobs, b);   /* b ends first, though a came first */
+	srv_jobs_cancel(jobs, a);
+	cr_expect(forgotten(b), "the job that ended first is forgotten first");
+	json_object_put(get(a));
+}
+
+Test(jobs, a_job_put_back_after_a_board_fault_comes_first)
+{
+	char n1[33], hi[33];
+	srv_rjob rj;
+	enpu_err e = ENPU_ERR_INIT;
+	json_object *o;
+
+	submit(SRV_PRIO_NORMAL, 60, n1);
+	cr_assert_eq(srv_jobs_take_remote(jobs, ZYNQ, &up, "b1", 0.05, &rj), 1);
+	submit(SRV_PRIO_HIGH, 60, hi);
+	enpu_fail(&e, ENPU_E_BOARD_FAULT, "b1", NULL, "board 'b1': connection refused");
+	cr_assert_eq(srv_jobs_remote_done(jobs, n1, SRV_RUN_FAULT, NULL, &e, 2), 1);
+	o = get(n1);
+	cr_expect_eq(ifield(o, F_POSITION), 1, "it has waited longest: at the head");
+	json_object_put(o);
+	o = get(hi);
+	cr_expect_eq(ifield(o, F_POSITION), 2);
+	json_object_put(o);
+	cr_assert_eq(srv_jobs_take_remote(jobs, ZYNQ, &up, "b2", 0.05, &rj), 1);
+	cr_expect_str_eq(rj.id, n1);
+	cr_expect_eq(rj.attempt, 2);
+}
+
+Test(jobs, the_eta_counts_the_backends_ahead)
+{
+	char d[33], z1[33], f1[33], z2[33];
+	srv_rjob rj;
+	srv_rresult res;
+	enpu_err e = ENPU_ERR_INIT;
+	json_object *o;
+
+	/* one zynq_ps run teaches its average; fpga_board has none */
+	submit(SRV_PRIO_NORMAL, 60, d);
+	cr_assert_eq(srv_jobs_take_remote(jobs, ZYNQ, &up, "b1", 0.05, &rj), 1);
+	memset(&res, 0, sizeof res);
+	srv_jobs_remote_done(jobs, d, SRV_RUN_OK, &res, NULL, 2);
+	submit(SRV_PRIO_NORMAL, 60, z1);
+	cr_assert_eq(srv_jobs_submit_remote(jobs, ART, "fpga_board", INP, "in.npz", 60, f1, &e), 0);
+	submit(SRV_PRIO_NORMAL, 60, z2);
+	o = get(z1);
+	cr_expect_not_null(json_object_object_get(o, F_ETA), "zynq_ps ahead of it: none; its own known");
+	json_object_put(o);
+	o = get(f1);
+	cr_expect_eq(ifield(o, F_POSITION), 2);
+	cr_expect_null(json_object_object_get(o, F_ETA), "its own backend has no average");
+	json_object_put(o);
+	o = get(z2);
+	cr_expect_eq(ifield(o, F_POSITION), 3);
+	cr_expect_null(json_object_object_get(o, F_ETA), "an fpga_board job of unknown time is ahead");
+	json_object_put(o);
+	srv_jobs_cancel(jobs, f1);
+	o = get(z2);
+	cr_expect_eq(ifield(o, F_POSITION), 2);
+	cr_expect_not_null(json_object_object_get(o, F_ETA), "only zynq_ps jobs ahead now");
+	json_object_put(o);
+}
+
+/* ---- the structures (server/jobs/jobs_queue.c) against plain arrays ---- */
+
+static unsigned lcg(unsigned *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return *s >> 8;
+}
+
+typedef struct ref { int64_t key; int kind; int in; } ref;
+
+static int rank_of(const ref *r, int n, int64_t key, int ahead[JQ_KINDS])
+{
+	int k = 0;
+	memset(ahead, 0, sizeof(int) * JQ_KINDS);
+	for (int i = 0; i < n; i++)
+		if (r[i].in && r[i].key < key) {
+			k++;
+			ahead[r[i].kind]++;
+		}
+	return k;
+}
+
+static void collect(void *item, void *arg)
+{
+	int64_t **p = arg;
+	*(*p)++ = ((jq_node *)item)->key;
+}
+
+TestSuite(jqueue);
+
+Test(jqueue, order_ranks_kinds_and_removal_from_the_middle)
+{
+	enum { N = 3000 };
+	static jq_node nodes[N];
+	static ref r[N];
+	static int64_t seen[N];
+	unsigned seed = 7;
+	jq q;
+	int i, n_in = 0;
+
+	jq_init(&q, 1);
+	for (i = 0; i < N; i++) {   /* distinct keys in a shuffled order */
+		r[i].key = (int64_t)((unsigned)i * 2654435761u % 1000003u) - 500000;
+		r[i].kind = (int)(lcg(&seed) % 5);
+		r[i].in = 1;
+		nodes[i].key = r[i].key;
+		nodes[i].kind = r[i].kind;
+		nodes[i].item = &nodes[i];
+		jq_insert(&q, &nodes[i]);
+		n_in++;
+	}
+	for (i = 0; i < N; i += 3) {   /* a third out, from anywhere */
+		jq_remove(&q, &nodes[i]);
+		r[i].in = 0;
+		n_in--;
+	}
+	cr_assert_eq(jq_count(&q), n_in);
+	cr_expect_eq(jq_count_of(&q, 1u << 2), rank_of(r, N, INT64_MAX, (int[JQ_KINDS]){0}) -
+		     jq_count_of(&q, ~(1u << 2)), "counts by kind add up");
+	for (i = 0; i < N; i += 7) {
+		int want[JQ_KINDS], got[JQ_KINDS];
+		int wr = rank_of(r, N, r[i].key, want), gr = jq_rank(&q, r[i].key, got);
+		cr_assert_eq(gr, wr, "rank of key %lld", (long long)r[i].key);
+		cr_assert_eq(memcmp(want, got, sizeof want), 0, "kinds ahead of key %lld",
+			     (long long)r[i].key);
+	}
+	int64_t *p = seen;
+	jq_foreach(&q, collect, &p);
+	cr_assert_eq(p - seen, n_in);
+	for (i = 1; i < n_in; i++)
+		cr_assert_lt(seen[i - 1], seen[i], "in order");
+	cr_expect_eq(jq_first(&q)->key, seen[0]);
+	for (unsigned m = 1; m < 32; m++) {   /* the first of some kinds */
+		const jq_node *f = jq_first_of(&q, m);
+		int64_t want = INT64_MAX;
+		for (i = 0; i < N; i++)
+			if (r[i].in && (m & (1u << r[i].kind)) && r[i].key < want)
+				want = r[i].key;
+		if (want == INT64_MAX)
+			cr_expect_null(f, "mask %u", m);
+		else
+			cr_expect(f && f->key == want, "mask %u", m);
+	}
+	cr_expect_null(jq_first_of(&q, 1u << 9), "no node of that kind");
+}
+
+Test(jqueue, an_unknown_kind_counts_apart)
+{
+	jq q;
+	jq_node a = {.key = 1, .kind = -1}, b = {.key = 2, .kind = 99}, c = {.key = 3, .kind = 0};
+	int ahead[JQ_KINDS];
+
+	jq_init(&q, 5);
+	jq_insert(&q, &c);
+	jq_insert(&q, &b);
+	jq_insert(&q, &a);
+	cr_expect_eq(jq_rank(&q, 3, ahead), 2);
+	cr_expect_eq(ahead[JQ_KINDS - 1], 2);
+	cr_expect_eq(ahead[0], 0);
+	cr_expect_eq(jq_first_of(&q, 1u)->key, 3);
+}
+
+Test(jqueue, the_heap_pops_in_order_after_removals)
+{
+	enum { N = 2000 };
+	static int pos[N];
+	static double key[N];
+	unsigned seed = 11;
+	jheap h = {NULL, 0, 0};
+	double last = -1;
+	int i, left = 0;
+
+	cr_assert_eq(jheap_reserve(&h, N), 0);
+	for (i = 0; i < N; i++) {
+		key[i] = (double)(lcg(&seed) % 100000) / 7.0;
+		cr_assert_eq(jheap_push(&h, key[i], &key[i], &pos[i]), 0);
+	}
+	for (i = 0; i < N; i += 2)   /* every other one out, wherever it is */
+		jheap_remove(&h, pos[i]);
+	for (i = 0; i < N; i++) {
+		cr_assert_eq(pos[i] < 0, i % 2 == 0, "entry %d: place %d", i, pos[i]);
+		if (pos[i] >= 0)
+			cr_assert_eq(h.a[pos[i]].item, &key[i], "entry %d knows its place", i);
+	}
+	while (jheap_top(&h)) {
+		const jheap_ent *t = jheap_top(&h);
+		int k = (int)((double *)t->item - key);
+		cr_assert_geq(t->key, last);
+		cr_assert_eq(k % 2, 1, "a removed entry came back");
+		last = t->key;
+		jheap_remove(&h, 0);
+		left++;
+	}
+	cr_expect_eq(left, N / 2);
+	jheap_free(&h);
+}
+
+/* ---- a big table: batches, local jobs held running (EULERNPUD_HOLD) ---- */
+
+static void big_setup(void)
+{
+	open_table(10000, 1);
+}
+
+/* Make the gate's file: local jobs the worker takes stay held running. */
+static void close_gate(void)
+{
+	FILE *f = fopen(hold_file, "w");
+	cr_assert_not_null(f);
+	fclose(f);
+}
+
+static void big_teardown(void)
+{
+	unlink(hold_file);
+	teardown();
+}
+
+TestSuite(bigtable, .init = big_setup, .fini = big_teardown);
+
+/* A local job (the worker takes it; the gate holds it running). */
+static void submit_local(int prio, char id[33])
+{
+	enpu_err e = ENPU_ERR_INIT;
+	srv_jobreq q = {ART, "cpu_ref", INP, "in.npz", prio, 0, 0, NULL};
+	cr_assert_eq(srv_jobs_submit_req(jobs, &q, id, &e), 0, "%s", e.message);
+}
+
+/* Poll (bounded) until job id is in state. */
+static int becomes(const char *id, const char *state)
+{
+	for (int i = 0; i < 500; i++) {
+		json_object *o = get(id);
+		int yes = !strcmp(field(o, F_STATE), state);
+		json_object_put(o);
+		if (yes)
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+static int count_in(const char *state)
+{
+	json_object *arr = srv_jobs_list(jobs, 1u << srv_job_state_parse(state), NULL, 10000, NULL);
+	int n = (int)json_object_array_length(arr);
+	json_object_put(arr);
+	return n;
+}
+
+Test(bigtable, board_jobs_past_their_deadline_expire_in_batches)
+{
+	char id[33];
+	enpu_err e = ENPU_ERR_INIT;
+
+	for (int i = 0; i < 1000; i++)   /* four batches and more, all due at once */
+		cr_assert_eq(srv_jobs_submit_remote(jobs, ART, "zynq_ps", INP, "in.npz", 0, id, &e), 0);
+	srv_jobs_expire(jobs, ~0u, NULL, 30);
+	cr_expect_eq(count_in(JOB_TIMED_OUT), 1000);
+	cr_expect_eq(count_in(JOB_QUEUED), 0);
+	cr_expect_eq(srv_jobs_remote_queued(jobs, ZYNQ), 0);
+}
+
+Test(bigtable, queued_local_jobs_expire_in_batches_and_the_held_one_too)
+{
+	char first[33], id[33];
+	int final = 0;
+	json_object *o;
+
+	close_gate();
+	srv_jobs_set_policy(jobs, 1, 3600, 10000);
+	submit_local(SRV_PRIO_NORMAL, first);
+	cr_assert(becomes(first, JOB_RUNNING), "held running");
+	for (int i = 0; i < 600; i++)
+		submit_local(SRV_PRIO_NORMAL, id);
+	o = srv_jobs_get(jobs, id, 30, &final);   /* the last one: a bounded long poll */
+	cr_assert(final);
+	cr_expect_str_eq(field(o, F_STATE), JOB_TIMED_OUT);
+	cr_expect(strstr(field(json_object_object_get(o, F_ERROR), "message"), "waiting in the queue"));
+	json_object_put(o);
+	json_object_put(srv_jobs_get(jobs, first, 30, &final));
+	cr_expect(final, "the held one is stopped by its deadline");
+	/* the worker may have taken one more, held until its deadline too */
+	for (int i = 0; i < 500 && !srv_jobs_idle(jobs); i++)
+		usleep(10000);
+	cr_expect_eq(count_in(JOB_TIMED_OUT), 601);
+}
+
+Test(bigtable, many_finished_jobs_are_forgotten_down_to_the_history)
+{
+	static char ids[1000][33];
+	int n = 0;
+
+	srv_jobs_set_policy(jobs, 600, 3600, 10);
+	for (int i = 0; i < 1000; i++)
+		submit(SRV_PRIO_NORMAL, 60, ids[i]);
+	for (int i = 0; i < 1000; i++)
+		srv_jobs_cancel(jobs, ids[i]);
+	for (int i = 0; i < 500; i++) {   /* the timer catches up (bounded) */
+		json_object *arr = srv_jobs_list(jobs, 0, NULL, 10000, NULL);
+		n = (int)json_object_array_length(arr);
+		json_object_put(arr);
+		if (n == 10)
+			break;
+		usleep(10000);
+	}
+	cr_expect_eq(n, 10);
+	for (int i = 990; i < 1000; i++)
+		json_object_put(get(ids[i]));   /* the last ten ended last: they stay */
+}
+
+Test(bigtable, a_long_list_crosses_batches_in_order_with_positions)
+{
+	enum { N = 5000 };
+	static char ids[N][33];
+	json_object *arr;
+	int i, k;
+
+	for (i = 0; i < N; i++)
+		submit(i % 2 ? SRV_PRIO_HIGH : SRV_PRIO_NORMAL, 60, ids[i]);
+	for (i = 5; i < N; i += 10)   /* cancel from the middle */
+		srv_jobs_cancel(jobs, ids[i]);
+	arr = srv_jobs_list(jobs, 0, NULL, N, NULL);
+	cr_assert_eq(json_object_array_length(arr), N);
+	for (i = 0; i < N; i++)
+		cr_assert_str_eq(field(json_object_array_get_idx(arr, (size_t)i), F_ID), ids[N - 1 - i],
+				 "newest first, at %d", i);
+	json_object_put(arr);
+	/* high ones first (odd i, every tenth from 5 cancelled), then the normal ones */
+	k = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (i = pass ? 0 : 1; i < N; i += 2) {
+			json_object *o;
+			if (i % 10 == 5)
+				continue;
+			o = get(ids[i]);
+			cr_assert_eq(ifield(o, F_POSITION), ++k, "job %d", i);
+			json_object_put(o);
+		}
+	cr_expect_eq(k, N - N / 10);
+}
+
+Test(bigtable, the_drain_deadline_cancels_queued_and_stops_running_jobs)
+{
+	char run[33], q[33], b[33];
+	int final = 0;
+	json_object *o;
+	const char *msg;
+
+	close_gate();
+	submit_local(SRV_PRIO_NORMAL, run);
+	cr_assert(becomes(run, JOB_RUNNING), "held running");
+	submit_local(SRV_PRIO_NORMAL, q);
+	submit(SRV_PRIO_NORMAL, 60, b);
+	srv_jobs_drain(jobs, 0);
+	cr_expect_eq(srv_jobs_drain_over(jobs), 1);
+	o = srv_jobs_get(jobs, run, 30, &final);   /* the gate stays closed: the drain ended it */
+	cr_assert(final);
+	cr_expect_str_eq(field(o, F_STATE), JOB_CANCELLED);
+	msg = field(json_object_object_get(o, F_ERROR), "message");
+	cr_expect(strstr(msg, "drain timed out") && strstr(msg, "while job"), "%s", msg);
+	json_object_put(o);
+	for (int i = 0; i < 2; i++) {
+		o = get(i ? b : q);
+		cr_expect_str_eq(field(o, F_STATE), JOB_CANCELLED);
+		msg = field(json_object_object_get(o, F_ERROR), "message");
+		cr_expect(strstr(msg, "drain timed out") && strstr(msg, "before"), "%s", msg);
+		json_object_put(o);
+	}
+	cr_expect(srv_jobs_idle(jobs));
+}
+
+Test(bigtable, before_the_drain_deadline_jobs_go_on)
+{
+	char run[33], q[33];
+
+	close_gate();
+	submit_local(SRV_PRIO_NORMAL, run);
+	cr_assert(becomes(run, JOB_RUNNING), "held running");
+	submit_local(SRV_PRIO_NORMAL, q);
+	srv_jobs_drain(jobs, 3600);
+	cr_expect_eq(srv_jobs_drain_over(jobs), 0);
+	srv_jobs_drain(jobs, 0);   /* a second call keeps the first deadline */
+	cr_expect_eq(srv_jobs_drain_over(jobs), 0);
+	json_object *o = get(run);
+	cr_expect_str_eq(field(o, F_STATE), JOB_RUNNING);
+	json_object_put(o);
+	o = get(q);
+	cr_expect_str_eq(field(o, F_STATE), JOB_QUEUED);
+	json_object_put(o);
 }

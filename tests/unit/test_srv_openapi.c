@@ -188,7 +188,8 @@ static void load_code_names(void)
 static void load_sources(void)
 {
 	static const char *const files[] = {"routes_artifacts.c", "routes_blobs.c", "routes_cache.c",
-					    "routes_compile.c", "routes_jobs.c", "routes_misc.c"};
+					    "routes_compile.c", "routes_import.c", "routes_jobs.c",
+					    "routes_misc.c"};
 	size_t i;
 	char path[128];
 

@@ -106,3 +106,29 @@ Test(ydoc, int_lists)
 	cr_expect_str_eq(err.where, "t.yaml:7:15");
 	cr_expect_str_eq(err.message, "'p' cols must be an integer from 1 to 8 (got 'x')");
 }
+
+/* enpu_ynode_int takes every int64, INT64_MIN included (slice's ends are
+ * written so), and refuses one past either end. */
+Test(ydoc, int64_extremes)
+{
+	static const char text[] = "a: [-9223372036854775808, 9223372036854775807, "
+				   "-9223372036854775809, 9223372036854775808, -0x8000000000000000]\n";
+	enpu_ydoc *d = NULL;
+	enpu_err e = ENPU_ERR_INIT;
+	const enpu_ynode *l;
+	int64_t x = 0;
+
+	cr_assert_eq(enpu_yaml_parse(text, sizeof(text) - 1, "t.yaml", NULL, &d, &e), 0, "%s",
+		     e.message);
+	l = enpu_ynode_get(enpu_ydoc_root(d), "a");
+	cr_assert(l && l->kind == ENPU_YN_SEQ && l->n == 5);
+	cr_expect_eq(enpu_ynode_int(l->kids[0], &x), 0);
+	cr_expect_eq(x, INT64_MIN);
+	cr_expect_eq(enpu_ynode_int(l->kids[1], &x), 0);
+	cr_expect_eq(x, INT64_MAX);
+	cr_expect_neq(enpu_ynode_int(l->kids[2], &x), 0, "INT64_MIN - 1 is refused");
+	cr_expect_neq(enpu_ynode_int(l->kids[3], &x), 0, "INT64_MAX + 1 is refused");
+	cr_expect_eq(enpu_ynode_int(l->kids[4], &x), 0);
+	cr_expect_eq(x, INT64_MIN);
+	enpu_ydoc_free(d);
+}

@@ -11,7 +11,6 @@
 #include "json.h"
 #include "spec_int.h"
 
-#define ALL_OPS ((uint32_t)((1ull << ENPU_OP_COUNT) - 1))
 #define MAX_ARRAY 4096
 #define MAX_SRAM_KIB 1048576
 #define MAX_WORD_BYTES 8
@@ -46,7 +45,7 @@ void enpu_npu_target_default(enpu_npu_target *t)
 	t->dram_bytes_per_cycle = 0;
 	t->clock_mhz = 1000;
 	t->vector_lanes = 16;
-	t->ops = ALL_OPS;
+	t->ops = ENPU_OPS_ALL;
 	t->ops_given = 0;
 	t->scalesim_compat = 0;
 }
@@ -140,7 +139,7 @@ static int parse_ops(const enpu_yread *c, const enpu_ynode *v, enpu_npu_target *
 				       near ? " (did you mean '" : "", near ? near : "",
 				       near ? "'?)" : "");
 		}
-		t->ops |= 1u << d->id;
+		t->ops |= ENPU_OPBIT(d->id);
 	}
 	return 0;
 }
@@ -227,7 +226,7 @@ json_object *enpu_npu_target_json(const enpu_npu_target *t)
 		int n = 0;
 
 		for (int i = 0; i < ENPU_OP_COUNT; i++)
-			if (t->ops & (1u << i))
+			if (t->ops & ENPU_OPBIT(i))
 				names[n++] = enpu_op_by_id((enpu_opid)i)->name;
 		qsort(names, (size_t)n, sizeof(names[0]), enpu_cmp_strptr);
 		a = json_object_new_array();
@@ -271,7 +270,7 @@ static int read_ops(enpu_jread *r, json_object *v, enpu_npu_target *t)
 
 		if (!d)
 			return enpu_jread_fail(r, "'ops' names an unknown op");
-		t->ops |= 1u << d->id;
+		t->ops |= ENPU_OPBIT(d->id);
 	}
 	return 0;
 }

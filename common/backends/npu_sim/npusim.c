@@ -13,7 +13,9 @@
 
 /* npu_sim vector passes (docs/npu-sim.md): one per elementwise step; exp,
  * tanh, erf, log and sqrt count 2 (neg, abs, reciprocal 1); softmax: max, subtract+exp, sum, divide; pools: one
- * per window tap (avg: + the divide). */
+ * per window tap (avg: + the divide; 1-D pools as 2-D with kH = 1); v2
+ * reductions: one pass over their input; layer_norm 6 over its input (sum,
+ * subtract, square-accumulate, divide, scale, bias). */
 static const struct {
 	enpu_npu_class cls;
 	int passes;
@@ -47,6 +49,30 @@ static const struct {
 	[ENPU_OP_RECIPROCAL] = {ENPU_NPU_VECTOR, 1},
 	[ENPU_OP_ERF] = {ENPU_NPU_VECTOR, 2},
 	[ENPU_OP_LOG] = {ENPU_NPU_VECTOR, 2},
+	[ENPU_OP_PAD] = {ENPU_NPU_MOVE, 1},
+	[ENPU_OP_SLICE] = {ENPU_NPU_MOVE, 1},
+	[ENPU_OP_SQUEEZE] = {ENPU_NPU_FREE, 0},
+	[ENPU_OP_UNSQUEEZE] = {ENPU_NPU_FREE, 0},
+	[ENPU_OP_REDUCE_MEAN] = {ENPU_NPU_VECTOR, 1},
+	[ENPU_OP_REDUCE_SUM] = {ENPU_NPU_VECTOR, 1},
+	[ENPU_OP_REDUCE_MAX] = {ENPU_NPU_VECTOR, 1},
+	[ENPU_OP_REDUCE_MIN] = {ENPU_NPU_VECTOR, 1},
+	[ENPU_OP_LAYER_NORM] = {ENPU_NPU_VECTOR, 6},
+	[ENPU_OP_CONV_TRANSPOSE2D] = {ENPU_NPU_GEMM, 0},
+	[ENPU_OP_RESIZE] = {ENPU_NPU_VECTOR, 1},   /* nearest; linear: 6 (model_vector) */
+	[ENPU_OP_POW] = {ENPU_NPU_VECTOR, 5},
+	[ENPU_OP_MIN] = {ENPU_NPU_VECTOR, 1},   /* min, max: 1 per input after the first (model_vector) */
+	[ENPU_OP_MAX] = {ENPU_NPU_VECTOR, 1},
+	[ENPU_OP_HARD_SIGMOID] = {ENPU_NPU_VECTOR, 4},
+	[ENPU_OP_HARD_SWISH] = {ENPU_NPU_VECTOR, 5},
+	[ENPU_OP_PRELU] = {ENPU_NPU_VECTOR, 2},
+	[ENPU_OP_ELU] = {ENPU_NPU_VECTOR, 5},
+	[ENPU_OP_SOFTPLUS] = {ENPU_NPU_VECTOR, 5},
+	[ENPU_OP_CONV1D] = {ENPU_NPU_GEMM, 0},
+	[ENPU_OP_MAXPOOL1D] = {ENPU_NPU_VECTOR, 1},
+	[ENPU_OP_AVGPOOL1D] = {ENPU_NPU_VECTOR, 1},
+	[ENPU_OP_SPLIT] = {ENPU_NPU_MOVE, 1},
+	[ENPU_OP_GATHER] = {ENPU_NPU_MOVE, 1},
 };
 
 enpu_npu_class enpu_npu_class_of(const enpu_opdef *d)
@@ -194,13 +220,28 @@ static void gemm_dims(const enpu_graph *g, const enpu_irop *op, enpu_npu_opstats
 		if (op->n_in > 2)
 			*bias = numel(g, op->in[2], sat);
 		break;
-	default: {   /* conv2d: x NCHW, w (M, C/group, kH, kW), out (B, M, OH, OW) */
+	case ENPU_OP_CONV_TRANSPOSE2D: {
+		/* the dense GEMM of the zero-inserted input (docs/npu-sim.md):
+		 * M = N*OH*OW, N = M/group, K = C/group*kH*kW, every tap counted */
 		uint64_t grp = op->attrs.group > 0 ? (uint64_t)op->attrs.group : 1;
 
 		st->groups = grp;
 		st->M = mul(mul(dim(o, 0, sat), dim(o, 2, sat), sat), dim(o, 3, sat), sat);
+		st->N = dim(b, 1, sat);
+		st->K = mul(mul(dim(b, 0, sat) / grp, dim(b, 2, sat), sat), dim(b, 3, sat), sat);
+		if (op->n_in > 2)
+			*bias = numel(g, op->in[2], sat);
+		break;
+	}
+	default: {   /* conv2d: x NCHW, w (M, C/group, kH, kW), out (B, M, OH, OW);
+		      * conv1d as conv2d with kH = OH = 1: w (M, C/group, k), out (B, M, OL) */
+		uint64_t grp = op->attrs.group > 0 ? (uint64_t)op->attrs.group : 1;
+		int d2 = o->ndim == 4;
+
+		st->groups = grp;
+		st->M = mul(mul(dim(o, 0, sat), d2 ? dim(o, 2, sat) : 1, sat), dim(o, 2 + d2, sat), sat);
 		st->N = dim(b, 0, sat) / grp;
-		st->K = mul(mul(dim(b, 1, sat), dim(b, 2, sat), sat), dim(b, 3, sat), sat);
+		st->K = mul(mul(dim(b, 1, sat), d2 ? dim(b, 2, sat) : 1, sat), dim(b, 2 + d2, sat), sat);
 		if (op->n_in > 2)
 			*bias = numel(g, op->in[2], sat);
 		break;
@@ -290,20 +331,43 @@ static void model_gemm(const enpu_graph *g, const enpu_irop *op, const enpu_npu_
 					 ((double)st->folds * (double)(R * C));
 }
 
+/* Ops whose vector passes run over their input's elements, not their
+ * output's: softmax, global_avgpool, the v2 reductions and layer_norm. */
+static int costs_input(enpu_opid id)
+{
+	return id == ENPU_OP_SOFTMAX || id == ENPU_OP_GLOBAL_AVGPOOL || id == ENPU_OP_LAYER_NORM ||
+	       id == ENPU_OP_REDUCE_MEAN || id == ENPU_OP_REDUCE_SUM ||
+	       id == ENPU_OP_REDUCE_MAX || id == ENPU_OP_REDUCE_MIN;
+}
+
 static void model_vector(const enpu_graph *g, const enpu_irop *op, const enpu_npu_target *t,
 			 enpu_npu_opstats *st, int *sat)
 {
-	uint64_t wb = (uint64_t)t->word_bytes, in = 0, out = numel(g, op->out[0], sat);
+	uint64_t wb = (uint64_t)t->word_bytes, in = 0, out = 0;
 	uint64_t cap;
 
+	for (int i = 0; i < op->n_out; i++)
+		out = add(out, numel(g, op->out[i], sat), sat);
 	for (int i = 0; i < op->n_in; i++)
 		in = add(in, numel(g, op->in[i], sat), sat);
+	if (op->def->id == ENPU_OP_GATHER)   /* the gathered rows and the indices */
+		in = add(out, numel(g, op->in[1], sat), sat);
 	st->elements = out;
 	st->passes = enpu_npu_passes_of(op->def);
 	if (st->cls == ENPU_NPU_MOVE) {
 		st->passes = 1;
-	} else if (op->def->id == ENPU_OP_SOFTMAX || op->def->id == ENPU_OP_GLOBAL_AVGPOOL) {
+	} else if (op->def->id == ENPU_OP_MIN || op->def->id == ENPU_OP_MAX) {
+		st->passes = op->n_in > 1 ? op->n_in - 1 : 1;   /* one fold step each; a copy */
+	} else if (costs_input(op->def->id)) {
 		st->elements = numel(g, op->in[0], sat);
+	} else if (op->def->id == ENPU_OP_MAXPOOL1D || op->def->id == ENPU_OP_AVGPOOL1D) {
+		/* the 2-D pools' passes with kH = 1: k taps (avg: + the divide) */
+		uint64_t taps = add((uint64_t)op->attrs.kernel[0],
+				    op->def->id == ENPU_OP_AVGPOOL1D, sat);
+
+		if (taps > INT32_MAX)
+			*sat = 1;
+		st->passes = (int)min64(taps, INT32_MAX);
 	} else if (op->def->id == ENPU_OP_MAXPOOL2D || op->def->id == ENPU_OP_AVGPOOL2D) {
 		uint64_t taps = mul((uint64_t)op->attrs.kernel[0], (uint64_t)op->attrs.kernel[1], sat);
 
@@ -312,6 +376,8 @@ static void model_vector(const enpu_graph *g, const enpu_irop *op, const enpu_np
 		if (taps > INT32_MAX)
 			*sat = 1;
 		st->passes = (int)min64(taps, INT32_MAX);
+	} else if (op->def->id == ENPU_OP_RESIZE && op->attrs.resize_mode == 1) {
+		st->passes = 6;   /* linear: six fmaf per output (two per row, the blend) */
 	}
 	st->compute_cycles = mul(cdiv(st->elements, (uint64_t)t->vector_lanes),
 				 (uint64_t)st->passes, sat);
@@ -369,7 +435,7 @@ int enpu_npu_model(const enpu_graph *g, const enpu_npu_target *t, uint64_t arena
 
 		st->op = i;
 		st->cls = enpu_npu_class_of(op->def);
-		if (!(t->ops & (1u << op->def->id))) {
+		if (!(t->ops & ENPU_OPBIT(op->def->id))) {
 			char where[256];
 
 			snprintf(where, sizeof(where), "op '%.200s'", op->name);

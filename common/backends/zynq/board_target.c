@@ -51,12 +51,12 @@ void enpu_board_target_default(const enpu_backend_def *d, enpu_board_target *t)
 /* ---- YAML --------------------------------------------------------------- */
 
 /* Names of the ops in mask, in table order, NULL-terminated. */
-static void op_names(uint32_t mask, const char **names)
+static void op_names(enpu_opmask mask, const char **names)
 {
 	int n = 0;
 
 	for (int i = 0; i < ENPU_OP_COUNT; i++)
-		if (mask & (1u << i))
+		if (mask & ENPU_OPBIT(i))
 			names[n++] = enpu_op_by_id((enpu_opid)i)->name;
 	names[n] = NULL;
 }
@@ -91,7 +91,7 @@ static int parse_pl_ops(const enpu_yread *c, const enpu_ynode *v, enpu_board_tar
 	const char *all[ENPU_OP_COUNT + 1], *pl[ENPU_OP_COUNT + 1];
 	char list[512], fix[600];
 
-	op_names((1u << ENPU_OP_COUNT) - 1, all);
+	op_names(ENPU_OPS_ALL, all);
 	op_names(ENPU_PL_GEMMS | ENPU_PL_ELEMENTWISE, pl);
 	enpu_join(pl, list, sizeof(list));
 	if (v->kind != ENPU_YN_SEQ)
@@ -110,14 +110,14 @@ static int parse_pl_ops(const enpu_yread *c, const enpu_ynode *v, enpu_board_tar
 				       near ? " (did you mean '" : "", near ? near : "",
 				       near ? "'?)" : "");
 		}
-		if (!((ENPU_PL_GEMMS | ENPU_PL_ELEMENTWISE) & (1u << d->id))) {
+		if (!((ENPU_PL_GEMMS | ENPU_PL_ELEMENTWISE) & ENPU_OPBIT(d->id))) {
 			snprintf(fix, sizeof(fix), "leave it out (it runs on the PS); the PL takes: %s",
 				 list);
 			return enpu_yread_fail(c, it, fix,
 				       "op '%s' in 'pl_ops' cannot run on the PL: it takes GEMM-class and elementwise ops only",
 				       d->name);
 		}
-		t->pl_ops |= 1u << d->id;
+		t->pl_ops |= ENPU_OPBIT(d->id);
 	}
 	return 0;
 }
@@ -247,9 +247,9 @@ static int read_pl_ops(enpu_jread *r, json_object *v, enpu_board_target *t)
 		const enpu_opdef *od = json_object_is_type(it, json_type_string) ?
 			enpu_op_by_name(json_object_get_string(it)) : NULL;
 
-		if (!od || !((ENPU_PL_GEMMS | ENPU_PL_ELEMENTWISE) & (1u << od->id)))
+		if (!od || !((ENPU_PL_GEMMS | ENPU_PL_ELEMENTWISE) & ENPU_OPBIT(od->id)))
 			return enpu_jread_fail(r, "'pl_ops' entry %zu is not an op the PL takes", i);
-		t->pl_ops |= 1u << od->id;
+		t->pl_ops |= ENPU_OPBIT(od->id);
 	}
 	return 0;
 }

@@ -34,11 +34,11 @@ void enpu_fpga_part_free(enpu_fpga_part *p)
 
 static int tensor_bytes(const enpu_graph *g, int t, uint64_t *out)
 {
-	uint64_t n;
+	uint64_t n, es = enpu_dtype_size(g->tensors[t].dtype);
 
-	if (enpu_shape_numel(&g->tensors[t].shape, &n) < 0 || n > UINT64_MAX / sizeof(float))
+	if (!es || enpu_shape_numel(&g->tensors[t].shape, &n) < 0 || n > UINT64_MAX / es)
 		return -1;
-	*out = n * sizeof(float);
+	*out = n * es;
 	return 0;
 }
 
@@ -118,14 +118,24 @@ static int seg_buffers(const enpu_graph *g, enpu_fpga_seg *s, const int *last_re
 				return -1;
 		}
 	}
-	for (int k = first; k <= last; k++) {
-		int ti = g->ops[k].out[0];
+	for (int k = first; k <= last; k++)
+		for (int j = 0; j < g->ops[k].n_out; j++) {
+			int ti = g->ops[k].out[j];
 
-		if ((k == last || g->tensors[ti].is_output || last_reader[ti] > last) &&
-		    push_buf(g, &s->out, &s->n_out, ti, &s->dma_out_bytes, sat) < 0)
-			return -1;
-	}
+			if ((k == last || g->tensors[ti].is_output || last_reader[ti] > last) &&
+			    push_buf(g, &s->out, &s->n_out, ti, &s->dma_out_bytes, sat) < 0)
+				return -1;
+		}
 	return 0;
+}
+
+/* An op's bit in pl_ops. conv1d (spec v2) rides on conv2d's: the PL runs
+ * it as the conv2d with kH = 1 it is (kernels_conv.c), with the same bytes,
+ * so `pl_ops` (and the target's JSON, hence v1 artifact ids) need no
+ * entry of its own. */
+static enpu_opmask pl_bit(enpu_opid id)
+{
+	return ENPU_OPBIT(id == ENPU_OP_CONV1D ? ENPU_OP_CONV2D : id);
 }
 
 /* The end (one past) of the PL segment that starts with GEMM k: the
@@ -138,7 +148,7 @@ static int seg_end(const enpu_graph *g, const enpu_board_target *t, const int *r
 		const enpu_irop *nx = &g->ops[j];
 		int prev = g->ops[j - 1].out[0];
 
-		if (!(t->pl_ops & ENPU_PL_ELEMENTWISE & (1u << nx->def->id)) ||
+		if (!(t->pl_ops & ENPU_PL_ELEMENTWISE & ENPU_OPBIT(nx->def->id)) ||
 		    nx->n_in < 1 || nx->in[0] != prev || readers[prev] != 1 || !fits(g, t, j))
 			break;
 		j++;
@@ -206,7 +216,7 @@ int enpu_fpga_partition(const enpu_graph *g, const enpu_board_target *t, enpu_fp
 	for (int k = 0; k < g->n_ops;) {
 		int j;
 
-		if (!(t->pl_ops & (1u << g->ops[k].def->id) & ENPU_PL_GEMMS) || !fits(g, t, k)) {
+		if (!(t->pl_ops & pl_bit(g->ops[k].def->id) & ENPU_PL_GEMMS) || !fits(g, t, k)) {
 			p->op_seg[k++] = -1;
 			p->ps_ops++;
 			continue;

@@ -69,6 +69,10 @@ def savez_bytes(compressed, **arrays):
     return b.getvalue()
 
 
+# int64 values of i8.npy / i8_mixed.npz (test_npz.c has the same list)
+I8_VALS = [-(1 << 63), -1, 0, 1, (1 << 62) + 5, (1 << 63) - 1]
+
+
 def main():
     # --- good .npy files, every header version --------------------------
     put('v1.npy', npy_bytes(vals((3, 4)), (1, 0)))
@@ -97,11 +101,19 @@ def main():
     put('big.npz', savez_bytes(True, big=vals((512, 512))))
     put('empty.npz', savez_bytes(False))
     put('utf8name.npz', zip_of([('caf\u00e9.npy', npy_bytes(vals((2,))))]))
+    # int64 (spec v2 weights: gather's indices): the extremes and negatives
+    put('i8.npy', npy_bytes(np.array(I8_VALS, dtype='<i8').reshape(2, 3)))
+    put('i8_mixed.npz', savez_bytes(False, x=vals((2, 3)),
+                                    idx=np.array(I8_VALS, dtype='<i8')))
 
     # --- .npy rejections -----------------------------------------------
     put('f8.npy', npy_bytes(vals((2,), '<f8')))
     put('i4.npy', npy_bytes(vals((2,), '<i4')))
     put('be_f4.npy', npy_bytes(vals((2,), '>f4')))
+    put('be_i8.npy', npy_bytes(np.array([1, 2], dtype='>i8')))
+    put('u8.npy', npy_bytes(np.array([1, 2], dtype='<u8')))
+    # an int64 header over float32-sized data: 8 bytes short
+    put('i8_short.npy', npy_bytes(np.array([1, 2], dtype='<i8'))[:-8])
     put('u1.npy', npy_bytes(vals((2,), '|u1')))
     put('fortran.npy', npy_bytes(np.asfortranarray(vals((2, 3)))))
     put('bad_magic.npy', b'\x93NUMPX' + npy_bytes(vals((2,)))[6:])

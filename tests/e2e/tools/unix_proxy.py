@@ -3,7 +3,10 @@
 Unix socket, for client tests that need a server whose downloads go wrong.
 Every request is passed on as it came and every answer passed back, except
 that the answer to a GET whose path matches --corrupt REGEX has its last
-byte flipped (same length: only the client's digest check sees it).
+byte flipped (same length: only the client's digest check sees it), and
+that it answers as a server that is not the client's own would: without
+the "local" paths in its cache that POST /v1/compile gives the daemon's
+own user (so that the client downloads the files).
 
   unix_proxy.py --to SOCK --listen SOCK --corrupt REGEX
 
@@ -52,6 +55,8 @@ def main():
             c.request(self.command, self.path, body=body, headers=hdrs)
             r = c.getresponse()
             data = r.read()
+            if r.getheader("Content-Type", "").startswith("application/json") and b'"local"' in data:
+                data = re.sub(rb',? *"local": *"[^"]*"', b"", data)
             if self.command == "GET" and r.status == 200 and data and corrupt.search(self.path):
                 data = data[:-1] + bytes([data[-1] ^ 1])
             self.send_response(r.status)

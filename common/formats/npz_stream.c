@@ -1,0 +1,390 @@
+/* npz_stream.c: an .npz used without holding its arrays (npz.h): its
+ * members' headers read and checked as enpu_npz_read checks them, a
+ * member's data loaded only when asked for, and a new .npz written from
+ * chosen members, each streamed from the old file through libzip into the
+ * new one (a canonical header, then the data as it lies: the reader
+ * accepts only little-endian C-order arrays, which is what the writer
+ * writes). The new file's bytes are those enpu_npz_write gives for the
+ * same tensors. */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <zip.h>
+#include "npz.h"
+#include "npz_int.h"
+#include "digest.h"
+
+#define HEAD_READ (65536 + 12)   /* a header's most: magic, length, NPY_MAX_HEADER */
+
+void enpu_npz_index_free(enpu_npz_index *ix)
+{
+	if (!ix)
+		return;
+	enpu_tlist_free(&ix->meta);
+	free(ix->member);
+	free(ix->data_off);
+	free(ix->path);
+	memset(ix, 0, sizeof(*ix));
+}
+
+/* Member i's header into a tensor without data (name set) on ix. */
+static int scan_one(zip_t *za, zip_int64_t i, const char *raw, size_t rlen, const char *label,
+		    const enpu_limits *lim, uint64_t *total, unsigned char *head,
+		    enpu_npz_index *ix, enpu_err *e)
+{
+	char mlabel[600];
+	zip_stat_t st;
+	zip_file_t *zf;
+	zip_int64_t got = 0, r;
+	enpu_tensor t;
+	size_t off;
+
+	memset(&t, 0, sizeof t);
+	snprintf(mlabel, sizeof(mlabel), "%s member '%.*s'", label, (int)(rlen - 4), raw);
+	zip_stat_init(&st);
+	if (zip_stat_index(za, (zip_uint64_t)i, 0, &st) < 0 || !(st.valid & ZIP_STAT_SIZE))
+		return enpu_npz_zip_fail(e, zip_get_error(za), mlabel);
+	if (enpu_npz_member_limits(st.size, *total, label, mlabel, lim, e))
+		return -1;
+	*total += st.size;
+	if (!(zf = zip_fopen_index(za, (zip_uint64_t)i, 0)))
+		return enpu_npz_zip_fail(e, zip_get_error(za), mlabel);
+	while ((uint64_t)got < st.size && got < HEAD_READ &&
+	       (r = zip_fread(zf, head + got, (zip_uint64_t)(HEAD_READ - got))) > 0)
+		got += r;
+	zip_fclose(zf);
+	if ((uint64_t)got < st.size && got < HEAD_READ)
+		return enpu_fail(e, ENPU_E_NPY, mlabel, NULL, "cannot read the member's .npy header");
+	if (enpu_npy_parse_header(head, (size_t)got, st.size, mlabel, lim, &t.dtype, &t.shape, &off,
+				  e))
+		return -1;
+	if (!(t.name = strndup(raw, rlen - 4)))
+		return enpu_fail(e, ENPU_E_NOMEM, mlabel, NULL, "out of memory");
+	if (enpu_tlist_push(&ix->meta, &t, e)) {
+		enpu_tensor_free(&t);
+		return -1;
+	}
+	ix->member[ix->meta.n - 1] = (uint64_t)i;
+	ix->data_off[ix->meta.n - 1] = off;
+	return 0;
+}
+
+int enpu_npz_scan(const char *path, const char *label, const enpu_limits *lim,
+		  enpu_npz_index *ix, enpu_err *e)
+{
+	zip_t *za;
+	zip_int64_t nent;
+	uint64_t total = 0;
+	unsigned char *head = NULL;
+	int rc = -1;
+
+	memset(ix, 0, sizeof(*ix));
+	if (!lim)
+		lim = enpu_limits_default();
+	if (!label)
+		label = path;
+	if (!(za = enpu_npz_open(path, label, e)))
+		return -1;
+	nent = zip_get_num_entries(za, 0);
+	if (nent < 0 || (uint64_t)nent > lim->max_npz_members) {
+		enpu_fail(e, ENPU_E_LIMIT, label, "split the weights into fewer arrays",
+			  "'%s' has %lld members, more than the limit of %llu", label, (long long)nent,
+			  (unsigned long long)lim->max_npz_members);
+		goto out;
+	}
+	ix->member = calloc((size_t)(nent ? nent : 1), sizeof(*ix->member));
+	ix->data_off = calloc((size_t)(nent ? nent : 1), sizeof(*ix->data_off));
+	ix->path = strdup(path);
+	head = malloc(HEAD_READ);
+	if (!ix->member || !ix->data_off || !ix->path || !head) {
+		enpu_fail(e, ENPU_E_NOMEM, label, NULL, "out of memory");
+		goto out;
+	}
+	for (zip_int64_t i = 0; i < nent; i++) {
+		const char *raw = zip_get_name(za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
+		if (!raw) {
+			enpu_npz_zip_fail(e, zip_get_error(za), label);
+			goto out;
+		}
+		if (enpu_npz_check_member_name(&ix->meta, 0, raw, strlen(raw), label, e) ||
+		    scan_one(za, i, raw, strlen(raw), label, lim, &total, head, ix, e))
+			goto out;
+	}
+	rc = 0;
+out:
+	free(head);
+	zip_discard(za);
+	if (rc)
+		enpu_npz_index_free(ix);
+	return rc;
+}
+
+int enpu_npz_scan_load(enpu_npz_index *ix, size_t k, const char *label, enpu_err *e)
+{
+	enpu_tensor *t = &ix->meta.items[k];
+	zip_t *za;
+	zip_file_t *zf;
+	uint64_t numel, need, got = 0;
+	size_t es = enpu_dtype_size(t->dtype);
+	unsigned char skip[4096];
+	int rc = -1;
+
+	if (t->bytes)
+		return 0;
+	enpu_shape_numel(&t->shape, &numel);   /* checked by the scan */
+	need = numel * es;
+	if (!(za = enpu_npz_open(ix->path, label, e)))
+		return -1;
+	if (!(zf = zip_fopen_index(za, ix->member[k], 0))) {
+		enpu_npz_zip_fail(e, zip_get_error(za), label);
+		goto out;
+	}
+	if (need && !(t->bytes = malloc((size_t)need))) {
+		enpu_fail(e, ENPU_E_NOMEM, label, NULL, "out of memory");
+		goto close;
+	}
+	for (uint64_t off = 0; off < ix->data_off[k];) {   /* past the header */
+		zip_int64_t r = zip_fread(zf, skip, ix->data_off[k] - off < sizeof skip ?
+					  ix->data_off[k] - off : sizeof skip);
+		if (r <= 0)
+			goto short_read;
+		off += (uint64_t)r;
+	}
+	while (got < need) {
+		zip_int64_t r = zip_fread(zf, (unsigned char *)t->bytes + got, need - got);
+		if (r <= 0)
+			goto short_read;
+		got += (uint64_t)r;
+	}
+	if (zip_fread(zf, skip, 1) != 0) {   /* its end, where libzip checks the CRC */
+		enpu_fail(e, ENPU_E_NPY, label, NULL, "CRC mismatch: the member data is corrupt");
+		goto drop;
+	}
+	rc = 0;
+	goto close;
+short_read:
+	enpu_fail(e, ENPU_E_NPY, label, NULL, "member '%s' ends before its data does", t->name);
+drop:
+	free(t->bytes);
+	t->bytes = NULL;
+close:
+	zip_fclose(zf);
+out:
+	zip_discard(za);
+	return rc;
+}
+
+/* ---- writing from an index ------------------------------------------------- */
+
+static int fsync_file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+/* One new member: the canonical header, then the old member's data. */
+typedef struct member_src {
+	zip_t *from;              /* the old archive */
+	uint64_t index, skip, data;
+	enpu_buf head;
+	zip_file_t *zf;
+	uint64_t pos;             /* bytes handed out */
+	zip_error_t err;
+} member_src;
+
+static zip_int64_t member_cb(void *ud, void *data, zip_uint64_t len, zip_source_cmd_t cmd)
+{
+	member_src *m = ud;
+
+	switch (cmd) {
+	case ZIP_SOURCE_OPEN:
+		if (!(m->zf = zip_fopen_index(m->from, m->index, 0))) {
+			zip_error_set(&m->err, ZIP_ER_OPEN, 0);
+			return -1;
+		}
+		for (uint64_t off = 0; off < m->skip;) {   /* the old header */
+			char skip[4096];
+			zip_int64_t r = zip_fread(m->zf, skip, m->skip - off < sizeof skip ?
+						  m->skip - off : sizeof skip);
+			if (r <= 0) {
+				zip_error_set(&m->err, ZIP_ER_READ, 0);
+				return -1;
+			}
+			off += (uint64_t)r;
+		}
+		m->pos = 0;
+		return 0;
+	case ZIP_SOURCE_READ: {
+		zip_uint64_t n = 0;
+		if (m->pos < m->head.len) {
+			n = m->head.len - m->pos < len ? m->head.len - m->pos : len;
+			memcpy(data, m->head.data + m->pos, n);
+		} else if (m->pos < m->head.len + m->data) {
+			uint64_t left = m->head.len + m->data - m->pos;
+			zip_int64_t r = zip_fread(m->zf, data, left < len ? left : len);
+			char one;
+			if (r <= 0) {
+				zip_error_set(&m->err, ZIP_ER_READ, 0);
+				return -1;
+			}
+			n = (zip_uint64_t)r;
+			/* at the end, one more read: libzip checks the member's CRC
+			 * when it reaches its end */
+			if ((uint64_t)r == left && zip_fread(m->zf, &one, 1) != 0) {
+				zip_error_set(&m->err, ZIP_ER_CRC, 0);
+				return -1;
+			}
+		}
+		m->pos += n;
+		return (zip_int64_t)n;
+	}
+	case ZIP_SOURCE_CLOSE:
+		if (m->zf)
+			zip_fclose(m->zf);
+		m->zf = NULL;
+		return 0;
+	case ZIP_SOURCE_STAT: {
+		zip_stat_t *st = data;
+		zip_stat_init(st);
+		st->size = m->head.len + m->data;
+		st->valid |= ZIP_STAT_SIZE;
+		return sizeof(*st);
+	}
+	case ZIP_SOURCE_ERROR:
+		return zip_error_to_data(&m->err, data, len);
+	case ZIP_SOURCE_FREE:
+		if (m->zf)
+			zip_fclose(m->zf);
+		enpu_buf_free(&m->head);
+		zip_error_fini(&m->err);
+		free(m);
+		return 0;
+	case ZIP_SOURCE_SUPPORTS:
+		return zip_source_make_command_bitmap(ZIP_SOURCE_OPEN, ZIP_SOURCE_READ,
+						      ZIP_SOURCE_CLOSE, ZIP_SOURCE_STAT,
+						      ZIP_SOURCE_ERROR, ZIP_SOURCE_FREE, -1);
+	default:
+		zip_error_set(&m->err, ZIP_ER_OPNOTSUPP, 0);
+		return -1;
+	}
+}
+
+static int add_streamed(zip_t *za, zip_t *from, const enpu_npz_index *ix, size_t k,
+			const char *label, enpu_err *e)
+{
+	const enpu_tensor *t = &ix->meta.items[k];
+	member_src *m = calloc(1, sizeof *m);
+	enpu_buf zname = ENPU_BUF_INIT;
+	zip_source_t *src;
+	zip_int64_t idx;
+	uint64_t numel;
+
+	if (!m)
+		return enpu_fail(e, ENPU_E_NOMEM, label, NULL, "out of memory");
+	zip_error_init(&m->err);
+	enpu_shape_numel(&t->shape, &numel);
+	*m = (member_src){.from = from, .index = ix->member[k], .skip = ix->data_off[k],
+			  .data = numel * enpu_dtype_size(t->dtype), .head = ENPU_BUF_INIT};
+	zip_error_init(&m->err);
+	if (enpu_npy_write_header(t->name, t->dtype, &t->shape, &m->head, e) ||
+	    enpu_buf_addf(&zname, "%s.npy", t->name)) {
+		enpu_buf_free(&m->head);
+		free(m);
+		enpu_buf_free(&zname);
+		return e->code ? -1 : enpu_fail(e, ENPU_E_NOMEM, label, NULL, "out of memory");
+	}
+	if (!(src = zip_source_function(za, member_cb, m))) {
+		enpu_buf_free(&m->head);
+		free(m);
+		enpu_buf_free(&zname);
+		return enpu_npz_zip_fail(e, zip_get_error(za), label);
+	}
+	idx = zip_file_add(za, zname.data, src, ZIP_FL_ENC_UTF_8);
+	enpu_buf_free(&zname);
+	if (idx < 0) {
+		zip_source_free(src);
+		return enpu_npz_zip_fail(e, zip_get_error(za), label);
+	}
+	return enpu_npz_member_settings(za, (zip_uint64_t)idx, label, e);
+}
+
+int enpu_npz_write_from(const enpu_npz_index *ix, const char *const *names, size_t n,
+			const char *dst, char sha256[65], uint64_t *size, enpu_err *e)
+{
+	char tmp[4200];
+	zip_t *from = NULL, *za = NULL;
+	struct stat sb;
+	int zerr = 0, rc = -1;
+
+	static atomic_uint seq;
+	/* a new name, created by libzip (which gives it the umask's mode) */
+	if ((size_t)snprintf(tmp, sizeof tmp, "%s.%ld.%u.tmp", dst, (long)getpid(),
+			     atomic_fetch_add(&seq, 1)) >= sizeof tmp)
+		return enpu_fail(e, ENPU_E_IO, dst, NULL, "path too long");
+	if (n == 0) {   /* libzip writes nothing at all for an empty archive */
+		enpu_tlist none = ENPU_TLIST_INIT;
+		if (enpu_npz_write(dst, &none, e) || enpu_sha256_file(dst, sha256, e))
+			return -1;
+		*size = 22;
+		return 0;
+	}
+	if (!(from = enpu_npz_open(ix->path, dst, e)))
+		goto out;
+	if (!(za = zip_open(tmp, ZIP_CREATE | ZIP_EXCL, &zerr))) {
+		enpu_fail(e, ENPU_E_IO, dst, NULL, "cannot create '%s' (libzip error %d)", tmp, zerr);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+		while (k < ix->meta.n && strcmp(ix->meta.items[k].name, names[i]) != 0)
+			k++;
+		if (k == ix->meta.n) {
+			enpu_fail(e, ENPU_E_INTERNAL, dst, NULL, "no member '%s' to copy", names[i]);
+			goto out;
+		}
+		if (add_streamed(za, from, ix, k, dst, e))
+			goto out;
+	}
+	if (zip_close(za) < 0) {
+		zip_error_t *ze = zip_get_error(za);
+		if (!e->code) {   /* a member's own read error is already said */
+			enpu_fail(e, ENPU_E_IO, dst, NULL, "cannot write '%s': %s", dst,
+				  zip_error_strerror(ze));
+			if (zip_error_system_type(ze) == ZIP_ET_SYS)
+				e->sys_errno = zip_error_code_system(ze);
+		}
+		goto out;
+	}
+	za = NULL;
+	if (fsync_file(tmp) != 0 || rename(tmp, dst) != 0) {
+		int err = errno;
+		enpu_fail(e, ENPU_E_IO, dst, NULL, "cannot write '%s': %s", dst, strerror(err));
+		e->sys_errno = err;
+		goto out;
+	}
+	if (enpu_sha256_file(dst, sha256, e) || stat(dst, &sb) != 0) {
+		if (!e->code)
+			enpu_fail(e, ENPU_E_IO, dst, NULL, "cannot read '%s': %s", dst, strerror(errno));
+		goto out;
+	}
+	*size = (uint64_t)sb.st_size;
+	rc = 0;
+out:
+	if (za)
+		zip_discard(za);
+	if (from)
+		zip_discard(from);
+	unlink(tmp);
+	return rc;
+}

@@ -1,0 +1,316 @@
+/* cas_scan.c: the one pass over the cache's disk. At open: move a flat
+ * ac/ and artifacts/ (the layout before their fan-out directories) into
+ * ac/<2 hex>/ and artifacts/<2 hex>/, one rename per entry (a crash
+ * midway leaves entries of both layouts, and the next open moves the
+ * rest), then build the index (cas_index.h) from what is there: blobs
+ * (a stat each), artifacts (their manifests), action-cache entries. gc
+ * runs the same pass to reconcile the index with a disk changed behind the
+ * daemon's back: it adds what it finds that the index lacks and removes
+ * what it does not find. The disk is untrusted: a name that is not a
+ * digest, a file in the wrong fan-out directory, a directory where a file
+ * belongs or the reverse, an unreadable manifest are skipped (or, for a
+ * manifest, indexed as bad for gc to drop); none stops the pass. Also the
+ * index's helpers for artifacts (add, remove, touch, reverse maps). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "digest.h"
+#include "srv.h"
+#include "cas_int.h"
+#include "artifact.h"
+#include "fault.h"
+
+#define LOCK(c) pthread_mutex_lock(&(c)->ix_mu)
+#define UNLOCK(c) pthread_mutex_unlock(&(c)->ix_mu)
+
+/* ---- migration of the flat layout ---------------------------------------- */
+
+/* Move one flat entry top/<name> into top/<2 hex>/<name>. An entry already
+ * in its fan-out directory wins (the flat one is an older copy). */
+static int migrate_one(const char *top, const char *name)
+{
+	char src[4400], shard[4200], dst[4500];
+	struct stat st;
+
+	snprintf(src, sizeof src, "%s/%s", top, name);
+	snprintf(shard, sizeof shard, "%s/%.2s", top, name);
+	snprintf(dst, sizeof dst, "%s/%s", shard, name);
+	if (srv_mkdir_shard(shard) != 0)
+		return -1;
+	if (lstat(dst, &st) == 0) {
+		srv_rmtree(src);
+		return 0;
+	}
+	return rename(src, dst);
+}
+
+/* Every flat entry of top: regular files (want_dir 0) or directories. */
+static long migrate_dir(const char *top, int want_dir)
+{
+	DIR *d = opendir(top);
+	struct dirent *de;
+	struct stat st;
+	char p[4200];
+	long n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (!enpu_is_sha256_hex(de->d_name))
+			continue;
+		snprintf(p, sizeof p, "%s/%s", top, de->d_name);
+		if (lstat(p, &st) != 0 || (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode)))
+			continue;
+		if (migrate_one(top, de->d_name) != 0) {
+			srv_log("warn", "cache: cannot move '%s' into its fan-out directory: %s", p,
+				strerror(errno));
+			continue;
+		}
+		if (++n == 1)
+			srv_fault_point("migrate");   /* one moved, the rest still flat */
+	}
+	closedir(d);
+	if (n) {
+		srv_fsync_dir(top);
+		srv_log("info", "cache: moved %ld entr%s of %s into fan-out directories", n,
+			n == 1 ? "y" : "ies", top);
+	}
+	return n;
+}
+
+int cas_migrate(srv_cas *c)
+{
+	migrate_dir(c->ac, 0);
+	migrate_dir(c->art, 1);
+	return 0;
+}
+
+/* ---- the index from the disk ---------------------------------------------- */
+
+/* fn(c, top/<xx>, name) for each name of a fan-out directory top/<xx>
+ * that is a digest starting with xx. */
+static int each_entry(srv_cas *c, const char *top,
+		      int (*fn)(srv_cas *c, const char *sub, const char *name))
+{
+	char sub[4400];
+	DIR *d = opendir(top), *d2;
+	struct dirent *de, *de2;
+	int rc = 0;
+
+	if (!d)
+		return 0;
+	while (rc == 0 && (de = readdir(d))) {
+		if (strlen(de->d_name) != 2 || !strchr("0123456789abcdef", de->d_name[0]) ||
+		    !strchr("0123456789abcdef", de->d_name[1]))
+			continue;
+		snprintf(sub, sizeof sub, "%s/%s", top, de->d_name);
+		if (!(d2 = opendir(sub)))
+			continue;
+		while (rc == 0 && (de2 = readdir(d2)))
+			if (enpu_is_sha256_hex(de2->d_name) && !strncmp(de2->d_name, de->d_name, 2))
+				rc = fn(c, sub, de2->d_name);
+		closedir(d2);
+	}
+	closedir(d);
+	return rc;
+}
+
+static int sync_blob(srv_cas *c, const char *sub, const char *name)
+{
+	char p[4500];
+	struct stat st;
+	int rc = 0;
+
+	snprintf(p, sizeof p, "%s/%s", sub, name);
+	LOCK(c);
+	/* under the lock: an eviction unlinks under it too */
+	if (!ix_seen(c->ix, IX_BLOB, name) && lstat(p, &st) == 0 && S_ISREG(st.st_mode))
+		rc = ix_blob_put(c->ix, name, (uint64_t)st.st_size, &st.st_mtim);
+	UNLOCK(c);
+	return rc;
+}
+
+static int sync_art(srv_cas *c, const char *sub, const char *name)
+{
+	int seen;
+
+	(void)sub;
+	LOCK(c);
+	seen = ix_seen(c->ix, IX_ARTIFACT, name);
+	UNLOCK(c);
+	if (!seen)
+		srv_cas_index_artifact(c, name);
+	return 0;
+}
+
+static int sync_ac(srv_cas *c, const char *sub, const char *name)
+{
+	char p[4500], id[65];
+	struct timespec used;
+	struct stat st;
+	int seen, rc = 0;
+
+	LOCK(c);
+	seen = ix_seen(c->ix, IX_AC, name);
+	UNLOCK(c);
+	snprintf(p, sizeof p, "%s/%s", sub, name);
+	if (seen || !cas_ac_read(p, id, &used))
+		return 0;
+	LOCK(c);
+	if (!ix_ac_get(c->ix, name, NULL) && lstat(p, &st) == 0)
+		rc = ix_ac_put(c->ix, name, id, &used);
+	UNLOCK(c);
+	return rc;
+}
+
+int cas_index_sync(srv_cas *c)
+{
+	int rc, gone;
+
+	LOCK(c);
+	ix_mark(c->ix);
+	UNLOCK(c);
+	/* blobs first: an artifact's last use is its newest blob's */
+	rc = each_entry(c, c->cas, sync_blob);
+	if (rc == 0)
+		rc = each_entry(c, c->art, sync_art);
+	if (rc == 0)
+		rc = each_entry(c, c->ac, sync_ac);
+	if (rc != 0)
+		return -1;   /* out of memory: the index keeps what it had */
+	LOCK(c);
+	gone = ix_sweep(c->ix);
+	UNLOCK(c);
+	if (gone)
+		srv_log("warn", "cache: %d entr%s gone from the disk behind the daemon's back: "
+			"forgotten", gone, gone == 1 ? "y" : "ies");
+	return 0;
+}
+
+int srv_cas_resync(srv_cas *c)
+{
+	return cas_index_sync(c);
+}
+
+/* ---- artifacts in the index ------------------------------------------------ */
+
+void srv_cas_index_artifact(srv_cas *c, const char *id)
+{
+	enpu_manifest m;
+	enpu_err e = ENPU_ERR_INIT;
+	char dir[4300], (*files)[65] = NULL;
+	struct stat st;
+	uint64_t bytes = 0;
+	int i, n = 0, bad;
+
+	bad = srv_artifact_manifest(c, id, &m, NULL, &e) != 0;
+	if (!bad && m.n > 0 && !(files = calloc((size_t)m.n, sizeof *files))) {
+		enpu_manifest_free(&m);
+		return;
+	}
+	for (i = 0; !bad && i < m.n; i++) {
+		memcpy(files[i], m.files[i].sha256, 65);
+		bytes += m.files[i].bytes;
+	}
+	if (!bad) {
+		n = m.n;
+		enpu_manifest_free(&m);
+	}
+	srv_artifact_dir(c, id, dir, sizeof dir);
+	LOCK(c);
+	if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && !ix_art_has(c->ix, id))
+		ix_art_put(c->ix, id, (const char (*)[65])files, n, bytes, bad);
+	UNLOCK(c);
+	free(files);
+}
+
+int srv_cas_unlink_artifact(srv_cas *c, const char *id, char *gone, size_t cap)
+{
+	char dir[4300];
+	struct stat st;
+	int existed;
+
+	srv_artifact_dir(c, id, dir, sizeof dir);
+	srv_cas_tmpname(c, ".rm", gone, cap);
+	LOCK(c);
+	existed = lstat(dir, &st) == 0;
+	/* one rename takes the whole directory out of artifacts/ */
+	if (existed && (!gone[0] || rename(dir, gone) != 0))
+		snprintf(gone, cap, "%s", dir);   /* removed in place, then */
+	ix_art_del(c->ix, id);
+	UNLOCK(c);
+	if (!existed)
+		gone[0] = '\0';
+	return existed;
+}
+
+void srv_cas_touch_artifact(srv_cas *c, const char *id)
+{
+	struct timespec t;
+
+	cas_now(&t);
+	LOCK(c);
+	ix_art_touch(c->ix, id, &t);
+	UNLOCK(c);
+}
+
+/* fn's ids copied out under the lock into *out (malloc'd): the count, or
+ * -1 out of memory. */
+static int copy_ids(srv_cas *c, int (*fn)(const srv_index *, const char *, char (*)[65], int),
+		    const char *arg, char (**out)[65])
+{
+	int cap = 16, n;
+
+	*out = NULL;
+	for (;;) {
+		char (*v)[65] = malloc((size_t)cap * sizeof *v);
+		if (!v)
+			return -1;
+		LOCK(c);
+		n = fn(c->ix, arg, v, cap);
+		UNLOCK(c);
+		if (n <= cap) {
+			*out = v;
+			return n;
+		}
+		free(v);
+		cap = n + 16;
+	}
+}
+
+int srv_cas_blob_users(srv_cas *c, const char *digest, char (**out)[65])
+{
+	return copy_ids(c, ix_blob_users, digest, out);
+}
+
+static int lost_fn(const srv_index *ix, const char *arg, char (*out)[65], int cap)
+{
+	(void)arg;
+	return ix_art_lost(ix, out, cap);
+}
+
+int srv_cas_lost_artifacts(srv_cas *c, char (**out)[65])
+{
+	return copy_ids(c, lost_fn, NULL, out);
+}
+
+int cas_ac_keys(srv_cas *c, const char *art, char (**out)[65])
+{
+	return copy_ids(c, ix_ac_keys_for, art, out);
+}
+
+int srv_cas_page(srv_cas *c, unsigned mask, const ix_cursor *from, int limit, ix_entry *out,
+		 int *more)
+{
+	int n;
+
+	LOCK(c);
+	n = ix_page(c->ix, mask, from, limit, out, more);
+	UNLOCK(c);
+	return n;
+}

@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# bench.sh: `make bench`. Each row of issue 14's table, ours against a named
+# anchor, measured in this one run, interleaved round by round (or
+# repetition by repetition inside kbench) so that the machine's load falls
+# on both alike. Prints a Markdown table: what, ours, anchor, ratio (the
+# anchor's time over ours: above 1 we are faster; for req/s rows ours over
+# the anchor's). A benchmark, never a test: nothing here asserts a speed.
+#
+#   BENCH_SIZE=full (default) | tiny   tiny: small sizes and few rounds
+#                                      (make test runs it to prove it works)
+#   BENCH_ROUNDS=N                     rounds of the interleaved rows
+#   ENPU_BIN=DIR                       our binaries (default bin)
+#   BENCH_ONLY="kernels models npusim http compile plan"
+#                                      the groups of rows to run (all)
+#
+# Anchors: OpenBLAS 0.3 (Debian's libopenblas-dev) sgemm; im2col +
+# OpenBLAS for the conv; PyTorch (python3-torch, 1 thread, the same
+# model and weights as `eulernpu import` gets); cpu_ref for npu_sim; nginx
+# serving a 200-byte file, both under wrk (16 connections); cp and openssl
+# dgst -sha256 for the compiles; the lower bound for the memory plan.
+set -u
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+BIN=${ENPU_BIN:-bin}
+case "$BIN" in /*) ;; *) BIN=$ROOT/$BIN ;; esac
+KB=${KBENCH:-$ROOT/build/bench/kbench}
+PY=/usr/bin/python3
+SIZE=${BENCH_SIZE:-full}
+if [ "$SIZE" = tiny ]; then
+	ROUNDS=${BENCH_ROUNDS:-1} REPS=3 GEMM_N="64 128" MODELS="transformer" HTTP_S=1
+	BIG_MIB=8 SIM_HW=14
+else
+	ROUNDS=${BENCH_ROUNDS:-5} REPS=9 GEMM_N="256 512 1024" MODELS="resnet18 resnet50 densenet121"
+	HTTP_S=5 BIG_MIB=512 SIM_HW=56
+fi
+T=$(mktemp -d "${TMPDIR:-/tmp}/enpu-bench.XXXXXX")
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+export OPENBLAS_NUM_THREADS=1
+ROWS=()
+want() { [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" $1 "* ]]; }
+row() { ROWS+=("| $1 | $2 | $3 | $4 |"); echo "  $1: ours $2, anchor $3, ratio $4" >&2; }
+med() { sort -g | awk '{v[NR] = $1} END {print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}'; }
+die() { echo "bench: $*" >&2; exit 1; }
+[ -x "$KB" ] || die "no $KB: run make bench (it builds it)"
+[ -x "$BIN/eulernpud" ] || die "no $BIN/eulernpud"
+
+# ---- kernels: matmul and conv against OpenBLAS (kbench interleaves) --------
+if want kernels; then
+for th in 1 2; do
+	for n in $GEMM_N; do
+		l=$("$KB" gemm "$n" "$th" "$REPS") || die "kbench gemm failed"
+		o=$(sed 's/.* ours \([0-9.]*\) GFLOP.*/\1/' <<<"$l")
+		a=$(sed 's/.* openblas \([0-9.]*\) GFLOP.*/\1/' <<<"$l")
+		row "matmul ${n}³, $th thread(s), GFLOP/s" "$o" "OpenBLAS sgemm $a" "$(ratio "$o" "$a")"
+	done
+	l=$("$KB" conv "$th" "$REPS") || die "kbench conv failed"
+	o=$(sed 's/.* ours \([0-9.]*\) GFLOP.*/\1/' <<<"$l")
+	a=$(sed 's/.*openblas \([0-9.]*\) GFLOP.*/\1/' <<<"$l")
+	row "conv 3×3 64→64 56×56, $th thread(s), GFLOP/s" "$o" "im2col + OpenBLAS $a" "$(ratio "$o" "$a")"
+done
+
+fi
+# ---- a daemon for the compiles of the rows below ----------------------------
+start_daemon() {   # NAME [flags]: Unix socket $T/NAME.sock
+	local n=$1; shift
+	"$BIN/eulernpud" --socket "$T/$n.sock" --cache "$T/$n.cache" --log "$T/$n.log" "$@" \
+		</dev/null >/dev/null 2>>"$T/$n.stderr" &
+	PIDS+=($!)
+	eval "PID_$n=$!"
+	for _ in $(seq 200); do
+		curl -sf --max-time 2 --unix-socket "$T/$n.sock" http://localhost/v1/health >/dev/null && return 0
+		sleep 0.05
+	done
+	die "daemon $n did not start: $(tail -3 "$T/$n.stderr" "$T/$n.log" 2>/dev/null)"
+}
+start_daemon c
+enpu() { EULERNPU_SERVER=unix:$T/c.sock "$BIN/eulernpu" "$@"; }
+
+# ---- whole models against PyTorch (1 thread) ----------------------------------
+if want models; then
+"$PY" examples/resnet18_onnx/export.py "$T/m" $MODELS >/dev/null 2>"$T/export.err" ||
+	die "export.py failed: $(tail -3 "$T/export.err")"
+for m in $MODELS; do
+	enpu import "$T/m/$m/model.onnx" --out "$T/$m.spec" >/dev/null &&
+		enpu compile --spec "$T/$m.spec/spec.yaml" --weights "$T/$m.spec/weights.npz" \
+			--out "$T/$m.art" >/dev/null || die "import/compile of $m failed"
+done
+for r in $(seq "$ROUNDS"); do
+	for m in $MODELS; do
+		"$KB" run 1 "$REPS" "$T/$m.art" "$T/m/$m/input.npz" |
+			sed -n 's/.* median \([0-9.]*\) ms/\1/p' >>"$T/$m.ours"
+	done
+	"$PY" tests/bench/torch_time.py "$REPS" $MODELS >"$T/torch.$r" || die "torch_time.py failed"
+	for m in $MODELS; do sed -n "s/^$m median //p" "$T/torch.$r" >>"$T/$m.torch"; done
+done
+TV=$("$PY" -c 'import torch; print(torch.__version__.split("+")[0])')
+for m in $MODELS; do
+	o=$(med <"$T/$m.ours") a=$(med <"$T/$m.torch")
+	row "$m, 1 thread, ms" "$o" "PyTorch $TV $a" "$(ratio "$a" "$o")"
+done
+
+fi
+# ---- npu_sim against cpu_ref: conv 32 -> 64 -> 64 ------------------------------
+if want npusim; then
+"$PY" - "$T/sim" "$SIM_HW" <<'PYEOF'
+import os, sys, numpy as np
+d, hw = sys.argv[1], int(sys.argv[2])
+os.makedirs(d, exist_ok=True)
+open(d + "/spec.yaml", "w").write("""eulernpu: 1
+name: sim_conv
+backend: cpu_ref
+inputs:
+  - {name: x, dtype: float32, shape: [1, 32, %d, %d]}
+outputs: [y]
+weights:
+  - {name: w1, dtype: float32, shape: [64, 32, 3, 3]}
+  - {name: w2, dtype: float32, shape: [64, 64, 3, 3]}
+components:
+  - name: body
+    ops:
+      - {name: c1, op: conv2d, in: [x, w1], out: h, attrs: {pads: [1, 1, 1, 1]}}
+      - {name: r1, op: relu, in: [h], out: hr}
+      - {name: c2, op: conv2d, in: [hr, w2], out: y, attrs: {pads: [1, 1, 1, 1]}}
+""" % (hw, hw))
+g = np.random.default_rng(0)
+np.savez(d + "/weights.npz", w1=(g.standard_normal((64, 32, 3, 3)) / 17).astype(np.float32),
+         w2=(g.standard_normal((64, 64, 3, 3)) / 24).astype(np.float32))
+np.savez(d + "/input.npz", x=g.standard_normal((1, 32, hw, hw)).astype(np.float32))
+PYEOF
+for b in cpu_ref npu_sim; do
+	enpu compile --spec "$T/sim/spec.yaml" --weights "$T/sim/weights.npz" --backend "$b" \
+		--out "$T/sim.$b" >/dev/null || die "compile of the npu_sim row failed"
+done
+"$KB" run 1 $((REPS * ROUNDS)) "$T/sim.npu_sim" "$T/sim/input.npz" "$T/sim.cpu_ref" "$T/sim/input.npz" >"$T/sim.out" ||
+	die "kbench run failed"
+o=$(sed -n 's/^run .*sim.npu_sim .* median \([0-9.]*\) ms/\1/p' "$T/sim.out")
+a=$(sed -n 's/^run .*sim.cpu_ref .* median \([0-9.]*\) ms/\1/p' "$T/sim.out")
+row "npu_sim run, conv 32→64→64 on ${SIM_HW}×${SIM_HW}, ms" "$o" "cpu_ref $a" "$(ratio "$a" "$o")"
+
+fi
+# ---- HTTP: tiny_mlp jobs and health against nginx's static file (wrk) ----------
+if want http; then
+free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+start_daemon h --listen 127.0.0.1:0 --port-file "$T/h.port"
+HP=$(cat "$T/h.port")
+HU=http://127.0.0.1:$HP
+M=examples/tiny_mlp
+EULERNPU_SERVER=$HU "$BIN/eulernpu" compile --spec $M/spec.yaml --weights $M/weights.npz --out "$T/mlp" >/dev/null ||
+	die "tiny_mlp compile failed"
+ART=$("$PY" -c 'import json,sys; print(json.load(open(sys.argv[1]))["id"])' "$T/mlp/manifest.json")
+IN=$(sha256sum $M/input.npz | cut -d' ' -f1)
+curl -sf -o /dev/null -T $M/input.npz "$HU/v1/blobs/$IN" || die "input upload failed"
+cat >"$T/post.lua" <<EOF
+wrk.method = "POST"
+wrk.body = '{"artifact":"$ART","input":"$IN"}'
+wrk.headers["Content-Type"] = "application/json"
+EOF
+NP=$(free_port)
+mkdir -p "$T/www" "$T/nginx"
+chmod 755 "$T" "$T/www"   # nginx's workers run as another user
+head -c 200 /dev/zero | tr '\0' 'x' >"$T/www/f"
+cat >"$T/nginx.conf" <<EOF
+worker_processes 2;
+error_log $T/nginx/error.log;
+pid $T/nginx/nginx.pid;
+events { worker_connections 1024; }
+http {
+	access_log off;
+	client_body_temp_path $T/nginx/body;
+	proxy_temp_path $T/nginx/proxy;
+	fastcgi_temp_path $T/nginx/fastcgi;
+	uwsgi_temp_path $T/nginx/uwsgi;
+	scgi_temp_path $T/nginx/scgi;
+	server { listen 127.0.0.1:$NP; root $T/www; }
+}
+EOF
+nginx -c "$T/nginx.conf" -p "$T/nginx" -g 'daemon off;' </dev/null >/dev/null 2>"$T/nginx.err" &
+PIDS+=($!)
+for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$NP/f" && break; sleep 0.05; done
+curl -sf -o /dev/null "http://127.0.0.1:$NP/f" || die "nginx did not start: $(cat "$T/nginx.err")"
+rps() { sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p'; }
+for r in $(seq "$ROUNDS"); do
+	wrk -t2 -c16 -d"${HTTP_S}s" -s "$T/post.lua" "$HU/v1/jobs?wait=60" | rps >>"$T/jobs.ours"
+	wrk -t2 -c16 -d"${HTTP_S}s" "$HU/v1/health" | rps >>"$T/health.ours"
+	wrk -t2 -c16 -d"${HTTP_S}s" "http://127.0.0.1:$NP/f" | rps >>"$T/nginx.rps"
+done
+N=$(med <"$T/nginx.rps")
+o=$(med <"$T/jobs.ours"); row "tiny_mlp POST /v1/jobs?wait, 16 connections, req/s" "$o" "nginx 200-byte file $N" "$(ratio "$o" "$N")"
+o=$(med <"$T/health.ours"); row "GET /v1/health, 16 connections, req/s" "$o" "nginx 200-byte file $N" "$(ratio "$o" "$N")"
+
+fi
+# ---- compiles of big weights: a miss against cp, a hit against openssl dgst ----
+if want compile; then
+"$PY" - "$T/big" "$BIG_MIB" <<'PYEOF'
+import os, sys, numpy as np
+d, mib = sys.argv[1], int(sys.argv[2])
+os.makedirs(d, exist_ok=True)
+n = mib * 1024 * 1024 // 4 // 4096
+open(d + "/spec.yaml", "w").write("""eulernpu: 1
+name: big_weights
+backend: cpu_ref
+inputs:
+  - {name: x, dtype: float32, shape: [1, %d]}
+outputs: [y]
+weights:
+  - {name: w, dtype: float32, shape: [%d, 4096]}
+components:
+  - name: only
+    ops:
+      - {name: mm, op: matmul, in: [x, w], out: y}
+""" % (n, n))
+w = np.lib.format.open_memmap(d + "/w.npy", mode="w+", dtype=np.float32, shape=(n, 4096))
+for i in range(0, n, 4096):
+    w[i:i + 4096] = np.random.default_rng(i).standard_normal((min(4096, n - i), 4096), dtype=np.float32)
+w.flush()
+del w
+import zipfile
+with zipfile.ZipFile(d + "/weights.npz", "w", zipfile.ZIP_STORED, allowZip64=True) as z:
+    z.write(d + "/w.npy", "w.npy")
+os.remove(d + "/w.npy")
+PYEOF
+rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$1/status"; }
+hwm_kib() { awk '/^VmHWM/ {print $2}' "/proc/$1/status"; }
+secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>>"$T/big.err" || die "$* failed: $(tail -2 "$T/big.err")"; t1=$(date +%s.%N); awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f\n", b - a}'; }
+for r in $(seq "$ROUNDS"); do
+	start_daemon "b$r" --max-upload $(( (BIG_MIB + 64) * 1024 * 1024 ))
+	eval "bp=\$PID_b$r"
+	idle=$(rss_kib "$bp")
+	bc_() { EULERNPU_SERVER=unix:$T/b$r.sock "$BIN/eulernpu" compile --spec "$T/big/spec.yaml" --weights "$T/big/weights.npz" --out "$1"; }
+	secs bc_ "$T/big.miss$r" >>"$T/miss.ours"
+	echo $(( ($(hwm_kib "$bp") - idle) / 1024 )) >>"$T/miss.rss"
+	secs cp "$T/big/weights.npz" "$T/big.copy" >>"$T/miss.cp"
+	rm -f "$T/big.copy"
+	secs bc_ "$T/big.hit$r" >>"$T/hit.ours"
+	secs openssl dgst -sha256 "$T/big/weights.npz" >>"$T/hit.dgst"
+	kill "$bp"; wait "$bp" 2>/dev/null
+	rm -rf "$T/b$r.cache" "$T/big.miss$r" "$T/big.hit$r"
+done
+o=$(med <"$T/miss.ours") a=$(med <"$T/miss.cp")
+row "compile, cache miss, $BIG_MIB MiB weights, s (daemon peak RSS +$(med <"$T/miss.rss") MiB over idle)" "$o" "cp $a" "$(ratio "$a" "$o")"
+o=$(med <"$T/hit.ours") a=$(med <"$T/hit.dgst")
+row "compile, cache hit, $BIG_MIB MiB weights, s" "$o" "openssl dgst -sha256 $a" "$(ratio "$a" "$o")"
+
+fi
+# ---- the memory plan against its lower bound -----------------------------------
+if want plan; then
+# the planner's arena (plan.json) over the bound it records, for the models
+# compiled above and the examples (1.00: the bound is reached)
+for a in "$T"/*.art "$T/sim.cpu_ref" "$T/mlp"; do
+	[ -f "$a/plan.json" ] || continue
+	read -r arena lower strat < <("$PY" -c 'import json, sys
+p = json.load(open(sys.argv[1]))
+print(p["arena_bytes"], p.get("lower_bound", 0), p.get("strategy", "?"))' "$a/plan.json")
+	row "memory plan, $(basename "$a" .art), bytes ($strat)" "$arena" "lower bound $lower" "$(ratio "$lower" "$arena")"
+done
+
+fi
+echo "| what | ours | anchor | ratio |"
+echo "| --- | --- | --- | --- |"
+printf '%s\n' "${ROWS[@]}"
+echo "bench: $SIZE, $ROUNDS round(s), $(nproc) cores, isa $("$KB" gemm 16 1 1 | sed 's/.*isa \([a-z0-9]*\).*/\1/')"
