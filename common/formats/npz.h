@@ -56,6 +56,7 @@ int enpu_npz_write_mem(const enpu_tlist *ts, const char *label, enpu_buf *out, e
  * whole file, their data left in the file. */
 typedef struct enpu_npz_index {
 	char *path;
+	char *label;              /* what errors about the source call it */
 	enpu_tlist meta;          /* name, dtype, shape; data NULL until loaded */
 	uint64_t *member;         /* meta.items[k]'s zip index */
 	uint64_t *data_off;       /* and its data's offset in the member */

@@ -30,6 +30,7 @@ void enpu_npz_index_free(enpu_npz_index *ix)
 	free(ix->member);
 	free(ix->data_off);
 	free(ix->path);
+	free(ix->label);
 	memset(ix, 0, sizeof(*ix));
 }
 
@@ -101,8 +102,9 @@ int enpu_npz_scan(const char *path, const char *label, const enpu_limits *lim,
 	ix->member = calloc((size_t)(nent ? nent : 1), sizeof(*ix->member));
 	ix->data_off = calloc((size_t)(nent ? nent : 1), sizeof(*ix->data_off));
 	ix->path = strdup(path);
+	ix->label = strdup(label);
 	head = malloc(HEAD_READ);
-	if (!ix->member || !ix->data_off || !ix->path || !head) {
+	if (!ix->member || !ix->data_off || !ix->path || !ix->label || !head) {
 		enpu_fail(e, ENPU_E_NOMEM, label, NULL, "out of memory");
 		goto out;
 	}
@@ -193,6 +195,12 @@ static int fsync_file(const char *path)
 	return rc;
 }
 
+/* The first old member that could not be read, and how. */
+struct src_fault {
+	int ze;                   /* ZIP_ER_READ or ZIP_ER_CRC; 0: none */
+	const char *member;
+};
+
 /* One new member: the canonical header, then the old member's data. */
 typedef struct member_src {
 	zip_t *from;              /* the old archive */
@@ -201,7 +209,19 @@ typedef struct member_src {
 	zip_file_t *zf;
 	uint64_t pos;             /* bytes handed out */
 	zip_error_t err;
+	struct src_fault *bad;    /* set when the old member cannot be read */
+	const char *name;
 } member_src;
+
+/* The old member is what failed: the caller says so as a bad-input error
+ * (the source's fault), not as a write error. */
+static zip_int64_t member_bad(member_src *m, int ze)
+{
+	zip_error_set(&m->err, ze, 0);
+	if (!m->bad->ze)
+		*m->bad = (struct src_fault){ze, m->name};
+	return -1;
+}
 
 static zip_int64_t member_cb(void *ud, void *data, zip_uint64_t len, zip_source_cmd_t cmd)
 {
@@ -217,10 +237,8 @@ static zip_int64_t member_cb(void *ud, void *data, zip_uint64_t len, zip_source_
 			char skip[4096];
 			zip_int64_t r = zip_fread(m->zf, skip, m->skip - off < sizeof skip ?
 						  m->skip - off : sizeof skip);
-			if (r <= 0) {
-				zip_error_set(&m->err, ZIP_ER_READ, 0);
-				return -1;
-			}
+			if (r <= 0)
+				return member_bad(m, ZIP_ER_READ);
 			off += (uint64_t)r;
 		}
 		m->pos = 0;
@@ -234,17 +252,13 @@ static zip_int64_t member_cb(void *ud, void *data, zip_uint64_t len, zip_source_
 			uint64_t left = m->head.len + m->data - m->pos;
 			zip_int64_t r = zip_fread(m->zf, data, left < len ? left : len);
 			char one;
-			if (r <= 0) {
-				zip_error_set(&m->err, ZIP_ER_READ, 0);
-				return -1;
-			}
+			if (r <= 0)
+				return member_bad(m, ZIP_ER_READ);
 			n = (zip_uint64_t)r;
 			/* at the end, one more read: libzip checks the member's CRC
 			 * when it reaches its end */
-			if ((uint64_t)r == left && zip_fread(m->zf, &one, 1) != 0) {
-				zip_error_set(&m->err, ZIP_ER_CRC, 0);
-				return -1;
-			}
+			if ((uint64_t)r == left && zip_fread(m->zf, &one, 1) != 0)
+				return member_bad(m, ZIP_ER_CRC);
 		}
 		m->pos += n;
 		return (zip_int64_t)n;
@@ -281,7 +295,7 @@ static zip_int64_t member_cb(void *ud, void *data, zip_uint64_t len, zip_source_
 }
 
 static int add_streamed(zip_t *za, zip_t *from, const enpu_npz_index *ix, size_t k,
-			const char *label, enpu_err *e)
+			struct src_fault *bad, const char *label, enpu_err *e)
 {
 	const enpu_tensor *t = &ix->meta.items[k];
 	member_src *m = calloc(1, sizeof *m);
@@ -295,7 +309,8 @@ static int add_streamed(zip_t *za, zip_t *from, const enpu_npz_index *ix, size_t
 	zip_error_init(&m->err);
 	enpu_shape_numel(&t->shape, &numel);
 	*m = (member_src){.from = from, .index = ix->member[k], .skip = ix->data_off[k],
-			  .data = numel * enpu_dtype_size(t->dtype), .head = ENPU_BUF_INIT};
+			  .data = numel * enpu_dtype_size(t->dtype), .head = ENPU_BUF_INIT,
+			  .bad = bad, .name = t->name};
 	zip_error_init(&m->err);
 	if (enpu_npy_write_header(t->name, t->dtype, &t->shape, &m->head, e) ||
 	    enpu_buf_addf(&zname, "%s.npy", t->name)) {
@@ -326,6 +341,7 @@ int enpu_npz_write_from(const enpu_npz_index *ix, const char *const *names, size
 	zip_t *from = NULL, *za = NULL;
 	struct stat sb;
 	int zerr = 0, rc = -1;
+	struct src_fault bad = {0, NULL};
 
 	static atomic_uint seq;
 	/* a new name, created by libzip (which gives it the umask's mode) */
@@ -353,12 +369,16 @@ int enpu_npz_write_from(const enpu_npz_index *ix, const char *const *names, size
 			enpu_fail(e, ENPU_E_INTERNAL, dst, NULL, "no member '%s' to copy", names[i]);
 			goto out;
 		}
-		if (add_streamed(za, from, ix, k, dst, e))
+		if (add_streamed(za, from, ix, k, &bad, dst, e))
 			goto out;
 	}
 	if (zip_close(za) < 0) {
 		zip_error_t *ze = zip_get_error(za);
-		if (!e->code) {   /* a member's own read error is already said */
+		if (bad.ze)   /* the source's data, read only now, is corrupt */
+			enpu_fail(e, ENPU_E_NPY, ix->label, NULL, "member '%s': %s", bad.member,
+				  bad.ze == ZIP_ER_CRC ? "CRC mismatch: the member data is corrupt" :
+				  "it ends before its data does");
+		else if (!e->code) {   /* a member's own read error is already said */
 			enpu_fail(e, ENPU_E_IO, dst, NULL, "cannot write '%s': %s", dst,
 				  zip_error_strerror(ze));
 			if (zip_error_system_type(ze) == ZIP_ET_SYS)
