@@ -129,6 +129,21 @@ void jobs_job_free(job *jb)
 	free(jb);
 }
 
+pthread_cond_t *jobs_done_cv(srv_jobs *j, const char *id)
+{
+	unsigned h = 2166136261u;   /* FNV-1a of the id */
+
+	for (; *id; id++)
+		h = (h ^ (unsigned char)*id) * 16777619u;
+	return &j->done[h % JOBS_DONE_STRIPES];
+}
+
+void jobs_wake_all(srv_jobs *j)
+{
+	for (int i = 0; i < JOBS_DONE_STRIPES; i++)
+		pthread_cond_broadcast(&j->done[i]);
+}
+
 /* Every state change goes through here (its fields already filled): the
  * counter moves, watchers get a snapshot, waiters wake. Under the lock. */
 void jobs_set_state(srv_jobs *j, job *jb, int state)
@@ -144,7 +159,7 @@ void jobs_set_state(srv_jobs *j, job *jb, int state)
 		jb->snaps->seq[k] = jb->seq;
 		jb->snaps->state[k] = state;
 	}
-	pthread_cond_broadcast(&j->done);
+	pthread_cond_broadcast(jobs_done_cv(j, jb->id));
 }
 
 void jobs_start_run(srv_jobs *j, job *jb)
@@ -317,7 +332,7 @@ json_object *srv_jobs_get(srv_jobs *j, const char *id, int wait_s, int *final)
 	 * is answered at once: it says why. */
 	while (jb && !FINAL(jb->state) && !j->stopping && wait_s > 0 &&
 	       (waited || !jobs_waiting(j, jb))) {
-		if (pthread_cond_timedwait(&j->done, &j->mu, &deadline) == ETIMEDOUT)
+		if (pthread_cond_timedwait(jobs_done_cv(j, id), &j->mu, &deadline) == ETIMEDOUT)
 			break;
 		jb = jobs_find(j, id);
 	}

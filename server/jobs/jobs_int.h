@@ -103,11 +103,17 @@ struct job {
 	int pins, doomed;
 };
 
+#define JOBS_DONE_STRIPES 64
+
 struct srv_jobs {
 	srv_cas *cas;
 	const enpu_limits *lim;
 	pthread_mutex_t mu;
-	pthread_cond_t work, done, rwork, tick;
+	pthread_cond_t work, rwork, tick;
+	/* who waits for a job's state (long polls, event streams) waits on
+	 * its id's stripe: a change wakes the waiters of that stripe, not of
+	 * every job (jobs_done_cv; jobs_wake_all for what concerns all) */
+	pthread_cond_t done[JOBS_DONE_STRIPES];
 	/* the indexes (jobs_index.c) */
 	job **hash;                /* by id, chained; a power of two of buckets */
 	unsigned hmask;
@@ -182,6 +188,11 @@ void jobs_job_free(job *jb);
  * list, into the finished list, e its error: NULL when it succeeded),
  * stamps the end time and tells the observer first. */
 void jobs_set_state(srv_jobs *j, job *jb, int state);
+/* The condition variable the waiters of job id wait on (jobs.c). */
+pthread_cond_t *jobs_done_cv(srv_jobs *j, const char *id);
+/* Wake every waiter of every job (shutdown, the drain, a backend's boards
+ * gone). Under the lock. */
+void jobs_wake_all(srv_jobs *j);
 void jobs_start_run(srv_jobs *j, job *jb);
 void jobs_finish(srv_jobs *j, job *jb, int state, const enpu_err *e);
 /* A run time (seconds) of backend bk for the ETA estimator. */

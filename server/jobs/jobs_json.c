@@ -252,7 +252,7 @@ int srv_jobs_watch_next(srv_jobs *j, const char *id, unsigned *seq, double wait_
 			rc = -1;
 			break;
 		}
-		if (pthread_cond_timedwait(&j->done, &j->mu, &dl) == ETIMEDOUT) {
+		if (pthread_cond_timedwait(jobs_done_cv(j, id), &j->mu, &dl) == ETIMEDOUT) {
 			rc = 0;
 			break;
 		}

@@ -186,7 +186,7 @@ static void no_board(srv_jobs *j, int bk, const char *why, int board_wait, doubl
 	if (!j->bk_down[bk]) {
 		j->bk_down[bk] = now;
 		if (w->n)
-			pthread_cond_broadcast(&j->done);   /* long-polls answer with the reason */
+			jobs_wake_all(j);   /* long-polls answer with the reason */
 	}
 	snprintf(j->bk_why[bk], sizeof j->bk_why[bk], "%s", why ? why : "waiting for a board");
 	while (*budget > 0 && w->head) {

@@ -242,7 +242,7 @@ static void drain_check(srv_jobs *j)
 	for (job *jb = j->run.head; jb; jb = jb->lnext)
 		if (!jb->cancel)
 			jb->cancel = SRV_CANCEL_DRAIN;
-	pthread_cond_broadcast(&j->done);
+	jobs_wake_all(j);
 }
 
 void srv_jobs_drain(srv_jobs *j, int timeout_s)
@@ -314,7 +314,8 @@ srv_jobs *srv_jobs_start(srv_cas *cas, const enpu_limits *lim, int workers, int 
 	j->history = DEFAULT_HISTORY;
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_cond_init(&j->work, NULL);
-	pthread_cond_init(&j->done, NULL);
+	for (int k = 0; k < JOBS_DONE_STRIPES; k++)
+		pthread_cond_init(&j->done[k], NULL);
 	pthread_cond_init(&j->rwork, NULL);
 	pthread_cond_init(&j->tick, NULL);
 	j->threads = calloc((size_t)workers, sizeof *j->threads);
@@ -357,7 +358,7 @@ void srv_jobs_shutdown(srv_jobs *j)
 			jb->cancel = SRV_CANCEL_SHUTDOWN;
 	pthread_cond_broadcast(&j->work);
 	pthread_cond_broadcast(&j->rwork);
-	pthread_cond_broadcast(&j->done);
+	jobs_wake_all(j);
 	pthread_mutex_unlock(&j->mu);
 	for (i = 0; i < j->n_workers; i++)
 		pthread_join(j->threads[i], NULL);
@@ -381,7 +382,8 @@ void srv_jobs_free(srv_jobs *j)
 	free(j->threads);
 	pthread_mutex_destroy(&j->mu);
 	pthread_cond_destroy(&j->work);
-	pthread_cond_destroy(&j->done);
+	for (int k = 0; k < JOBS_DONE_STRIPES; k++)
+		pthread_cond_destroy(&j->done[k]);
 	pthread_cond_destroy(&j->rwork);
 	pthread_cond_destroy(&j->tick);
 	free(j);
