@@ -27,6 +27,75 @@ void srv_artifact_dir(const srv_cas *c, const char *id, char *out, size_t cap)
 	snprintf(out, cap, "%s/artifacts/%.2s/%s", srv_cas_root(c), id, id);
 }
 
+/* The manifests last read, by artifact id: the bytes and the stat they
+ * were read at. A manifest whose file still stats the same (inode, size,
+ * mtime, ctime) is not read again: a use costs one stat. Any change to
+ * the file (a rewrite, a rename over it, a touch) reads it afresh. */
+#define MAN_MEMO_SLOTS 64
+typedef struct man_memo {
+	char id[65];
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime, ctime;
+	enpu_buf bytes;
+} man_memo;
+static man_memo man_memo_tab[MAN_MEMO_SLOTS];
+static pthread_mutex_t man_memo_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static int same_stat(const man_memo *mm, const struct stat *st)
+{
+	return mm->dev == st->st_dev && mm->ino == st->st_ino && mm->size == st->st_size &&
+	       mm->mtime.tv_sec == st->st_mtim.tv_sec && mm->mtime.tv_nsec == st->st_mtim.tv_nsec &&
+	       mm->ctime.tv_sec == st->st_ctim.tv_sec && mm->ctime.tv_nsec == st->st_ctim.tv_nsec;
+}
+
+static man_memo *man_slot(const char *id)
+{
+	unsigned h = 0;
+
+	for (int i = 0; i < 8; i++)   /* ids are hex digests: any 8 digits spread */
+		h = h * 16 + (unsigned)(id[i] <= '9' ? id[i] - '0' : id[i] - 'a' + 10);
+	return &man_memo_tab[h % MAN_MEMO_SLOTS];
+}
+
+/* The manifest file at p into *b: from the memo when it stats as it did
+ * when read, else read (and remembered when nothing changed meanwhile). */
+static int read_manifest(const char *id, const char *p, enpu_buf *b, enpu_err *e)
+{
+	struct stat st, st2;
+	man_memo *mm = man_slot(id);
+	int hit = 0;
+
+	if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
+		return enpu_fail(e, ENPU_E_IO, p, NULL, "cannot read '%s'", p);
+	pthread_mutex_lock(&man_memo_mu);
+	if (!strcmp(mm->id, id) && same_stat(mm, &st))
+		hit = enpu_buf_add(b, mm->bytes.data, mm->bytes.len) == 0;
+	pthread_mutex_unlock(&man_memo_mu);
+	if (hit)
+		return 0;
+	if (enpu_read_file(p, ENPU_MANIFEST_MAX, b, e) != 0)
+		return -1;
+	if (stat(p, &st2) != 0 || st2.st_ino != st.st_ino || st2.st_size != st.st_size ||
+	    (uint64_t)st.st_size != b->len || st2.st_ctim.tv_sec != st.st_ctim.tv_sec ||
+	    st2.st_ctim.tv_nsec != st.st_ctim.tv_nsec)
+		return 0;   /* changed while read: not remembered */
+	pthread_mutex_lock(&man_memo_mu);
+	enpu_buf_free(&mm->bytes);
+	mm->id[0] = '\0';
+	if (enpu_buf_add(&mm->bytes, b->data, b->len) == 0) {
+		memcpy(mm->id, id, 65);
+		mm->dev = st.st_dev;
+		mm->ino = st.st_ino;
+		mm->size = st.st_size;
+		mm->mtime = st.st_mtim;
+		mm->ctime = st.st_ctim;
+	}
+	pthread_mutex_unlock(&man_memo_mu);
+	return 0;
+}
+
 int srv_artifact_manifest(srv_cas *c, const char *id, enpu_manifest *m, enpu_buf *raw,
 			  enpu_err *e)
 {
@@ -39,7 +108,7 @@ int srv_artifact_manifest(srv_cas *c, const char *id, enpu_manifest *m, enpu_buf
 		return enpu_fail(e, ENPU_E_NOT_FOUND, id, NULL, "no artifact '%s'", id);
 	srv_artifact_dir(c, id, p, sizeof p);
 	strcat(p, "/" MANIFEST);
-	if (enpu_read_file(p, ENPU_MANIFEST_MAX, &b, &ignore) != 0) {
+	if (read_manifest(id, p, &b, &ignore) != 0) {
 		enpu_buf_free(&b);
 		return enpu_fail(e, ENPU_E_NOT_FOUND, id, "compile it, or import it with PUT "
 				 API_ARTIFACTS "{id}", "no artifact '%s' on this server", id);
@@ -140,12 +209,12 @@ int srv_artifact_verify(srv_cas *c, const char *id, enpu_err *e)
 	}
 	for (i = 0; i < m.n; i++) {
 		snprintf(p, sizeof p, "%s/%s", dir, m.files[i].path);
+		if (srv_cas_check_file(c, p, m.files[i].sha256, 0))
+			continue;    /* the common case: one stat, known good */
 		if (stat(p, &st) != 0) {
 			gone = 1;    /* being removed (eviction) or damaged: not ours to count */
 			continue;
 		}
-		if (srv_cas_check_file(c, p, m.files[i].sha256, 0))
-			continue;
 		if (!n_bad++)
 			snprintf(first, sizeof first, "%s", m.files[i].path);
 		/* the blob is usually the same inode: drop it too so that the
@@ -184,6 +253,8 @@ void srv_artifact_touch(srv_cas *c, const char *id)
 	char dig[65];
 	int i;
 
+	if (srv_cas_touch_artifact_recent(c, id))   /* its files' mtimes are fresh */
+		return;
 	if (srv_artifact_manifest(c, id, &m, &raw, &e) != 0) {
 		enpu_buf_free(&raw);
 		return;

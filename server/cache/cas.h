@@ -161,6 +161,10 @@ void srv_cas_index_artifact(srv_cas *c, const char *id);
  * step. 1 when it existed (gone empty otherwise). */
 int srv_cas_unlink_artifact(srv_cas *c, const char *id, char *gone, size_t cap);
 void srv_cas_touch_artifact(srv_cas *c, const char *id);
+/* An artifact used again within CAS_TOUCH_DISK_S of its last use: moved
+ * with its listed blobs to the newest end of the index's LRU (no file is
+ * read or touched), and 1; 0 when the caller must touch it in full. */
+int srv_cas_touch_artifact_recent(srv_cas *c, const char *id);
 /* The artifacts listing blob digest / the artifacts that are bad or list
  * a blob the cache lacks: ids into *out (malloc'd); the count, -1 OOM. */
 int srv_cas_blob_users(srv_cas *c, const char *digest, char (**out)[65]);

@@ -350,6 +350,17 @@ int ix_art_touch(srv_index *ix, const char *id, const struct timespec *used)
 	return 1;
 }
 
+int ix_art_touch_recent(srv_index *ix, const char *id, const struct timespec *used, long within)
+{
+	ix_art *a = art_find(ix, id);
+
+	if (!a || used->tv_sec < a->used.tv_sec || used->tv_sec - a->used.tv_sec >= within)
+		return 0;
+	for (int i = 0; i < a->n; i++)
+		ix_blob_touch(ix, a->files[i], used);
+	return ix_art_touch(ix, id, used);
+}
+
 int ix_art_del(srv_index *ix, const char *id)
 {
 	ix_art *a = art_find(ix, id);

@@ -66,6 +66,10 @@ int ix_art_put(srv_index *ix, const char *id, const char (*files)[65], int n, ui
 	       int bad);
 int ix_art_has(const srv_index *ix, const char *id);
 int ix_art_touch(srv_index *ix, const char *id, const struct timespec *used);
+/* When artifact id's last use is under `within` seconds before `used`:
+ * move it and the blobs it lists to the newest end with last use `used`,
+ * and 1; otherwise nothing changes, and 0. */
+int ix_art_touch_recent(srv_index *ix, const char *id, const struct timespec *used, long within);
 int ix_art_del(srv_index *ix, const char *id);
 /* The ids of artifacts that are bad or list a blob the index lacks, up to
  * cap; the count. */

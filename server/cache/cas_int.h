@@ -18,6 +18,10 @@
 enum { CNT_AC_HITS, CNT_AC_MISSES, CNT_CAS_HITS, CNT_CAS_MISSES, CNT_EVICTIONS,
        CNT_EVICTED_BYTES, CNT_INTEGRITY, CNT_LOADS, CNT_N };
 
+/* A use writes a blob's mtime when its last one is this many seconds old
+ * or more (cas_verify.c's srv_cas_touch). */
+#define CAS_TOUCH_DISK_S 1
+
 /* What was last hashed right, by inode: a direct-mapped table (a collision
  * only costs a re-hash). */
 #define MEMO_SLOTS 4096

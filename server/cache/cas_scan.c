@@ -259,6 +259,18 @@ void srv_cas_touch_artifact(srv_cas *c, const char *id)
 	UNLOCK(c);
 }
 
+int srv_cas_touch_artifact_recent(srv_cas *c, const char *id)
+{
+	struct timespec t;
+	int recent;
+
+	cas_now(&t);
+	LOCK(c);
+	recent = ix_art_touch_recent(c->ix, id, &t, CAS_TOUCH_DISK_S);
+	UNLOCK(c);
+	return recent;
+}
+
 /* fn's ids copied out under the lock into *out (malloc'd): the count, or
  * -1 out of memory. */
 static int copy_ids(srv_cas *c, int (*fn)(const srv_index *, const char *, char (*)[65], int),

@@ -28,15 +28,28 @@ static memo *memo_slot(srv_cas *c, const struct stat *st)
 
 /* Touching changes the ctime: a file that had hashed right stays known
  * good (our own utimensat changes no byte). The index moves the blob to
- * the newest end of the LRU. */
+ * the newest end of the LRU at every use; the file's mtime, which only
+ * carries that order across a restart, is written when the index's last
+ * use is CAS_TOUCH_DISK_S or more old, so a blob used by every job costs
+ * no inode write per job (docs/architecture.md: the order a restart reads
+ * back is the order of uses CAS_TOUCH_DISK_S apart). */
 void srv_cas_touch(srv_cas *c, const char *digest)
 {
 	char p[4200];
 	struct stat before, after;
-	struct timespec t;
+	struct timespec t, used;
+	int recent;
 	memo *m;
 
 	if (!enpu_is_sha256_hex(digest))
+		return;
+	cas_now(&t);
+	pthread_mutex_lock(&c->ix_mu);
+	recent = ix_blob_get(c->ix, digest, NULL, &used) == 1 &&
+		 t.tv_sec - used.tv_sec < CAS_TOUCH_DISK_S && t.tv_sec >= used.tv_sec;
+	ix_blob_touch(c->ix, digest, &t);
+	pthread_mutex_unlock(&c->ix_mu);
+	if (recent)
 		return;
 	srv_cas_blob_path(c, digest, p, sizeof p);
 	pthread_mutex_lock(&c->memo_mu);
@@ -47,10 +60,6 @@ void srv_cas_touch(srv_cas *c, const char *digest)
 			m->ctime = after.st_ctim;
 	}
 	pthread_mutex_unlock(&c->memo_mu);
-	cas_now(&t);
-	pthread_mutex_lock(&c->ix_mu);
-	ix_blob_touch(c->ix, digest, &t);
-	pthread_mutex_unlock(&c->ix_mu);
 }
 
 void srv_cas_memo_good(srv_cas *c, const char *path, const char *digest)

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 #include <curl/curl.h>
 #include <json-c/json.h>
@@ -589,6 +590,43 @@ Test(srv_cas, verify_drops_a_blob_with_wrong_bytes)
 	srv_cas_close(c);
 }
 
+static void set_mtime(const char *p, time_t t)
+{
+	struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_sec = t}};
+	cr_assert_eq(utimensat(AT_FDCWD, p, ts, 0), 0, "utimensat %s", p);
+}
+
+static time_t mtime_of(const char *p)
+{
+	struct stat st;
+	cr_assert_eq(stat(p, &st), 0, "stat %s", p);
+	return st.st_mtim.tv_sec;
+}
+
+/* A use writes the blob's mtime (the order a restart reads back) only
+ * when its last use is CAS_TOUCH_DISK_S old or more: a blob that every
+ * job uses costs no inode write per job. */
+Test(srv_cas, touch_writes_the_mtime_only_of_a_blob_not_used_lately)
+{
+	srv_cas *c = open_cache("t");
+	enpu_err e = ENPU_ERR_INIT;
+	char d[65], p[4300];
+	time_t hour_ago = time(NULL) - 3600;
+
+	cr_assert_eq(srv_cas_put_mem(c, "hello", 5, d, &e), 0, "%s", e.message);
+	srv_cas_blob_path(c, d, p, sizeof p);
+	srv_cas_close(c);
+	set_mtime(p, hour_ago);
+	c = open_cache("t");   /* indexed with its last use an hour ago */
+	srv_cas_touch(c, d);
+	cr_assert_geq(mtime_of(p), hour_ago + 3000, "a blob last used an hour ago gets its mtime");
+	set_mtime(p, hour_ago);
+	srv_cas_touch(c, d);   /* used again at once */
+	cr_assert_eq(mtime_of(p), hour_ago, "a blob used a moment ago is not written again");
+	cr_assert_eq(srv_cas_verify(c, d, NULL), 1, "and still known good");
+	srv_cas_close(c);
+}
+
 Test(srv_cas, check_file_force_rehashes)
 {
 	srv_cas *c = open_cache("f");
@@ -602,6 +640,45 @@ Test(srv_cas, check_file_force_rehashes)
 	cr_assert_eq(srv_cas_check_file(c, p, d, 1), 1);
 	cr_assert_eq(srv_cas_check_file(c, p, "0000000000000000000000000000000000000000000000000000000000000000", 0), 0,
 		     "the memo is per digest");
+	srv_cas_close(c);
+}
+
+/* A manifest read once is not read again while its file stats the same;
+ * one rewritten behind the daemon's back, even to the same size with its
+ * mtime put back, is read afresh (the ctime moved). */
+Test(srv_cas, a_manifest_changed_after_a_use_is_read_again)
+{
+	srv_cas *c = open_cache("man");
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_manifest m;
+	enpu_buf b = ENPU_BUF_INIT;
+	char id[65], p[5400];
+	struct stat st;
+	char *at;
+
+	compile_tiny(c, id);
+	cr_assert_eq(srv_artifact_manifest(c, id, &m, NULL, &e), 0, "%s", e.message);
+	cr_assert_str_eq(m.backend, "cpu_ref");
+	enpu_manifest_free(&m);
+	cr_assert_eq(srv_artifact_manifest(c, id, &m, NULL, &e), 0, "%s", e.message);
+	enpu_manifest_free(&m);
+	srv_artifact_dir(c, id, p, sizeof p);
+	strcat(p, "/manifest.json");
+	cr_assert_eq(stat(p, &st), 0);
+	read_all(p, &b);
+	cr_assert_not_null(at = memmem(b.data, b.len, "\"cpu_ref\"", 9));
+	memcpy(at, "\"npu_sim\"", 9);   /* the same length */
+	FILE *f = fopen(p, "r+b");
+	cr_assert_not_null(f);
+	cr_assert_eq(fwrite(b.data, 1, b.len, f), b.len);
+	fclose(f);
+	struct timespec ts[2] = {st.st_atim, st.st_mtim};
+	cr_assert_eq(utimensat(AT_FDCWD, p, ts, 0), 0);
+	/* read again: an npu_sim manifest without its target is refused */
+	cr_assert_eq(srv_artifact_manifest(c, id, &m, NULL, &e), -1,
+		     "the rewritten manifest was not read again");
+	cr_assert(strstr(e.message, "target"), "%s", e.message);
+	enpu_buf_free(&b);
 	srv_cas_close(c);
 }
 
