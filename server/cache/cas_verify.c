@@ -62,20 +62,25 @@ void srv_cas_touch(srv_cas *c, const char *digest)
 	pthread_mutex_unlock(&c->memo_mu);
 }
 
+/* The file that stats as st hashes to digest. */
+static void memo_set(srv_cas *c, const struct stat *st, const char *digest)
+{
+	pthread_mutex_lock(&c->memo_mu);
+	memo *m = memo_slot(c, st);
+	m->dev = st->st_dev;
+	m->ino = st->st_ino;
+	m->size = st->st_size;
+	m->ctime = st->st_ctim;
+	memcpy(m->digest, digest, 65);
+	pthread_mutex_unlock(&c->memo_mu);
+}
+
 void srv_cas_memo_good(srv_cas *c, const char *path, const char *digest)
 {
 	struct stat st;
 
-	if (stat(path, &st) != 0)
-		return;
-	pthread_mutex_lock(&c->memo_mu);
-	memo *m = memo_slot(c, &st);
-	m->dev = st.st_dev;
-	m->ino = st.st_ino;
-	m->size = st.st_size;
-	m->ctime = st.st_ctim;
-	memcpy(m->digest, digest, 65);
-	pthread_mutex_unlock(&c->memo_mu);
+	if (stat(path, &st) == 0)
+		memo_set(c, &st, digest);
 }
 
 int srv_cas_check_file(srv_cas *c, const char *path, const char *digest, int force)
@@ -96,16 +101,8 @@ int srv_cas_check_file(srv_cas *c, const char *path, const char *digest, int for
 		return 0;
 	/* Remember it only if nothing changed while we read. */
 	if (stat(path, &st2) == 0 && st2.st_ino == st.st_ino && st2.st_size == st.st_size &&
-	    st2.st_ctim.tv_sec == st.st_ctim.tv_sec && st2.st_ctim.tv_nsec == st.st_ctim.tv_nsec) {
-		pthread_mutex_lock(&c->memo_mu);
-		memo *m = memo_slot(c, &st);
-		m->dev = st.st_dev;
-		m->ino = st.st_ino;
-		m->size = st.st_size;
-		m->ctime = st.st_ctim;
-		memcpy(m->digest, digest, 65);
-		pthread_mutex_unlock(&c->memo_mu);
-	}
+	    st2.st_ctim.tv_sec == st.st_ctim.tv_sec && st2.st_ctim.tv_nsec == st.st_ctim.tv_nsec)
+		memo_set(c, &st, digest);
 	return 1;
 }
 
