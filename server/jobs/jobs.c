@@ -131,11 +131,7 @@ void jobs_job_free(job *jb)
 
 pthread_cond_t *jobs_done_cv(srv_jobs *j, const char *id)
 {
-	unsigned h = 2166136261u;   /* FNV-1a of the id */
-
-	for (; *id; id++)
-		h = (h ^ (unsigned char)*id) * 16777619u;
-	return &j->done[h % JOBS_DONE_STRIPES];
+	return &j->done[jobs_hash_id(id) % JOBS_DONE_STRIPES];
 }
 
 void jobs_wake_all(srv_jobs *j)

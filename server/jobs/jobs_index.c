@@ -13,7 +13,7 @@
 
 #define HASH_MIN 1024
 
-static unsigned hash_id(const char *id)
+unsigned jobs_hash_id(const char *id)
 {
 	uint64_t h = 0xcbf29ce484222325ull;   /* FNV-1a */
 
@@ -57,7 +57,7 @@ job *jobs_find(srv_jobs *j, const char *id)
 
 	if (!j->hash)
 		return NULL;
-	for (jb = j->hash[hash_id(id) & j->hmask]; jb; jb = jb->hnext)
+	for (jb = j->hash[jobs_hash_id(id) & j->hmask]; jb; jb = jb->hnext)
 		if (!strcmp(jb->id, id))
 			return jb;
 	return NULL;
@@ -78,7 +78,7 @@ static void hash_grow(srv_jobs *j)
 	for (i = 0; i <= j->hmask; i++) {
 		job *jb = j->hash[i], *next;
 		for (; jb; jb = next) {
-			unsigned b = hash_id(jb->id) & (n - 1);
+			unsigned b = jobs_hash_id(jb->id) & (n - 1);
 			next = jb->hnext;
 			jb->hnext = nh[b];
 			nh[b] = jb;
@@ -106,7 +106,7 @@ int jobs_add(srv_jobs *j, job *jb)
 	if (jobs_enqueue(j, jb, 0) != 0)   /* cannot fail after the above; be safe */
 		return -1;
 	j->next_order++;
-	b = hash_id(jb->id) & j->hmask;
+	b = jobs_hash_id(jb->id) & j->hmask;
 	jb->hnext = j->hash[b];
 	j->hash[b] = jb;
 	jb->aprev = j->newest;
@@ -124,7 +124,7 @@ int jobs_add(srv_jobs *j, job *jb)
 /* Out of the hash and the submission list, and freed. */
 static void drop(srv_jobs *j, job *jb)
 {
-	job **pp = &j->hash[hash_id(jb->id) & j->hmask];
+	job **pp = &j->hash[jobs_hash_id(jb->id) & j->hmask];
 
 	for (; *pp; pp = &(*pp)->hnext)
 		if (*pp == jb) {

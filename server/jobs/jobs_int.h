@@ -188,7 +188,10 @@ void jobs_job_free(job *jb);
  * list, into the finished list, e its error: NULL when it succeeded),
  * stamps the end time and tells the observer first. */
 void jobs_set_state(srv_jobs *j, job *jb, int state);
-/* The condition variable the waiters of job id wait on (jobs.c). */
+/* The hash of a job id that the table's buckets use (jobs_index.c). */
+unsigned jobs_hash_id(const char *id);
+/* The condition variable the waiters of job id wait on: its stripe by
+ * jobs_hash_id (jobs.c). */
 pthread_cond_t *jobs_done_cv(srv_jobs *j, const char *id);
 /* Wake every waiter of every job (shutdown, the drain, a backend's boards
  * gone). Under the lock. */
