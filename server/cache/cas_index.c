@@ -214,16 +214,31 @@ int ix_blob_get(const srv_index *ix, const char *digest, uint64_t *size, struct 
 	return 1;
 }
 
+/* A last use `then` under `within` seconds before `now` (a clock that
+ * went back counts as not recent). */
+static int used_within(const struct timespec *then, const struct timespec *now, long within)
+{
+	return now->tv_sec >= then->tv_sec && now->tv_sec - then->tv_sec < within;
+}
+
 int ix_blob_touch(srv_index *ix, const char *digest, const struct timespec *used)
 {
+	return ix_blob_touch_recent(ix, digest, used, 0) >= 0;
+}
+
+int ix_blob_touch_recent(srv_index *ix, const char *digest, const struct timespec *used,
+			 long within)
+{
 	ix_blob *b = blob_find(ix, digest);
+	int recent;
 
 	if (!b)
-		return 0;
+		return -1;
+	recent = used_within(&b->used, used, within);
 	RB_REMOVE(blob_use, &ix->blob_use, b);
 	b->used = *used;
 	RB_INSERT(blob_use, &ix->blob_use, b);
-	return 1;
+	return recent;
 }
 
 int ix_blob_del(srv_index *ix, const char *digest, uint64_t *size)
@@ -354,7 +369,7 @@ int ix_art_touch_recent(srv_index *ix, const char *id, const struct timespec *us
 {
 	ix_art *a = art_find(ix, id);
 
-	if (!a || used->tv_sec < a->used.tv_sec || used->tv_sec - a->used.tv_sec >= within)
+	if (!a || !used_within(&a->used, used, within))
 		return 0;
 	for (int i = 0; i < a->n; i++)
 		ix_blob_touch(ix, a->files[i], used);

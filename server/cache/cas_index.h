@@ -45,6 +45,10 @@ int ix_blob_put(srv_index *ix, const char *digest, uint64_t size, const struct t
 int ix_blob_get(const srv_index *ix, const char *digest, uint64_t *size, struct timespec *used);
 /* Move to the newest end with last use `used`. 1 when present. */
 int ix_blob_touch(srv_index *ix, const char *digest, const struct timespec *used);
+/* The same, saying whether its last use was under `within` seconds before
+ * `used`: 1 or 0 (moved either way), -1 when absent. */
+int ix_blob_touch_recent(srv_index *ix, const char *digest, const struct timespec *used,
+			 long within);
 /* Remove; 1 (and *size) when it was there. */
 int ix_blob_del(srv_index *ix, const char *digest, uint64_t *size);
 /* The least recently used blob (oldest first) and the next newer one:

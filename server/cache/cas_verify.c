@@ -37,7 +37,7 @@ void srv_cas_touch(srv_cas *c, const char *digest)
 {
 	char p[4200];
 	struct stat before, after;
-	struct timespec t, used;
+	struct timespec t;
 	int recent;
 	memo *m;
 
@@ -45,9 +45,7 @@ void srv_cas_touch(srv_cas *c, const char *digest)
 		return;
 	cas_now(&t);
 	pthread_mutex_lock(&c->ix_mu);
-	recent = ix_blob_get(c->ix, digest, NULL, &used) == 1 &&
-		 t.tv_sec - used.tv_sec < CAS_TOUCH_DISK_S && t.tv_sec >= used.tv_sec;
-	ix_blob_touch(c->ix, digest, &t);
+	recent = ix_blob_touch_recent(c->ix, digest, &t, CAS_TOUCH_DISK_S) == 1;
 	pthread_mutex_unlock(&c->ix_mu);
 	if (recent)
 		return;
