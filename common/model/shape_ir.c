@@ -1,21 +1,10 @@
 /* shape_ir.c: shape rules of the spec v2 ops that stretch the IR: split
  * (several outputs) and gather (an int64 weight as its indices). Semantics
  * follow ONNX Split (opset 13, sizes as an attribute) and Gather. */
-#include <stdarg.h>
 #include <stdio.h>
 #include "shape.h"
 
-static int fail(char *why, size_t whylen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int fail(char *why, size_t whylen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, whylen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
+#define fail enpu_shape_why   /* shape.h: the rules' reason, -1 */
 
 /* axis in [-r, r - 1] becomes non-negative; x must have rank >= 1. */
 static int axis_of(int *axis, const enpu_shape *x, char *why, size_t whylen)
