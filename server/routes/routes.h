@@ -3,11 +3,16 @@
 #ifndef SRV_ROUTES_H
 #define SRV_ROUTES_H
 
+#include <json-c/json.h>
 #include "http.h"
 
 /* Shared by the routes: a required digest field naming a blob the CAS must
  * hold; its path in path. Answers 400 / 409 (with "missing") and returns -1. */
 int srv_blob_field(srv_ctx *ctx, srv_req *r, const char *key, char *path, size_t cap);
+/* 409 E0804 with "missing" (a JSON array of digests, taken): "blob FIRST
+ * ('KEY') WHY", so that the client uploads them (routes_misc.c). */
+void srv_reply_blobs_missing(srv_req *r, json_object *missing, const char *key,
+			     const char *first, const char *why);
 /* routes_blobs.c: 1 when r's identity may read blob digest (an admin, an
  * uploader of it, or the owner of a job using it); record r's identity as
  * an uploader of digest after an upload that hashed to it. */

@@ -142,8 +142,7 @@ static int ac_key(const enpu_target *t, const char *spec_d, const char *weights_
 static int reply_if_evicted(srv_ctx *ctx, srv_req *r)
 {
 	static const char *const keys[] = {F_SPEC, F_WEIGHTS, F_TARGET};
-	json_object *extra, *m = json_object_new_array();
-	enpu_err e = ENPU_ERR_INIT;
+	json_object *m = json_object_new_array();
 	const char *d, *first = NULL, *key = NULL;
 	size_t i;
 
@@ -159,11 +158,7 @@ static int reply_if_evicted(srv_ctx *ctx, srv_req *r)
 		json_object_put(m);
 		return 0;
 	}
-	extra = json_object_new_object();
-	json_object_object_add(extra, F_MISSING, m);
-	enpu_fail(&e, ENPU_E_BLOB_MISSING, key, "upload it with PUT " API_BLOBS "{sha256}",
-		  "blob %s ('%s') left the server during the compile (evicted)", first, key);
-	srv_reply_error(r, &e, extra);
+	srv_reply_blobs_missing(r, m, key, first, "left the server during the compile (evicted)");
 	return 1;
 }
 

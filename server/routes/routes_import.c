@@ -107,18 +107,11 @@ out:
 /* Answer 409 E0804 listing every digest of missing (when it has any). */
 static int reply_missing(srv_req *r, json_object *missing, const char *key, const char *first)
 {
-	json_object *extra;
-	enpu_err e = ENPU_ERR_INIT;
-
 	if (json_object_array_length(missing) == 0) {
 		json_object_put(missing);
 		return 0;
 	}
-	extra = json_object_new_object();
-	json_object_object_add(extra, F_MISSING, missing);
-	enpu_fail(&e, ENPU_E_BLOB_MISSING, key, "upload it with PUT " API_BLOBS "{sha256}",
-		  "blob %s ('%s') is not on the server", first, key);
-	srv_reply_error(r, &e, extra);
+	srv_reply_blobs_missing(r, missing, key, first, "is not on the server");
 	return -1;
 }
 

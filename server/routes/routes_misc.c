@@ -126,6 +126,18 @@ void srv_get_backends(srv_ctx *ctx, srv_req *r)
 	srv_reply_json(r, 200, o);
 }
 
+void srv_reply_blobs_missing(srv_req *r, json_object *missing, const char *key,
+			     const char *first, const char *why)
+{
+	json_object *extra = json_object_new_object();
+	enpu_err e = ENPU_ERR_INIT;
+
+	json_object_object_add(extra, F_MISSING, missing);
+	enpu_fail(&e, ENPU_E_BLOB_MISSING, key, "upload it with PUT " API_BLOBS "{sha256}",
+		  "blob %s ('%s') %s", first, key, why);
+	srv_reply_error(r, &e, extra);
+}
+
 int srv_blob_field(srv_ctx *ctx, srv_req *r, const char *key, char *path, size_t cap)
 {
 	const char *d;
@@ -133,13 +145,9 @@ int srv_blob_field(srv_ctx *ctx, srv_req *r, const char *key, char *path, size_t
 		return -1;
 	/* a damaged blob counts as missing, and so does one r may not read */
 	if (!srv_cas_verify(ctx->cas, d, NULL) || !srv_blob_readable(ctx, r, d)) {
-		json_object *extra = json_object_new_object(), *m = json_object_new_array();
-		enpu_err e = ENPU_ERR_INIT;
+		json_object *m = json_object_new_array();
 		json_object_array_add(m, json_object_new_string(d));
-		json_object_object_add(extra, F_MISSING, m);
-		enpu_fail(&e, ENPU_E_BLOB_MISSING, key, "upload it with PUT " API_BLOBS "{sha256}",
-			  "blob %s ('%s') is not on the server", d, key);
-		srv_reply_error(r, &e, extra);
+		srv_reply_blobs_missing(r, m, key, d, "is not on the server");
 		return -1;
 	}
 	srv_cas_touch(ctx->cas, d);
