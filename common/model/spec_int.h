@@ -64,8 +64,8 @@ int enpu_check_input_dtype(const enpu_spec *s, const enpu_sop *op, const enpu_op
 			   const struct enpu_irtensor *t, enpu_err *e);
 
 /* The three-line error at line:col of the spec (validate_attrs.c). */
-int enpu_spec_vfail(const enpu_spec *s, enpu_err *e, int line, int col, enpu_code code,
-		    const char *fix, const char *fmt, va_list ap);
+int enpu_spec_fail(const enpu_spec *s, enpu_err *e, int line, int col, enpu_code code,
+		   const char *fix, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 /* op's `attrs:` into a (defaults first) through the op's row d: 0, or -1
  * with E0209/E0201 at the attribute's line:col (validate_attrs.c). */
 int enpu_parse_op_attrs(const enpu_spec *s, const enpu_sop *op, const enpu_opdef *d,

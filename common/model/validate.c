@@ -38,19 +38,8 @@ typedef struct vctx {
 
 #define MISSING_ATTR "missing required attribute"
 
-static int vfail(vctx *c, int line, int col, enpu_code code, const char *fix,
-		 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static int vfail(vctx *c, int line, int col, enpu_code code, const char *fix,
-		 const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = enpu_spec_vfail(c->s, c->e, line, col, code, fix, fmt, ap);
-	va_end(ap);
-	return r;
-}
+/* The three-line error at line:col (spec_int.h's enpu_spec_fail). */
+#define vfail(c, ...) enpu_spec_fail((c)->s, (c)->e, __VA_ARGS__)
 
 static int nomem(vctx *c)
 {

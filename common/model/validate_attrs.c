@@ -11,12 +11,15 @@
 #include <string.h>
 #include "spec_int.h"
 
-int enpu_spec_vfail(const enpu_spec *s, enpu_err *e, int line, int col, enpu_code code,
-		    const char *fix, const char *fmt, va_list ap)
+int enpu_spec_fail(const enpu_spec *s, enpu_err *e, int line, int col, enpu_code code,
+		   const char *fix, const char *fmt, ...)
 {
 	char msg[sizeof(e->message)], at[600];
+	va_list ap;
 
+	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
 	enpu_spec_where(s, line, col, at, sizeof(at));
 	return enpu_fail(e, code, at, fix, "%s", msg);
 }
@@ -26,19 +29,7 @@ typedef struct actx {
 	enpu_err *e;
 } actx;
 
-static int afail(actx *c, int line, int col, enpu_code code, const char *fix,
-		 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static int afail(actx *c, int line, int col, enpu_code code, const char *fix,
-		 const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	r = enpu_spec_vfail(c->s, c->e, line, col, code, fix, fmt, ap);
-	va_end(ap);
-	return r;
-}
+#define afail(c, ...) enpu_spec_fail((c)->s, (c)->e, __VA_ARGS__)
 
 /* ---- attributes ------------------------------------------------------- */
 
