@@ -178,7 +178,7 @@ int srv_artifact_drop(srv_cas *c, const char *id)
 	return existed;
 }
 
-int srv_artifact_verify(srv_cas *c, const char *id, enpu_err *e)
+int srv_artifact_verify(srv_cas *c, const char *id, enpu_manifest *keep, enpu_err *e)
 {
 	enpu_manifest m;
 	enpu_err ign = ENPU_ERR_INIT;
@@ -221,9 +221,14 @@ int srv_artifact_verify(srv_cas *c, const char *id, enpu_err *e)
 		 * client uploads it again */
 		srv_cas_verify(c, m.files[i].sha256, NULL);
 	}
-	enpu_manifest_free(&m);
-	if (!n_bad && !gone)
+	if (!n_bad && !gone) {
+		if (keep)
+			*keep = m;   /* the caller's now */
+		else
+			enpu_manifest_free(&m);
 		return 1;
+	}
+	enpu_manifest_free(&m);
 	if (!n_bad) {
 		srv_artifact_drop(c, id);
 		if (e)
@@ -332,7 +337,7 @@ int srv_artifact_ingest(srv_cas *c, const char *dir, const char *id, enpu_err *e
 	if (srv_cas_put_mem(c, raw.data, raw.len, dig, e) != 0)
 		goto out;
 	/* an existing directory wins in install_dir: it must be intact */
-	srv_artifact_verify(c, id, NULL);
+	srv_artifact_verify(c, id, NULL, NULL);
 	ret = install_dir(c, dir, id, e);
 out:
 	enpu_manifest_free(&m);
@@ -356,7 +361,7 @@ int srv_artifact_ingest_compiled(srv_cas *c, const char *dir, const enpu_compile
 			srv_fault_point("compile");   /* written, not yet installed */
 	}
 	/* an existing directory wins in install_dir: it must be intact */
-	srv_artifact_verify(c, cc->info.artifact_id, NULL);
+	srv_artifact_verify(c, cc->info.artifact_id, NULL, NULL);
 	return install_dir(c, dir, cc->info.artifact_id, e);
 }
 
@@ -600,7 +605,7 @@ int srv_artifact_get(srv_cas *c, const char *id, const enpu_limits *lim,
 	*out = NULL;
 	/* The files on disk, every time (a stat each when unchanged): a handle
 	 * in memory must not hide a corrupted cache. */
-	if (!srv_artifact_verify(c, id, e))
+	if (!srv_artifact_verify(c, id, NULL, e))
 		return -1;
 	srv_artifact_dir(c, id, dir, sizeof dir);
 	if (stat(dir, &st) != 0)

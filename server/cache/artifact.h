@@ -31,8 +31,9 @@ int srv_artifact_present(srv_cas *c, const char *id);
  * digest (srv_cas_check_file: a stat when already verified and unchanged)
  * and the manifest gives id. 1 = good, 0 = absent. A bad artifact is
  * dropped (srv_artifact_drop), its bad blobs too, and counted: 0 then too,
- * with *e (ENPU_E_NOT_FOUND) saying why when e is non-NULL. */
-int srv_artifact_verify(srv_cas *c, const char *id, enpu_err *e);
+ * with *e (ENPU_E_NOT_FOUND) saying why when e is non-NULL. On 1, *keep
+ * (when non-NULL) is the manifest it checked, the caller's to free. */
+int srv_artifact_verify(srv_cas *c, const char *id, enpu_manifest *keep, enpu_err *e);
 /* Remove artifacts/<id>, the action-cache entries naming it, and its loaded
  * handle (at once, or when the last user releases it). 1 = it existed. */
 int srv_artifact_drop(srv_cas *c, const char *id);

@@ -20,8 +20,7 @@ void srv_get_artifact(srv_ctx *ctx, srv_req *r)
 	enpu_manifest m;
 	enpu_err e = ENPU_ERR_INIT;
 
-	if (!srv_artifact_verify(ctx->cas, id, &e) ||
-	    srv_artifact_manifest(ctx->cas, id, &m, NULL, &e) != 0) {
+	if (!srv_artifact_verify(ctx->cas, id, &m, &e)) {
 		srv_reply_error(r, &e, NULL);
 		return;
 	}
@@ -40,8 +39,7 @@ void srv_get_artifact_file(srv_ctx *ctx, srv_req *r)
 	enpu_err e = ENPU_ERR_INIT;
 	int listed;
 
-	if (!srv_artifact_verify(ctx->cas, id, &e) ||
-	    srv_artifact_manifest(ctx->cas, id, &m, NULL, &e) != 0) {
+	if (!srv_artifact_verify(ctx->cas, id, &m, &e)) {
 		srv_reply_error(r, &e, NULL);
 		return;
 	}

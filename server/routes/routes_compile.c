@@ -248,7 +248,7 @@ static int lookup_or_compile(srv_ctx *ctx, const compile_req *q, const enpu_spec
 			     enpu_manifest *m, enpu_buf *raw, enpu_err *e)
 {
 	for (int tries = 1;; tries++) {
-		*cached = srv_ac_get(ctx->cas, key, id) && srv_artifact_verify(ctx->cas, id, NULL);
+		*cached = srv_ac_get(ctx->cas, key, id) && srv_artifact_verify(ctx->cas, id, NULL, NULL);
 		if (*cached) {
 			srv_cas_count(ctx->cas, SRV_EV_AC_HIT, 0);
 			srv_ac_touch(ctx->cas, key);

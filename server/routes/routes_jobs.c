@@ -101,8 +101,7 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 	/* Check its files now (a stat each when unchanged): a bad artifact
 	 * fails the request, not the job. The backend is the manifest's (the
 	 * cache's manifests are trusted); the worker loads the artifact. */
-	if (!srv_artifact_verify(ctx->cas, art, &e) ||
-	    srv_artifact_manifest(ctx->cas, art, &m, NULL, &e) != 0) {
+	if (!srv_artifact_verify(ctx->cas, art, &m, &e)) {
 		srv_reply_error(r, &e, NULL);
 		goto unpin;
 	}

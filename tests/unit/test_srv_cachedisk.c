@@ -83,7 +83,7 @@ Test(cachedisk, a_flat_cache_is_migrated_at_open)
 	cr_expect(exists("%s/ac/%.2s/%s", key1, key1));
 	cr_expect_not(exists("%s/ac/%s%s", key1, ""));
 	cr_expect_eq(srv_artifact_present(c, id), 1);
-	cr_expect_eq(srv_artifact_verify(c, id, NULL), 1, "its files intact (the same inodes)");
+	cr_expect_eq(srv_artifact_verify(c, id, NULL, NULL), 1, "its files intact (the same inodes)");
 	cr_expect_eq(srv_ac_get(c, key1, got), 1);
 	cr_expect_str_eq(got, id);
 	cr_expect_eq(srv_ac_get(c, key2, got), 1);

@@ -697,7 +697,7 @@ Test(srv_cas, a_corrupted_artifact_is_dropped_with_its_entries)
 	cr_assert_eq(srv_ac_put(c, HELLO_SHA, id, &e), 0);
 	cr_assert_eq(srv_artifact_get(c, id, NULL, &h, &e), 0, "%s", e.message);
 	srv_artifact_release(h);
-	cr_assert_eq(srv_artifact_verify(c, id, NULL), 1);
+	cr_assert_eq(srv_artifact_verify(c, id, NULL, NULL), 1);
 
 	cr_assert_eq(srv_artifact_manifest(c, id, &m, NULL, &e), 0);
 	for (i = 1; i < m.n; i++)
