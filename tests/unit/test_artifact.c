@@ -12,6 +12,7 @@
 #include "npusim.h"
 #include "npz.h"
 #include "buf.h"
+#include "compile_util.h"
 #include "digest.h"
 #include "graphjson.h"
 #include "plan.h"
@@ -111,21 +112,6 @@ static enpu_spec *spec(void)
 	cr_assert_eq(enpu_spec_parse(tiny_mlp, strlen(tiny_mlp), "spec.yaml", NULL, &s, &e), 0,
 		     "%s", e.message);
 	return s;
-}
-
-/* Compile s for backend (NULL = the spec's) with the spec's targets. */
-static int compile_spec(const enpu_spec *s, const char *backend, const char *w,
-			const char *spec_digest, const char *out, enpu_compile_info *info,
-			enpu_err *e)
-{
-	enpu_target *t = NULL;
-	int rc;
-
-	if (enpu_target_resolve(s, backend, NULL, NULL, NULL, &t, e) < 0)
-		return -1;
-	rc = enpu_compile(s, t, w, "weights.npz", spec_digest, out, NULL, info, e);
-	enpu_target_free(t);
-	return rc;
 }
 
 static int compile_to(const char *sub, const char *w, enpu_compile_info *info, enpu_err *e)
@@ -449,18 +435,6 @@ static void rewrite_consistently(const char *sub, const char *rel, const char *t
 
 	snprintf(p, sizeof(p), "%s/%s", dir, sub);
 	cr_assert_eq(tpl_rewrite_member(p, rel, text, strlen(text)), 0);
-}
-
-static json_object *tensor_entry(json_object *g, const char *name)
-{
-	json_object *ts = json_object_object_get(g, "tensors");
-	for (size_t i = 0; i < json_object_array_length(ts); i++) {
-		json_object *t = json_object_array_get_idx(ts, i);
-		if (strcmp(json_object_get_string(json_object_object_get(t, "name")), name) == 0)
-			return t;
-	}
-	cr_assert_fail("no tensor %s", name);
-	return NULL;
 }
 
 static json_object *graph_of(const char *sub)

@@ -15,6 +15,7 @@
 #include "kernels.h"
 #include "npz.h"
 #include "buf.h"
+#include "compile_util.h"
 #include "kernels_util.h"
 
 static char dir[64];
@@ -49,21 +50,6 @@ static enpu_view mkspread(enpu_shape s)
 	return v;
 }
 
-/* Compile s for backend with the spec's targets into out. */
-static int compile_spec(const enpu_spec *s, const char *backend, const char *w,
-			const char *spec_digest, const char *out, enpu_compile_info *info,
-			enpu_err *e)
-{
-	enpu_target *t = NULL;
-	int rc;
-
-	if (enpu_target_resolve(s, backend, NULL, NULL, NULL, &t, e) < 0)
-		return -1;
-	rc = enpu_compile(s, t, w, "weights.npz", spec_digest, out, NULL, info, e);
-	enpu_target_free(t);
-	return rc;
-}
-
 static json_object *graph_of(const char *sub)
 {
 	char p[256];
@@ -76,19 +62,6 @@ static json_object *graph_of(const char *sub)
 	cr_assert((g = json_tokener_parse(b.data)));
 	enpu_buf_free(&b);
 	return g;
-}
-
-static json_object *tensor_entry(json_object *g, const char *name)
-{
-	json_object *ts = json_object_object_get(g, "tensors");
-
-	for (size_t i = 0; i < json_object_array_length(ts); i++) {
-		json_object *t = json_object_array_get_idx(ts, i);
-		if (strcmp(json_object_get_string(json_object_object_get(t, "name")), name) == 0)
-			return t;
-	}
-	cr_assert_fail("no tensor %s", name);
-	return NULL;
 }
 
 static int load(const char *sub, enpu_artifact **a, enpu_err *e)
