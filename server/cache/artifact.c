@@ -28,27 +28,17 @@ void srv_artifact_dir(const srv_cas *c, const char *id, char *out, size_t cap)
 }
 
 /* The manifests last read, by artifact id: the bytes and the stat they
- * were read at. A manifest whose file still stats the same (inode, size,
- * mtime, ctime) is not read again: a use costs one stat. Any change to
- * the file (a rewrite, a rename over it, a touch) reads it afresh. */
+ * were read at. A manifest whose file still stats the same
+ * (srv_stat_same_file: a rewrite, a rename over it or a touch moves its
+ * ctime) is not read again: a use costs one stat. */
 #define MAN_MEMO_SLOTS 64
 typedef struct man_memo {
 	char id[65];
-	dev_t dev;
-	ino_t ino;
-	off_t size;
-	struct timespec mtime, ctime;
+	struct stat st;
 	enpu_buf bytes;
 } man_memo;
 static man_memo man_memo_tab[MAN_MEMO_SLOTS];
 static pthread_mutex_t man_memo_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static int same_stat(const man_memo *mm, const struct stat *st)
-{
-	return mm->dev == st->st_dev && mm->ino == st->st_ino && mm->size == st->st_size &&
-	       mm->mtime.tv_sec == st->st_mtim.tv_sec && mm->mtime.tv_nsec == st->st_mtim.tv_nsec &&
-	       mm->ctime.tv_sec == st->st_ctim.tv_sec && mm->ctime.tv_nsec == st->st_ctim.tv_nsec;
-}
 
 static man_memo *man_slot(const char *id)
 {
@@ -70,27 +60,21 @@ static int read_manifest(const char *id, const char *p, enpu_buf *b, enpu_err *e
 	if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
 		return enpu_fail(e, ENPU_E_IO, p, NULL, "cannot read '%s'", p);
 	pthread_mutex_lock(&man_memo_mu);
-	if (!strcmp(mm->id, id) && same_stat(mm, &st))
+	if (!strcmp(mm->id, id) && srv_stat_same_file(&mm->st, &st))
 		hit = enpu_buf_add(b, mm->bytes.data, mm->bytes.len) == 0;
 	pthread_mutex_unlock(&man_memo_mu);
 	if (hit)
 		return 0;
 	if (enpu_read_file(p, ENPU_MANIFEST_MAX, b, e) != 0)
 		return -1;
-	if (stat(p, &st2) != 0 || st2.st_ino != st.st_ino || st2.st_size != st.st_size ||
-	    (uint64_t)st.st_size != b->len || st2.st_ctim.tv_sec != st.st_ctim.tv_sec ||
-	    st2.st_ctim.tv_nsec != st.st_ctim.tv_nsec)
+	if (stat(p, &st2) != 0 || !srv_stat_same_file(&st, &st2) || (uint64_t)st.st_size != b->len)
 		return 0;   /* changed while read: not remembered */
 	pthread_mutex_lock(&man_memo_mu);
 	enpu_buf_free(&mm->bytes);
 	mm->id[0] = '\0';
 	if (enpu_buf_add(&mm->bytes, b->data, b->len) == 0) {
 		memcpy(mm->id, id, 65);
-		mm->dev = st.st_dev;
-		mm->ino = st.st_ino;
-		mm->size = st.st_size;
-		mm->mtime = st.st_mtim;
-		mm->ctime = st.st_ctim;
+		mm->st = st;
 	}
 	pthread_mutex_unlock(&man_memo_mu);
 	return 0;

@@ -15,6 +15,8 @@
 #ifndef SRV_CAS_H
 #define SRV_CAS_H
 
+#include <sys/stat.h>
+
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -227,6 +229,9 @@ int srv_cache_pinned(struct srv_ctx *ctx, const char *digest);
 
 /* Helpers shared with artifact.c. */
 int srv_fsync_dir(const char *dir);
+/* 1 when two stats are of the same, unchanged file: device, inode, size
+ * and ctime (which every write, rename onto it or touch moves). */
+int srv_stat_same_file(const struct stat *a, const struct stat *b);
 /* mkdir dir (a fan-out directory); when it is new, fsync its parent so
  * that it outlives a power cut. 0, or -1 with errno. */
 int srv_mkdir_shard(const char *dir);

@@ -98,8 +98,7 @@ int srv_cas_check_file(srv_cas *c, const char *path, const char *digest, int for
 	if (enpu_sha256_file(path, got, &e) != 0 || strcmp(got, digest) != 0)
 		return 0;
 	/* Remember it only if nothing changed while we read. */
-	if (stat(path, &st2) == 0 && st2.st_ino == st.st_ino && st2.st_size == st.st_size &&
-	    st2.st_ctim.tv_sec == st.st_ctim.tv_sec && st2.st_ctim.tv_nsec == st.st_ctim.tv_nsec)
+	if (stat(path, &st2) == 0 && srv_stat_same_file(&st, &st2))
 		memo_set(c, &st, digest);
 	return 1;
 }
