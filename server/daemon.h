@@ -76,9 +76,13 @@ typedef struct srv_listeners {
 int srv_listen_fds(void);
 /* $XDG_RUNTIME_DIR/eulernpu/eulernpud.sock, else /tmp/eulernpu-UID/... */
 const char *srv_default_socket(void);
-/* Serve every socket: systemd's (l->activated of them) or else the Unix
- * socket and the TCP address of ctx->cfg. 0, or -1 (logged); what was
- * started is in l either way, for the caller to stop. */
-int srv_listen_start(srv_ctx *ctx, srv_listeners *l);
+/* Every socket, listening but not yet served: systemd's (l->activated of
+ * them) or else the Unix socket and the TCP address of ctx->cfg, with
+ * l->port known. Then serve them all. The daemon announces its port (the
+ * --port-file) in between, so that once any socket answers, the file is
+ * there. 0, or -1 (logged); what was opened or started is in l either
+ * way, for the caller to stop. */
+int srv_listen_open(srv_ctx *ctx, srv_listeners *l);
+int srv_listen_serve(srv_ctx *ctx, srv_listeners *l);
 
 #endif

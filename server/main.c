@@ -354,8 +354,8 @@ int main(int argc, char **argv)
 		goto early;
 
 	status = 1;
-	if (start_services(&ctx) == 0 && srv_listen_start(&ctx, &l) == 0 &&
-	    announce(&ctx, &l, cpath) == 0) {
+	if (start_services(&ctx) == 0 && srv_listen_open(&ctx, &l) == 0 &&
+	    announce(&ctx, &l, cpath) == 0 && srv_listen_serve(&ctx, &l) == 0) {
 		serve(&ctx, &sigs);
 		status = 0;
 	}

@@ -181,7 +181,7 @@ static int socket_port(int fd)
 					: ntohs(((struct sockaddr_in *)&ss)->sin_port);
 }
 
-int srv_listen_start(srv_ctx *ctx, srv_listeners *l)
+int srv_listen_open(srv_ctx *ctx, srv_listeners *l)
 {
 	int i;
 
@@ -196,8 +196,6 @@ int srv_listen_start(srv_ctx *ctx, srv_listeners *l)
 					"stream socket", fd);
 				return -1;
 			}
-			if (!(l->d[l->n] = srv_http_start(ctx, fd)))
-				return -1;
 			l->fds[l->n++] = fd;
 			if (p > 0)
 				l->port = p;
@@ -211,17 +209,21 @@ int srv_listen_start(srv_ctx *ctx, srv_listeners *l)
 		if (fd < 0)
 			return -1;
 		l->made_socket = 1;
-		l->fds[l->n] = fd;
-		if (!(l->d[l->n++] = srv_http_start(ctx, fd)))
-			return -1;
+		l->fds[l->n++] = fd;
 	}
 	if (ctx->cfg.listen) {
 		int fd = open_tcp(ctx->cfg.listen, &l->port);
 		if (fd < 0)
 			return -1;
-		l->fds[l->n] = fd;
-		if (!(l->d[l->n++] = srv_http_start(ctx, fd)))
-			return -1;
+		l->fds[l->n++] = fd;
 	}
+	return 0;
+}
+
+int srv_listen_serve(srv_ctx *ctx, srv_listeners *l)
+{
+	for (int i = 0; i < l->n; i++)
+		if (!(l->d[i] = srv_http_start(ctx, l->fds[i])))
+			return -1;
 	return 0;
 }
