@@ -3,6 +3,7 @@
  * cumulative histograms, job counters by backend and final state, and the
  * log level (log.c). */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,4 +160,76 @@ Test(log, logfmt_lines_and_tokens_masked)
 	cr_assert_eq(strncmp(text, "ts=", 3), 0);
 	cr_assert_null(strstr(text, "dropped"));
 	cr_assert_eq(strchr(text, '\n'), text + n - 1, "one line: %s", text);
+}
+
+/* Lines from many threads, through the writer thread's batches: an error
+ * line is in the file when srv_log returns; at close every line is there,
+ * whole, each thread's in its order. */
+#define LOG_THREADS 4
+#define LOG_LINES 5000
+
+static void *log_many(void *arg)
+{
+	long t = (long)arg;
+
+	for (int i = 0; i < LOG_LINES; i++)
+		srv_log("info", "thread=%ld line=%d pad=%0200d", t, i, 0);
+	return NULL;
+}
+
+static char *slurp(const char *path, size_t *n)
+{
+	FILE *f = fopen(path, "r");
+	char *b;
+
+	cr_assert(f);
+	fseek(f, 0, SEEK_END);
+	*n = (size_t)ftell(f);
+	rewind(f);
+	b = malloc(*n + 1);
+	cr_assert(b);
+	cr_assert_eq(fread(b, 1, *n, f), *n);
+	b[*n] = '\0';
+	fclose(f);
+	return b;
+}
+
+Test(log, batched_lines_from_many_threads_all_arrive_whole_and_errors_at_once)
+{
+	char path[] = "/tmp/enpu-log-XXXXXX";
+	int fd = mkstemp(path), next[LOG_THREADS] = {0}, lines = 0;
+	pthread_t th[LOG_THREADS];
+	size_t n;
+	char *text, *p, *save = NULL;
+
+	cr_assert(fd >= 0);
+	close(fd);
+	cr_assert_eq(srv_log_open(path), 0);
+	for (long t = 0; t < LOG_THREADS; t++)
+		cr_assert_eq(pthread_create(&th[t], NULL, log_many, (void *)t), 0);
+	for (int t = 0; t < LOG_THREADS; t++)
+		pthread_join(th[t], NULL);
+	srv_log("error", "the last word");
+	text = slurp(path, &n);   /* before the close: the error line is there */
+	cr_expect_not_null(strstr(text, " level=error the last word\n"));
+	free(text);
+	srv_log_close();
+	text = slurp(path, &n);
+	unlink(path);
+	for (p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save)) {
+		int t, i;
+		const char *q = strstr(p, "thread=");
+		lines++;
+		if (!q)
+			continue;
+		cr_assert_eq(sscanf(q, "thread=%d line=%d", &t, &i), 2, "%s", p);
+		cr_assert(t >= 0 && t < LOG_THREADS);
+		cr_assert_eq(i, next[t], "thread %d: line %d after %d", t, i, next[t] - 1);
+		cr_assert_eq(strlen(strstr(p, "pad=")), 204, "a whole line: %s", p);
+		next[t]++;
+	}
+	for (int t = 0; t < LOG_THREADS; t++)
+		cr_expect_eq(next[t], LOG_LINES);
+	cr_expect_eq(lines, LOG_THREADS * LOG_LINES + 1);
+	free(text);
 }
