@@ -141,6 +141,7 @@ void srv_config_defaults(srv_config *c)
 	c->max_upload = 1ull << 30;
 	c->max_queue = 256;
 	c->conn_limit = 64;
+	c->http_threads = c->workers;
 	c->conn_timeout = 60;
 	c->board_health_interval = 5;
 	c->board_timeout = 30;

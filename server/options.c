@@ -42,6 +42,8 @@ static const char usage[] =
 "                        (default 0 = never; '50ms' for milliseconds). The socket\n"
 "                        goes first: a client then starts a fresh daemon\n"
 "  --conn-limit N        simultaneous connections (default 64)\n"
+"  --http-threads N      threads serving connections, each an event loop\n"
+"                        (default: number of cores)\n"
 "  --conn-timeout SEC    idle connection timeout (default 60)\n"
 "  --log FILE            log here instead of stderr (one line per request)\n"
 "  --log-level LEVEL     error, warn, info (default) or debug\n"
@@ -190,6 +192,7 @@ static const opt opts[] = {   /* sorted by name */
 	{"--conn-limit",   O_INT, OFF(conn_limit), 1, 100000},
 	{"--conn-timeout", O_INT, OFF(conn_timeout), 1, 86400},
 	{"--drain-timeout", O_INT, OFF(drain_timeout), 0, 7 * 86400},
+	{"--http-threads", O_INT, OFF(http_threads), 1, 1024},
 	{"--idle-exit",    O_MSEC, OFF(idle_exit_ms), 0, INT_MAX / 1000},
 	{"--job-history",  O_INT, OFF(job_history), 1, 10000000},
 	{"--job-timeout",  O_INT, OFF(job_timeout), 1, 7 * 86400},

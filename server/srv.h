@@ -41,6 +41,7 @@ typedef struct srv_config {
 	int max_queue;
 	int idle_exit_ms;          /* --idle-exit, in milliseconds; 0 = never */
 	int conn_limit;
+	int http_threads;
 	int conn_timeout;
 	srv_role role;
 	const char *pl;            /* board role: the PL driver ("emulated") */

@@ -1,8 +1,16 @@
 /* http.c: libmicrohttpd glue for eulernpud: the listeners, per-request
  * state from first byte to completion (request ids, the access check, the
- * dispatch to a route's handler, the observer's report), and the reaper of
- * connections stuck in their headers. Routing is http_req.c's, body intake
+ * dispatch to a route's handler, the observer's report), the handler
+ * threads, and the reaper of connections stuck in their headers.
+ *
+ * MHD runs a pool of --http-threads threads, each an epoll loop over many
+ * connections (with 16 keep-alive clients, a thread per connection spent a
+ * quarter of a health check switching threads). A handler that may block
+ * runs on a handler thread while MHD holds its connection suspended
+ * (srv_route.run); handler threads are started as needed, so a blocked
+ * handler never holds up another, and end after HANDLER_IDLE_S idle. Routing is http_req.c's, body intake
  * http_body.c's, replies http_reply.c's. */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -54,13 +62,23 @@ static long peer_uid(const listener *lst, struct MHD_Connection *conn)
 }
 
 /* 64 random bits per request (unique across restarts and daemons, unlike a
- * counter); the counter is the fallback if getrandom fails. */
+ * counter): a per-thread splitmix64 stream seeded from getrandom once, so
+ * a request costs no system call; the counter is the fallback seed. */
 static void make_rid(srv_req *r)
 {
+	static _Thread_local uint64_t state;
+	static _Thread_local int seeded;
 	uint64_t v;
 
-	if (getrandom(&v, sizeof v, GRND_NONBLOCK) != (ssize_t)sizeof v)
-		v = ((uint64_t)getpid() << 40) ^ (uint64_t)r->id;
+	if (!seeded) {
+		if (getrandom(&state, sizeof state, GRND_NONBLOCK) != (ssize_t)sizeof state)
+			state = ((uint64_t)getpid() << 40) ^ (uint64_t)r->id ^ (uint64_t)pthread_self();
+		seeded = 1;
+	}
+	v = (state += 0x9e3779b97f4a7c15ULL);
+	v = (v ^ (v >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	v = (v ^ (v >> 27)) * 0x94d049bb133111ebULL;
+	v ^= v >> 31;
 	snprintf(r->rid, sizeof r->rid, "%016llx", (unsigned long long)v);
 }
 
@@ -71,6 +89,141 @@ static void touch(void)
 
 int srv_http_active(void) { return atomic_load(&n_active); }
 double srv_http_last_activity(void) { return (double)atomic_load(&last_ms) / 1000.0; }
+/* ---- handler threads -------------------------------------------------------------- */
+
+#define HANDLER_IDLE_S 30
+
+typedef struct task {
+	struct task *next;
+	struct MHD_Connection *conn;
+	void (*fn)(void *);
+	void *arg;
+} task;
+
+static pthread_mutex_t task_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t task_cv = PTHREAD_COND_INITIALIZER;    /* a task, or stop */
+static pthread_cond_t task_zero = PTHREAD_COND_INITIALIZER;  /* none in flight */
+static task *task_head, *task_tail;
+static int n_queued, n_idle, n_inflight;
+
+static void *handler_thread(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&task_mu);
+	for (;;) {
+		task *t;
+
+		while (!task_head) {
+			struct timespec until;
+			int rc;
+
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += HANDLER_IDLE_S;
+			n_idle++;
+			rc = pthread_cond_timedwait(&task_cv, &task_mu, &until);
+			n_idle--;
+			if (rc == ETIMEDOUT && !task_head) {
+				pthread_mutex_unlock(&task_mu);
+				return NULL;
+			}
+		}
+		t = task_head;
+		task_head = t->next;
+		if (!task_head)
+			task_tail = NULL;
+		n_queued--;
+		pthread_mutex_unlock(&task_mu);
+		t->fn(t->arg);
+		/* after this the connection is MHD's again: no touching it or t->arg */
+		MHD_resume_connection(t->conn);
+		free(t);
+		pthread_mutex_lock(&task_mu);
+		if (--n_inflight == 0)
+			pthread_cond_broadcast(&task_zero);
+	}
+}
+
+/* Suspend conn and run fn(arg) on a handler thread, which resumes conn.
+ * -1 (nothing done) when neither memory nor a thread can be had. */
+static int run_off_loop(struct MHD_Connection *conn, void (*fn)(void *), void *arg)
+{
+	task *t = calloc(1, sizeof *t);
+	pthread_t th;
+	pthread_attr_t at;
+	int spawn, ok = 1;
+
+	if (!t)
+		return -1;
+	t->conn = conn;
+	t->fn = fn;
+	t->arg = arg;
+	pthread_mutex_lock(&task_mu);
+	spawn = n_idle <= n_queued;
+	if (spawn) {
+		pthread_attr_init(&at);
+		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+		ok = pthread_create(&th, &at, handler_thread, NULL) == 0;
+		pthread_attr_destroy(&at);
+	}
+	if (!ok && n_idle + (n_inflight - n_queued) == 0) {
+		/* no thread now, and none that will come back for the queue */
+		pthread_mutex_unlock(&task_mu);
+		free(t);
+		return -1;
+	}
+	MHD_suspend_connection(conn);
+	if (task_tail)
+		task_tail->next = t;
+	else
+		task_head = t;
+	task_tail = t;
+	n_queued++;
+	n_inflight++;
+	if (!spawn)
+		pthread_cond_signal(&task_cv);
+	pthread_mutex_unlock(&task_mu);
+	return 0;
+}
+
+/* Wait until no handler runs (they end once their jobs and long polls do:
+ * ctx->stopping wakes those): MHD must not free a connection one holds. */
+static void handlers_drain(void)
+{
+	pthread_mutex_lock(&task_mu);
+	while (n_inflight > 0)
+		pthread_cond_wait(&task_zero, &task_mu);
+	pthread_mutex_unlock(&task_mu);
+}
+
+int srv_req_await(srv_req *r, void (*wait)(void *), void *arg)
+{
+	if (run_off_loop(r->conn, wait, arg) == 0)
+		return 0;
+	wait(arg);
+	return 1;
+}
+
+static void run_route(void *arg)
+{
+	srv_req *r = arg;
+
+	r->route->fn(r->ctx, r);
+}
+
+/* The route's handler runs on the loop (SRV_RUN_LOOP; SRV_RUN_WAIT without
+ * a positive ?wait=). */
+static int on_loop(srv_req *r)
+{
+	const char *w;
+
+	if (r->route->run == SRV_RUN_LOOP)
+		return 1;
+	if (r->route->run != SRV_RUN_WAIT)
+		return 0;
+	w = srv_req_query(r, Q_WAIT);
+	return !w || strtol(w, NULL, 10) <= 0;   /* a bad value: the handler's 400 */
+}
+
 /* ---- MHD callbacks --------------------------------------------------------------- */
 
 static void hconn_busy(struct MHD_Connection *conn, int busy);
@@ -170,6 +323,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 
 	if (!r)
 		return begin_request(lst, conn, url, method, req_cls);
+	if (r->off)                /* resumed: the handler thread has answered */
+		return queue(r);
 	if (*upload_data_size) {
 		/* MHD bounds idle gaps (--conn-timeout); this bounds the whole body */
 		if (ctx->cfg.request_timeout > 0 && !r->failed &&
@@ -185,10 +340,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	}
 	http_end_body(r);
 	touch();
-	if (r->failed)
+	if (r->failed) {
 		srv_reply_error(r, &r->err, NULL);
-	else
+	} else if (on_loop(r)) {
 		r->route->fn(ctx, r);
+	} else {
+		r->off = 1;
+		if (run_off_loop(conn, run_route, r) == 0)
+			return MHD_YES;
+		r->route->fn(ctx, r);   /* no thread to be had: here, then */
+	}
 	return queue(r);
 }
 
@@ -373,7 +534,7 @@ static int is_tcp(int fd)
 
 struct MHD_Daemon *srv_http_start(srv_ctx *ctx, int listen_fd)
 {
-	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+	unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME |
 			 MHD_USE_ERROR_LOG | MHD_USE_ITC;
 	struct MHD_OptionItem tls[3] = {{MHD_OPTION_END, 0, NULL}};
 	listener *l = NULL;
@@ -408,6 +569,8 @@ struct MHD_Daemon *srv_http_start(srv_ctx *ctx, int listen_fd)
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)ctx->cfg.conn_limit,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)ctx->cfg.conn_timeout,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
+				MHD_OPTION_THREAD_POOL_SIZE, (unsigned int)(ctx->cfg.http_threads <
+					ctx->cfg.conn_limit ? ctx->cfg.http_threads : ctx->cfg.conn_limit),
 				MHD_OPTION_ARRAY, tls,
 				MHD_OPTION_END);
 	if (!l->d) {
@@ -436,6 +599,7 @@ void srv_http_stop(struct MHD_Daemon *d)
 
 	if (!d)
 		return;
+	handlers_drain();
 	MHD_stop_daemon(d);
 	for (i = 0; i < MAX_LISTENERS; i++)
 		if (listeners[i].d == d)

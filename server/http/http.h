@@ -33,12 +33,21 @@ typedef enum srv_body {
  * board management). Unix sockets rely on file permissions instead. */
 typedef enum { SRV_ROLE_PUBLIC, SRV_ROLE_USER, SRV_ROLE_ADMIN } srv_access;
 
+/* Where a route's handler runs. The HTTP threads (--http-threads) each
+ * serve many connections from one epoll loop, so a handler that can block
+ * (disk-bound or long work, a long poll, a call to a board) runs on a
+ * handler thread while its connection waits off the loop: SRV_RUN_THREAD,
+ * the default. SRV_RUN_LOOP: it answers from memory at once, on the loop.
+ * SRV_RUN_WAIT: on the loop unless ?wait=S asks for a long poll. */
+typedef enum { SRV_RUN_THREAD, SRV_RUN_LOOP, SRV_RUN_WAIT } srv_run;
+
 typedef struct srv_route {
 	const char *method;
 	const char *pattern;   /* "/v1/jobs/ * /result": "*" one segment, "**" the rest */
 	srv_body body;
 	srv_handler fn;
 	srv_access access;
+	srv_run run;
 } srv_route;
 
 /* Start serving on a listening socket (bound and listening); NULL on error
@@ -78,6 +87,12 @@ int srv_field_bool(srv_req *r, const char *key, int dflt, int *out);
 /* ?wait=S (0 when absent, capped at SRV_WAIT_MAX); -1 after a 400 reply. */
 int srv_query_wait(srv_req *r, int *seconds);
 
+/* Run wait(arg) on a handler thread with r's connection off the event loop;
+ * once it returns, the connection resumes and MHD pulls r's stream again.
+ * 0: handed over (a stream reader then returns 0); 1: no thread could be
+ * had, so wait(arg) has already run here. */
+int srv_req_await(srv_req *r, void (*wait)(void *), void *arg);
+
 /* ---- replies (exactly one per request) ------------------------------------ */
 /* Takes ownership of obj. */
 void srv_reply_json(srv_req *r, unsigned status, struct json_object *obj);
@@ -91,10 +106,11 @@ void srv_reply_text(srv_req *r, unsigned status, const char *text, const char *c
 /* A file streamed from disk; 404 error when it cannot be opened. */
 void srv_reply_file(srv_req *r, const char *path, const char *content_type);
 /* An extra header on the reply already made. */
-/* A body of unknown length produced by fn as MHD pulls it (one connection
- * thread each, so fn may block): fn returns bytes written into buf, or
- * MHD_CONTENT_READER_END_OF_STREAM. free_fn(cls) runs when the response is
- * done with, also when it could not be created. */
+/* A body of unknown length produced by fn as MHD pulls it, on an HTTP
+ * thread, so fn must not block: fn returns bytes written into buf, or
+ * MHD_CONTENT_READER_END_OF_STREAM; with nothing to send yet it calls
+ * srv_req_await and returns 0. free_fn(cls) runs when the response is done
+ * with, also when it could not be created. */
 typedef ssize_t (*srv_stream_fn)(void *cls, uint64_t pos, char *buf, size_t max);
 void srv_reply_stream(srv_req *r, unsigned status, const char *content_type,
 		      srv_stream_fn fn, void *cls, void (*free_fn)(void *));

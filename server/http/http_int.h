@@ -49,6 +49,7 @@ struct srv_req {
 
 	enpu_err err;              /* an error while reading the body */
 	int failed;
+	int off;                   /* the handler ran off the loop: answer on resume */
 	json_object *json;
 
 	struct MHD_Response *resp;

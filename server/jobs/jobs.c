@@ -228,7 +228,8 @@ void jobs_breathe(srv_jobs *j)
 
 /* Both kinds of submit. exact: the timeout as given (boards.c's callers),
  * else capped by the policy's. Under the lock; 0 or -1 + *e. */
-static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, char id[33], enpu_err *e)
+static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, char id[33], enpu_err *e,
+			 job **here)
 {
 	job *jb;
 
@@ -270,10 +271,18 @@ static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, char id[33
 		jobs_job_free(jb);
 		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
 	}
-	if (jb->remote)
+	if (jb->remote) {
 		pthread_cond_broadcast(&j->rwork);
-	else
+	} else if (here && q->here && j->par_threads == 1 && j->free_slots > 0 &&
+		   !j->drain_fired && jq_first(&j->lq) == jb->qn) {
+		/* a worker would take it next: its submitter does instead */
+		j->free_slots--;
+		j->n_here++;
+		jobs_start_run(j, jb);
+		*here = jb;
+	} else {
 		pthread_cond_signal(&j->work);
+	}
 	memcpy(id, jb->id, 33);
 	jobs_prune(j, 4);   /* keeps up with the history bound; the timer does the rest */
 	return 0;
@@ -281,11 +290,14 @@ static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, char id[33
 
 static int submit(srv_jobs *j, const srv_jobreq *q, int exact, char id[33], enpu_err *e)
 {
+	job *here = NULL;
 	int rc;
 
 	pthread_mutex_lock(&j->mu);
-	rc = submit_locked(j, q, exact, id, e);
+	rc = submit_locked(j, q, exact, id, e, &here);
 	pthread_mutex_unlock(&j->mu);
+	if (here)
+		jobs_run_here(j, here);
 	return rc;
 }
 
@@ -297,7 +309,7 @@ int srv_jobs_submit_req(srv_jobs *j, const srv_jobreq *q, char id[33], enpu_err 
 int srv_jobs_submit(srv_jobs *j, const char *artifact, const char *backend,
 		    const char *input, const char *input_name, char id[33], enpu_err *e)
 {
-	srv_jobreq q = {artifact, backend, input, input_name, SRV_PRIO_NORMAL, 0, 0, NULL};
+	srv_jobreq q = {artifact, backend, input, input_name, SRV_PRIO_NORMAL, 0, 0, NULL, 0};
 	return submit(j, &q, 0, id, e);
 }
 
@@ -305,7 +317,7 @@ int srv_jobs_submit_remote(srv_jobs *j, const char *artifact, const char *backen
 			   const char *input, const char *input_name, int timeout_s,
 			   char id[33], enpu_err *e)
 {
-	srv_jobreq q = {artifact, backend, input, input_name, SRV_PRIO_NORMAL, timeout_s, 1, NULL};
+	srv_jobreq q = {artifact, backend, input, input_name, SRV_PRIO_NORMAL, timeout_s, 1, NULL, 0};
 	return submit(j, &q, 1, id, e);
 }
 

@@ -77,6 +77,9 @@ typedef struct srv_jobreq {
 	int timeout_s;             /* 0 = the policy's; more is capped to it */
 	int remote;                /* a board job (boards.c runs it) */
 	const char *owner;         /* who submitted it (srv_ident name); NULL = "" */
+	int here;                  /* the caller waits for it: when a worker slot is free
+				      and no job is ahead of it, run it on the caller's
+				      thread before returning (no hand-off to a worker) */
 } srv_jobreq;
 int srv_jobs_submit_req(srv_jobs *j, const srv_jobreq *q, char id[33], enpu_err *e);
 

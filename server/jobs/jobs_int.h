@@ -131,6 +131,9 @@ struct srv_jobs {
 	int queued, rqueued, max_queue, stopping;
 	pthread_t *threads;
 	int n_workers, par_threads;
+	int free_slots;            /* local runs that may start: --workers minus running */
+	int n_here;                /* local runs on their submitter's thread (srv_jobreq.here) */
+	pthread_cond_t here_done;  /* n_here fell to 0 */
 	pthread_t timer;
 	int timer_on, timer_stop;
 	int timeout_s, ttl_s, history;
@@ -141,6 +144,10 @@ struct srv_jobs {
 	void *on_store_arg;
 	const srv_observer *obs;   /* told of each final state; NULL = none */
 };
+
+/* Run jb, which submit_locked has started on the caller's thread (its slot
+ * taken, n_here counted): called and returns without the lock. jobs_run.c. */
+void jobs_run_here(srv_jobs *j, job *jb);
 
 /* ---- the indexes (jobs_index.c) -------------------------------------------- */
 

@@ -147,6 +147,33 @@ static job *next_local(srv_jobs *j)
 	return n ? n->item : NULL;
 }
 
+/* Run jb (started, its slot taken) without the lock, end it, give the slot
+ * back. Called and returns without the lock. */
+static void run_taken(srv_jobs *j, job *jb, enpu_par *par)
+{
+	enpu_err e = ENPU_ERR_INIT;
+	double t0 = srv_now();
+	int rc = run_job(j, jb, par, &e);
+
+	if (rc == 0 && j->on_store)
+		j->on_store(j->on_store_arg);
+	if (rc == 0)
+		srv_log("info", "job=%s artifact=%.12s succeeded in %.3fs", jb->id,
+			jb->artifact, srv_now() - t0);
+	else
+		srv_log("warn", "job=%s artifact=%.12s %s: %s %s", jb->id, jb->artifact,
+			jb->cancel == SRV_CANCEL_TIMEOUT ? "timed out" : jb->cancel ? "cancelled"
+			: "failed", enpu_code_info_of(e.code)->id, e.message);
+	pthread_mutex_lock(&j->mu);
+	end_run(j, jb, rc, t0, &e);
+	j->free_slots++;
+	if (next_local(j))
+		pthread_cond_signal(&j->work);
+	pthread_mutex_unlock(&j->mu);
+}
+
+/* A worker: takes the next local job while a slot is free (a run on its
+ * submitter's thread holds one too, so --workers bounds both kinds). */
 static void *worker(void *arg)
 {
 	srv_jobs *j = arg;
@@ -155,34 +182,35 @@ static void *worker(void *arg)
 	pthread_mutex_lock(&j->mu);
 	for (;;) {
 		job *jb;
-		enpu_err e = ENPU_ERR_INIT;
 
-		while (!j->stopping && !next_local(j))
+		while (!j->stopping && !(j->free_slots > 0 && next_local(j)))
 			pthread_cond_wait(&j->work, &j->mu);
 		if (j->stopping)
 			break;
 		jb = next_local(j);
 		jobs_start_run(j, jb);
+		j->free_slots--;
 		pthread_mutex_unlock(&j->mu);
-
-		double t0 = srv_now();
-		int rc = run_job(j, jb, par, &e);
-		if (rc == 0 && j->on_store)
-			j->on_store(j->on_store_arg);
-		if (rc == 0)
-			srv_log("info", "job=%s artifact=%.12s succeeded in %.3fs", jb->id,
-				jb->artifact, srv_now() - t0);
-		else
-			srv_log("warn", "job=%s artifact=%.12s %s: %s %s", jb->id, jb->artifact,
-				jb->cancel == SRV_CANCEL_TIMEOUT ? "timed out" : jb->cancel ? "cancelled"
-				: "failed", enpu_code_info_of(e.code)->id, e.message);
-
+		run_taken(j, jb, par);
 		pthread_mutex_lock(&j->mu);
-		end_run(j, jb, rc, t0, &e);
 	}
 	pthread_mutex_unlock(&j->mu);
 	enpu_par_destroy(par);
 	return NULL;
+}
+
+/* Only with --threads 1 (submit_locked checks): a one-thread pool is a
+ * calloc, not a thread start. */
+void jobs_run_here(srv_jobs *j, job *jb)
+{
+	enpu_par *par = enpu_par_create(1);
+
+	run_taken(j, jb, par);
+	enpu_par_destroy(par);
+	pthread_mutex_lock(&j->mu);
+	if (--j->n_here == 0)
+		pthread_cond_broadcast(&j->here_done);
+	pthread_mutex_unlock(&j->mu);
 }
 
 /* Time out at most max queued local jobs past their deadline (the
@@ -318,6 +346,8 @@ srv_jobs *srv_jobs_start(srv_cas *cas, const enpu_limits *lim, int workers, int 
 		pthread_cond_init(&j->done[k], NULL);
 	pthread_cond_init(&j->rwork, NULL);
 	pthread_cond_init(&j->tick, NULL);
+	pthread_cond_init(&j->here_done, NULL);
+	j->free_slots = workers;
 	j->threads = calloc((size_t)workers, sizeof *j->threads);
 	if (!j->threads) {
 		srv_jobs_free(j);
@@ -363,6 +393,10 @@ void srv_jobs_shutdown(srv_jobs *j)
 	for (i = 0; i < j->n_workers; i++)
 		pthread_join(j->threads[i], NULL);
 	j->n_workers = 0;
+	pthread_mutex_lock(&j->mu);     /* runs on submitters' threads end too */
+	while (j->n_here > 0)
+		pthread_cond_wait(&j->here_done, &j->mu);
+	pthread_mutex_unlock(&j->mu);
 	if (j->timer_on) {
 		pthread_mutex_lock(&j->mu);
 		j->timer_stop = 1;
@@ -386,5 +420,6 @@ void srv_jobs_free(srv_jobs *j)
 		pthread_cond_destroy(&j->done[k]);
 	pthread_cond_destroy(&j->rwork);
 	pthread_cond_destroy(&j->tick);
+	pthread_cond_destroy(&j->here_done);
 	free(j);
 }

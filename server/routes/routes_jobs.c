@@ -2,8 +2,8 @@
  * timeout; ?wait=S answers when done), GET /v1/jobs (the list, filtered),
  * GET /v1/jobs/{id}[?wait=S] (long-poll), /events (server-sent events of
  * its state changes), DELETE (cancel), /result (the result.npz bytes) and
- * /report. A long poll or an event stream blocks only its own connection
- * thread. On a local or lab server, zynq_ps and fpga_board jobs go to the
+ * /report. A long poll waits on a handler thread, an event stream between
+ * its events too (http.h's srv_run, srv_req_await). On a local or lab server, zynq_ps and fpga_board jobs go to the
  * board pool (boards.c); with no board for them, 503 at once. */
 #include <errno.h>
 #include <math.h>
@@ -139,6 +139,7 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 	q.timeout_s = (int)ceil(timeout);   /* capped by --job-timeout */
 	q.remote = remote;
 	q.owner = srv_req_who(r)->name;
+	q.here = wait_s > 0;   /* this thread would only wait: it may run it */
 	if (srv_jobs_submit_req(ctx->jobs, &q, id, &e) != 0) {
 		srv_reply_error(r, &e, NULL);
 		goto unpin;
@@ -251,50 +252,57 @@ static int sse_event(enpu_buf *out, const char *json)
 	return enpu_buf_addf(out, "event: state\ndata: %s\n\n", json);
 }
 
-/* GET /v1/jobs/{id}/events: text/event-stream, one "state" event per state
- * change, the current state first; it ends after the final state, or after
- * SRV_WAIT_MAX seconds. The events are gathered in this connection's own
- * thread and sent as one body when the stream ends, because http.c has no
- * streaming reply yet; with one (MHD_create_response_from_callback) the
- * same loop becomes its reader. */
 /* The state of one event stream: events are formatted into pending and
- * handed to MHD as it pulls; the reader blocks (one thread per connection)
- * until the next state change, and ends after the final state. */
+ * handed to MHD as it pulls. The reader never blocks its HTTP thread: with
+ * nothing to send it has sse_wait run on a handler thread (srv_req_await),
+ * which waits up to a second for the next state change; MHD pulls again
+ * when that returns. The stream ends after the final state. */
 typedef struct sse_stream {
 	srv_ctx *ctx;
+	srv_req *r;
 	char id[64];
 	unsigned seq;
 	int final;
 	double end;
 	enpu_buf pending;
 	size_t sent;
+	int rc;                    /* sse_wait's: srv_jobs_watch_next's answer */
+	char *json;
 } sse_stream;
+
+static void sse_wait(void *cls)
+{
+	sse_stream *st = cls;
+
+	st->rc = srv_jobs_watch_next(st->ctx->jobs, st->id, &st->seq,
+				     fmin(1.0, st->end - srv_now()), &st->json, &st->final);
+}
 
 static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
 	sse_stream *st = cls;
-	char *json = NULL;
 	size_t n;
 
 	(void)pos;
 	while (st->sent == st->pending.len) {
-		int rc;
-
 		enpu_buf_reset(&st->pending);
 		st->sent = 0;
-		if (st->final || st->ctx->stopping || srv_now() >= st->end)
+		if (st->rc < 0)
 			return MHD_CONTENT_READER_END_OF_STREAM;
-		rc = srv_jobs_watch_next(st->ctx->jobs, st->id, &st->seq,
-					 fmin(1.0, st->end - srv_now()), &json, &st->final);
-		if (rc < 0)
-			return MHD_CONTENT_READER_END_OF_STREAM;
-		if (rc == 1 && json) {
-			int bad = sse_event(&st->pending, json);
-			free(json);
-			json = NULL;
+		if (st->rc == 1 && st->json) {
+			int bad = sse_event(&st->pending, st->json);
+			free(st->json);
+			st->json = NULL;
+			st->rc = 0;
 			if (bad)
 				return MHD_CONTENT_READER_END_WITH_ERROR;
+			continue;
 		}
+		if (st->final || st->ctx->stopping || srv_now() >= st->end)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		st->rc = 0;
+		if (srv_req_await(st->r, sse_wait, st) == 0)
+			return 0;   /* pulled again once sse_wait is done */
 	}
 	n = st->pending.len - st->sent;
 	if (n > max)
@@ -310,6 +318,7 @@ static void sse_free(void *cls)
 
 	srv_jobs_unwatch(st->ctx->jobs, st->id);
 	enpu_buf_free(&st->pending);
+	free(st->json);
 	free(st);
 }
 
@@ -336,6 +345,7 @@ void srv_get_job_events(srv_ctx *ctx, srv_req *r)
 		return;
 	}
 	st->ctx = ctx;
+	st->r = r;
 	snprintf(st->id, sizeof st->id, "%s", id);
 	st->end = srv_now() + SRV_WAIT_MAX;
 	if (json && sse_event(&st->pending, json) != 0) {

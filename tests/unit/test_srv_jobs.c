@@ -9,6 +9,7 @@
  * middle) and, with local jobs held running by the EULERNPUD_HOLD gate,
  * the job timeout and the drain's deadline. */
 #include <criterion/criterion.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #include "jobs.h"
 #include "jobs_queue.h"
 #include "fault.h"
+#include "obs.h"
 
 #define ART "1111111111111111111111111111111111111111111111111111111111111111"
 #define INP "2222222222222222222222222222222222222222222222222222222222222222"
@@ -70,7 +72,7 @@ TestSuite(jobs, .init = setup, .fini = teardown);
 static void submit(int prio, int timeout_s, char id[33])
 {
 	enpu_err e = ENPU_ERR_INIT;
-	srv_jobreq q = {ART, "zynq_ps", INP, "in.npz", prio, timeout_s, 1, NULL};
+	srv_jobreq q = {ART, "zynq_ps", INP, "in.npz", prio, timeout_s, 1, NULL, 0};
 	cr_assert_eq(srv_jobs_submit_req(jobs, &q, id, &e), 0, "%s", e.message);
 }
 
@@ -142,7 +144,7 @@ Test(jobs, a_full_queue_refuses)
 {
 	char id[33];
 	enpu_err e = ENPU_ERR_INIT;
-	srv_jobreq q = {ART, "zynq_ps", INP, "in.npz", SRV_PRIO_HIGH, 0, 1, NULL};
+	srv_jobreq q = {ART, "zynq_ps", INP, "in.npz", SRV_PRIO_HIGH, 0, 1, NULL, 0};
 
 	for (int i = 0; i < 4; i++)
 		submit(SRV_PRIO_NORMAL, 60, id);
@@ -572,7 +574,7 @@ TestSuite(bigtable, .init = big_setup, .fini = big_teardown);
 static void submit_local(int prio, char id[33])
 {
 	enpu_err e = ENPU_ERR_INIT;
-	srv_jobreq q = {ART, "cpu_ref", INP, "in.npz", prio, 0, 0, NULL};
+	srv_jobreq q = {ART, "cpu_ref", INP, "in.npz", prio, 0, 0, NULL, 0};
 	cr_assert_eq(srv_jobs_submit_req(jobs, &q, id, &e), 0, "%s", e.message);
 }
 
@@ -596,6 +598,66 @@ static int count_in(const char *state)
 	int n = (int)json_object_array_length(arr);
 	json_object_put(arr);
 	return n;
+}
+
+/* Which thread ended the last job (the observer runs on it). */
+static pthread_t ended_on;
+static atomic_int n_ended;
+
+static void note_end(void *arg, const char *backend, const char *state, double q, double r)
+{
+	(void)arg; (void)backend; (void)state; (void)q; (void)r;
+	ended_on = pthread_self();
+	atomic_fetch_add(&n_ended, 1);
+}
+
+static const srv_observer end_watch = {NULL, NULL, note_end};
+
+static void submit_waited(char id[33])
+{
+	enpu_err e = ENPU_ERR_INIT;
+	srv_jobreq q = {ART, "cpu_ref", INP, "in.npz", SRV_PRIO_NORMAL, 0, 0, NULL, 1};
+	cr_assert_eq(srv_jobs_submit_req(jobs, &q, id, &e), 0, "%s", e.message);
+}
+
+/* here = 1 with the worker idle: the submitter runs it (this artifact is
+ * not in the cache, so it fails) and it has ended when submit returns, on
+ * this thread. */
+Test(jobs, a_job_its_submitter_waits_for_runs_on_the_submitters_thread)
+{
+	char id[33];
+	json_object *o;
+
+	srv_jobs_set_observer(jobs, &end_watch);
+	atomic_store(&n_ended, 0);
+	submit_waited(id);
+	cr_assert_eq(atomic_load(&n_ended), 1, "ended before submit returned");
+	cr_expect(pthread_equal(ended_on, pthread_self()), "ended on the submitter's thread");
+	o = get(id);
+	cr_expect_str_eq(field(o, F_STATE), JOB_FAILED);
+	json_object_put(o);
+	cr_expect(srv_jobs_idle(jobs), "its slot is free again");
+}
+
+/* The one worker's slot is held by a running job: a waited-for job queues
+ * behind it rather than run beside it (--workers bounds both kinds), and
+ * runs once the slot is free. */
+Test(bigtable, a_waited_job_queues_while_every_slot_is_taken)
+{
+	char held[33], id[33];
+	int final = 0;
+	json_object *o;
+
+	close_gate();
+	submit_local(SRV_PRIO_NORMAL, held);
+	cr_assert(becomes(held, JOB_RUNNING), "held running");
+	submit_waited(id);
+	o = get(id);
+	cr_expect_str_eq(field(o, F_STATE), JOB_QUEUED);
+	json_object_put(o);
+	unlink(hold_file);
+	json_object_put(srv_jobs_get(jobs, id, 30, &final));
+	cr_expect(final, "it ran once the slot was free");
 }
 
 Test(bigtable, board_jobs_past_their_deadline_expire_in_batches)
