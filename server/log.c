@@ -37,17 +37,18 @@ static int log_fd = -1;          /* the --log file, or 2 */
 static int journal;              /* log_fd is 2 and stderr is journald */
 static int journal_native;       /* ... and its socket takes fielded lines (sd.c) */
 static int min_level = LV_INFO;
-/* The queue: callers fill q_buf[q_cur] under q_mu while the writer
- * writes the other half outside it. q_seq and q_written count bytes queued
+/* The queue: callers fill q_fill under q_mu while the writer writes
+ * q_out outside it; then the two swap. q_seq and q_written count bytes queued
  * and written, so a caller can wait for its own line. */
 #define LOG_QUEUE (256 * 1024)
 #define LOG_GATHER_S 0.01
 static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t q_more = PTHREAD_COND_INITIALIZER;   /* lines queued, or stop */
 static pthread_cond_t q_done = PTHREAD_COND_INITIALIZER;   /* a batch was written */
-static char q_buf[2][LOG_QUEUE];
+static char q_a[LOG_QUEUE], q_b[LOG_QUEUE];
+static char *q_fill = q_a, *q_out = q_b;
 static size_t q_len;
-static int q_cur, q_idle, q_stop, q_run;
+static int q_idle, q_stop, q_run;
 static int q_gather;   /* the writer waits for more lines ... */
 static int q_sync;     /* ... unless a caller waits for its line */
 static unsigned long long q_seq, q_written;
@@ -97,9 +98,10 @@ static void *log_writer(void *arg)
 			q_gather = 0;
 			continue;
 		}
-		b = q_buf[q_cur];
+		b = q_fill;
 		n = q_len;
-		q_cur ^= 1;
+		q_fill = q_out;
+		q_out = b;
 		q_len = 0;
 		q_sync = 0;
 		pthread_mutex_unlock(&q_mu);
@@ -134,7 +136,7 @@ static void log_put(const char *line, size_t n, int sync)
 		pthread_cond_signal(&q_more);
 		pthread_cond_wait(&q_done, &q_mu);
 	}
-	memcpy(q_buf[q_cur] + q_len, line, n);
+	memcpy(q_fill + q_len, line, n);
 	q_len += n;
 	mine = q_seq += n;
 	if (sync)
