@@ -7,7 +7,7 @@
  * connections (with 16 keep-alive clients, a thread per connection spent a
  * quarter of a health check switching threads). A handler that may block
  * runs on a handler thread while MHD holds its connection suspended
- * (srv_route.run); handler threads are started as needed, so a blocked
+ * (srv_route.where); handler threads are started as needed, so a blocked
  * handler never holds up another, and end after HANDLER_IDLE_S idle. Routing is http_req.c's, body intake
  * http_body.c's, replies http_reply.c's. */
 #include <errno.h>
@@ -210,15 +210,15 @@ static void run_route(void *arg)
 	r->route->fn(r->ctx, r);
 }
 
-/* The route's handler runs on the loop (SRV_RUN_LOOP; SRV_RUN_WAIT without
+/* The route's handler runs on the loop (SRV_ON_LOOP; SRV_ON_LOOP_NOWAIT without
  * a positive ?wait=). */
 static int on_loop(srv_req *r)
 {
 	const char *w;
 
-	if (r->route->run == SRV_RUN_LOOP)
+	if (r->route->where == SRV_ON_LOOP)
 		return 1;
-	if (r->route->run != SRV_RUN_WAIT)
+	if (r->route->where != SRV_ON_LOOP_NOWAIT)
 		return 0;
 	w = srv_req_query(r, Q_WAIT);
 	return !w || strtol(w, NULL, 10) <= 0;   /* a bad value: the handler's 400 */

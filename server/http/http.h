@@ -36,10 +36,10 @@ typedef enum { SRV_ROLE_PUBLIC, SRV_ROLE_USER, SRV_ROLE_ADMIN } srv_access;
 /* Where a route's handler runs. The HTTP threads (--http-threads) each
  * serve many connections from one epoll loop, so a handler that can block
  * (disk-bound or long work, a long poll, a call to a board) runs on a
- * handler thread while its connection waits off the loop: SRV_RUN_THREAD,
- * the default. SRV_RUN_LOOP: it answers from memory at once, on the loop.
- * SRV_RUN_WAIT: on the loop unless ?wait=S asks for a long poll. */
-typedef enum { SRV_RUN_THREAD, SRV_RUN_LOOP, SRV_RUN_WAIT } srv_run;
+ * handler thread while its connection waits off the loop: SRV_ON_THREAD,
+ * the default. SRV_ON_LOOP: it answers from memory at once, on the loop.
+ * SRV_ON_LOOP_NOWAIT: on the loop unless ?wait=S asks for a long poll. */
+typedef enum { SRV_ON_THREAD, SRV_ON_LOOP, SRV_ON_LOOP_NOWAIT } srv_where;
 
 typedef struct srv_route {
 	const char *method;
@@ -47,7 +47,7 @@ typedef struct srv_route {
 	srv_body body;
 	srv_handler fn;
 	srv_access access;
-	srv_run run;
+	srv_where where;
 } srv_route;
 
 /* Start serving on a listening socket (bound and listening); NULL on error

@@ -182,6 +182,10 @@ void jobs_finish(srv_jobs *j, job *jb, int state, const enpu_err *e)
 	clock_gettime(CLOCK_REALTIME, &jb->finished);
 	jb->t_finished = now;
 	jobs_list_push(&j->fin, jb);   /* out of the running list */
+	if (state == S_SUCCEEDED) {    /* its owner may read what it made */
+		jobs_uses_job(j, jb, jb->result, 1);
+		jobs_uses_job(j, jb, jb->report, 1);
+	}
 	/* the counters move before any waiter can see the final state (it
 	 * needs our lock); the metrics lock is a leaf, so this nests safely */
 	srv_obs_job_done(j->obs, jb->backend, jobs_state_names[state],

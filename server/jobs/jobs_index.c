@@ -47,6 +47,7 @@ void jobs_index_free(srv_jobs *j)
 	j->n_all = 0;
 	free(j->hash);
 	j->hash = NULL;
+	jobs_uses_free(j);
 	jheap_free(&j->lheap);
 	jheap_free(&j->rheap);
 }
@@ -118,6 +119,7 @@ int jobs_add(srv_jobs *j, job *jb)
 	j->newest = jb;
 	j->n_all++;
 	hash_grow(j);
+	jobs_uses_job(j, jb, jb->input, 1);
 	return 0;
 }
 
@@ -140,6 +142,11 @@ static void drop(srv_jobs *j, job *jb)
 	else
 		j->newest = jb->aprev;
 	j->n_all--;
+	jobs_uses_job(j, jb, jb->input, -1);
+	if (jb->state == S_SUCCEEDED) {
+		jobs_uses_job(j, jb, jb->result, -1);
+		jobs_uses_job(j, jb, jb->report, -1);
+	}
 	jobs_unqueue(j, jb);
 	jobs_list_remove(jb);
 	jobs_job_free(jb);

@@ -117,6 +117,8 @@ struct srv_jobs {
 	/* the indexes (jobs_index.c) */
 	job **hash;                /* by id, chained; a power of two of buckets */
 	unsigned hmask;
+	struct juse **uses;        /* (owner, blob) -> jobs that use it (jobs_owner.c) */
+	unsigned umask, n_uses;
 	int n_all;
 	job *oldest, *newest;      /* every job, in order of submission */
 	uint64_t next_order;
@@ -144,6 +146,13 @@ struct srv_jobs {
 	void *on_store_arg;
 	const srv_observer *obs;   /* told of each final state; NULL = none */
 };
+
+/* The blobs jobs use, counted by (owner, digest) and by digest alone, so
+ * that srv_jobs_uses is one lookup, not a walk of the table: a job's input
+ * from its submission, its result and report once it has succeeded, until
+ * it is dropped. Under the lock (jobs_owner.c). */
+void jobs_uses_job(srv_jobs *j, const job *jb, const char *digest, int delta);
+void jobs_uses_free(srv_jobs *j);
 
 /* Run jb, which submit_locked has started on the caller's thread (its slot
  * taken, n_here counted): called and returns without the lock. jobs_run.c. */

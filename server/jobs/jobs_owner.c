@@ -2,8 +2,119 @@
  * submitted it (srv_jobreq.owner, shown as "owner"); srv_ident_owns
  * decides (an admin, or the same name). Routes ask here before they show,
  * stream or cancel a job, and before they hand out a blob a job uses. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "jobs_int.h"
+
+#define USES_MIN 1024
+#define ANY_OWNER "\001"       /* no name holds it: the key of "any owner" */
+
+typedef struct juse {
+	struct juse *next;
+	unsigned h;
+	int n;                     /* jobs that use it */
+	char key[sizeof ((job *)0)->owner + 1 + 65];   /* owner '\n' digest */
+} juse;
+
+static unsigned use_key(char *key, size_t cap, const char *owner, const char *digest)
+{
+	snprintf(key, cap, "%s\n%s", owner, digest);
+	return jobs_hash_id(key);
+}
+
+static juse **use_slot(srv_jobs *j, const char *key, unsigned h)
+{
+	juse **pp = &j->uses[h & j->umask];
+
+	for (; *pp; pp = &(*pp)->next)
+		if ((*pp)->h == h && !strcmp((*pp)->key, key))
+			break;
+	return pp;
+}
+
+/* Twice the buckets past one entry per bucket; a failed growth keeps the
+ * table (longer chains, still right). */
+static void uses_grow(srv_jobs *j)
+{
+	unsigned n = (j->umask + 1) * 2, i;
+	juse **nu;
+
+	if (j->n_uses <= j->umask + 1 || n == 0 || !(nu = calloc(n, sizeof *nu)))
+		return;
+	for (i = 0; i <= j->umask; i++)
+		for (juse *u = j->uses[i], *next; u; u = next) {
+			next = u->next;
+			u->next = nu[u->h & (n - 1)];
+			nu[u->h & (n - 1)] = u;
+		}
+	free(j->uses);
+	j->uses = nu;
+	j->umask = n - 1;
+}
+
+/* delta +1 / -1 on one key. Out of memory: the entry is missing, so the
+ * blob reads as not used (refused, never wrongly granted). */
+static void use_count(srv_jobs *j, const char *owner, const char *digest, int delta)
+{
+	char key[sizeof ((juse *)0)->key];
+	unsigned h = use_key(key, sizeof key, owner, digest);
+	juse **pp, *u;
+
+	if (!j->uses) {
+		if (delta < 0 || !(j->uses = calloc(USES_MIN, sizeof *j->uses)))
+			return;
+		j->umask = USES_MIN - 1;
+	}
+	pp = use_slot(j, key, h);
+	if ((u = *pp)) {
+		if ((u->n += delta) <= 0) {
+			*pp = u->next;
+			free(u);
+			j->n_uses--;
+		}
+		return;
+	}
+	if (delta < 0 || !(u = calloc(1, sizeof *u)))
+		return;
+	u->h = h;
+	u->n = delta;
+	snprintf(u->key, sizeof u->key, "%s", key);
+	u->next = j->uses[h & j->umask];
+	j->uses[h & j->umask] = u;
+	j->n_uses++;
+	uses_grow(j);
+}
+
+void jobs_uses_job(srv_jobs *j, const job *jb, const char *digest, int delta)
+{
+	if (!digest[0])
+		return;
+	use_count(j, jb->owner, digest, delta);
+	use_count(j, ANY_OWNER, digest, delta);
+}
+
+void jobs_uses_free(srv_jobs *j)
+{
+	if (!j->uses)
+		return;
+	for (unsigned i = 0; i <= j->umask; i++)
+		for (juse *u = j->uses[i], *next; u; u = next) {
+			next = u->next;
+			free(u);
+		}
+	free(j->uses);
+	j->uses = NULL;
+	j->n_uses = 0;
+}
+
+static int used_by(srv_jobs *j, const char *owner, const char *digest)
+{
+	char key[sizeof ((juse *)0)->key];
+	unsigned h = use_key(key, sizeof key, owner, digest);
+
+	return j->uses && *use_slot(j, key, h) != NULL;
+}
 
 int srv_jobs_visible(srv_jobs *j, const char *id, const srv_ident *who)
 {
@@ -19,15 +130,12 @@ int srv_jobs_visible(srv_jobs *j, const char *id, const srv_ident *who)
 
 int srv_jobs_uses(srv_jobs *j, const srv_ident *who, const char *digest)
 {
-	int ok = 0;
+	int ok;
 
+	if (!who || !(who->admin || srv_ident_owns(who, who->name)))
+		return 0;
 	pthread_mutex_lock(&j->mu);
-	for (const job *jb = j->newest; jb && !ok; jb = jb->aprev) {
-		if (!srv_ident_owns(who, jb->owner))
-			continue;
-		ok = !strcmp(jb->input, digest) || (jb->state == S_SUCCEEDED &&
-			(!strcmp(jb->result, digest) || !strcmp(jb->report, digest)));
-	}
+	ok = used_by(j, who->admin ? ANY_OWNER : who->name, digest);
 	pthread_mutex_unlock(&j->mu);
 	return ok;
 }

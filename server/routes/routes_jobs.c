@@ -3,7 +3,8 @@
  * GET /v1/jobs/{id}[?wait=S] (long-poll), /events (server-sent events of
  * its state changes), DELETE (cancel), /result (the result.npz bytes) and
  * /report. A long poll waits on a handler thread, an event stream between
- * its events too (http.h's srv_run, srv_req_await). On a local or lab server, zynq_ps and fpga_board jobs go to the
+ * its events too (http.h's srv_where, srv_req_await). On a local or lab
+ * server, zynq_ps and fpga_board jobs go to the
  * board pool (boards.c); with no board for them, 503 at once. */
 #include <errno.h>
 #include <math.h>

@@ -498,7 +498,7 @@ Test(access_http, every_route_with_every_token)
 /* A header that is no token at all does not make health refuse. */
 Test(access_http, health_is_public_even_with_a_bad_header)
 {
-	srv_route health = {"GET", API_HEALTH, SRV_BODY_NONE, NULL, SRV_ROLE_PUBLIC, SRV_RUN_LOOP};
+	srv_route health = {"GET", API_HEALTH, SRV_BODY_NONE, NULL, SRV_ROLE_PUBLIC, SRV_ON_LOOP};
 	reply r;
 
 	call(&health, "not a token at all", &r);

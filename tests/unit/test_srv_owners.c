@@ -300,6 +300,64 @@ Test(owners, jobs_visible_listed_used, .init = setup, .fini = teardown)
 	srv_jobs_free(jobs);
 }
 
+/* What a job made is its owner's to read once it has succeeded, and no
+ * longer once the job is forgotten (--job-history); the same blob used by
+ * two owners' jobs stays readable to the one whose job remains. Thousands
+ * of other jobs in the table change nothing (one lookup, not a walk). */
+Test(owners, results_are_used_while_the_job_is_kept, .init = setup, .fini = teardown)
+{
+	enpu_err e = ENPU_ERR_INIT;
+	srv_jobs *jobs = srv_jobs_start(cas, enpu_limits_default(), 1, 1, 5000, &e);
+	srv_ident alice = {"alice", 0}, bob = {"bob", 0}, root = {"root", 1};
+	char a[33], b[33], id[33], res_d[65], rep_d[65];
+	srv_rresult res;
+	srv_rjob rj;
+	atomic_int up = 1;
+
+	cr_assert_not_null(jobs, "%s", e.message);
+	srv_jobs_set_policy(jobs, 60, 3600, 1);   /* one finished job kept */
+	for (int i = 0; i < 3000; i++)
+		submit(jobs, "carol", id);
+	submit(jobs, "alice", a);
+	memset(res_d, '5', 64);
+	res_d[64] = '\0';
+	memset(rep_d, '6', 64);
+	rep_d[64] = '\0';
+	cr_expect_eq(srv_jobs_uses(jobs, &alice, res_d), 0, "not before it succeeds");
+	for (int i = 0; i < 3000; i++) {   /* carol's first, in order */
+		cr_assert_eq(srv_jobs_take_remote(jobs, 1u << enpu_backend_parse("zynq_ps"), &up,
+						  "b1", 0.05, &rj), 1);
+		cr_assert_eq(srv_jobs_cancel(jobs, rj.id), 0);
+	}
+	cr_assert_eq(srv_jobs_take_remote(jobs, 1u << enpu_backend_parse("zynq_ps"), &up, "b1",
+					  0.05, &rj), 1);
+	cr_assert_str_eq(rj.id, a);
+	memset(&res, 0, sizeof res);
+	memcpy(res.result, res_d, 65);
+	memcpy(res.report, rep_d, 65);
+	srv_jobs_remote_done(jobs, a, SRV_RUN_OK, &res, NULL, 2);
+	cr_expect_eq(srv_jobs_uses(jobs, &alice, res_d), 1, "alice's result");
+	cr_expect_eq(srv_jobs_uses(jobs, &alice, rep_d), 1, "alice's report");
+	cr_expect_eq(srv_jobs_uses(jobs, &alice, INP), 1);
+	cr_expect_eq(srv_jobs_uses(jobs, &bob, res_d), 0, "not bob's");
+	cr_expect_eq(srv_jobs_uses(jobs, &root, res_d), 1, "an admin's");
+	submit(jobs, "bob", b);     /* the same input, bob's job, queued */
+	cr_expect_eq(srv_jobs_uses(jobs, &bob, INP), 1);
+	cr_assert_eq(srv_jobs_cancel(jobs, b), 0);   /* finished: alice's is forgotten */
+	for (int i = 0; i < 1000; i++) {   /* the timer prunes: bounded poll */
+		int final;
+		json_object *o = srv_jobs_get(jobs, a, 0, &final);
+		if (!o)
+			break;
+		json_object_put(o);
+		usleep(10000);
+	}
+	cr_expect_eq(srv_jobs_uses(jobs, &alice, res_d), 0, "forgotten with its job");
+	cr_expect_eq(srv_jobs_uses(jobs, &alice, INP), 0);
+	cr_expect_eq(srv_jobs_uses(jobs, &bob, INP), 1, "bob's cancelled job still names it");
+	srv_jobs_free(jobs);
+}
+
 /* ---- the record goes with its blob --------------------------------------------- */
 
 Test(owners, eviction_and_integrity_drop_the_record, .init = setup, .fini = teardown)
