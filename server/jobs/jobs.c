@@ -300,14 +300,23 @@ static int submit(srv_jobs *j, const srv_jobreq *q, int exact, char id[33], enpu
 	pthread_mutex_lock(&j->mu);
 	rc = submit_locked(j, q, exact, id, e, &here);
 	pthread_mutex_unlock(&j->mu);
-	if (here)
-		jobs_run_here(j, here);
-	return rc;
+	return rc == 0 && here ? 1 : rc;
 }
 
 int srv_jobs_submit_req(srv_jobs *j, const srv_jobreq *q, char id[33], enpu_err *e)
 {
 	return submit(j, q, 0, id, e);
+}
+
+void srv_jobs_run_here(srv_jobs *j, const char *id)
+{
+	job *jb;
+
+	pthread_mutex_lock(&j->mu);
+	jb = jobs_find(j, id);   /* running: never pruned */
+	pthread_mutex_unlock(&j->mu);
+	if (jb)
+		jobs_run_here(j, jb);
 }
 
 int srv_jobs_submit(srv_jobs *j, const char *artifact, const char *backend,

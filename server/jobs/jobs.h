@@ -78,10 +78,15 @@ typedef struct srv_jobreq {
 	int remote;                /* a board job (boards.c runs it) */
 	const char *owner;         /* who submitted it (srv_ident name); NULL = "" */
 	int here;                  /* the caller waits for it: when a worker slot is free
-				      and no job is ahead of it, run it on the caller's
-				      thread before returning (no hand-off to a worker) */
+				      and no job is ahead of it, it is started for the
+				      caller to run (no hand-off to a worker and back) */
 } srv_jobreq;
+/* 0, or 1 when q->here took it: the caller then calls srv_jobs_run_here
+ * (after letting go of any lock of its own: the run stores into the
+ * cache, which may evict); -1 + *e. */
 int srv_jobs_submit_req(srv_jobs *j, const srv_jobreq *q, char id[33], enpu_err *e);
+/* Run the job submit_req took for this caller, on this thread. */
+void srv_jobs_run_here(srv_jobs *j, const char *id);
 
 /* The job as JSON after waiting up to wait_s seconds for it to finish
  * (*final = 1 when it has). NULL for an unknown id. Caller puts. */

@@ -72,7 +72,7 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 	enpu_manifest m;
 	enpu_err e = ENPU_ERR_INIT;
 	char backend[32];
-	int wait_s, remote = 0, prio = SRV_PRIO_NORMAL;
+	int wait_s, remote = 0, prio = SRV_PRIO_NORMAL, here;
 	double timeout;
 	srv_jobreq q;
 
@@ -141,11 +141,14 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 	q.remote = remote;
 	q.owner = srv_req_who(r)->name;
 	q.here = wait_s > 0;   /* this thread would only wait: it may run it */
-	if (srv_jobs_submit_req(ctx->jobs, &q, id, &e) != 0) {
+	here = srv_jobs_submit_req(ctx->jobs, &q, id, &e);
+	if (here < 0) {
 		srv_reply_error(r, &e, NULL);
 		goto unpin;
 	}
-	srv_cache_pin_end(ctx);
+	srv_cache_pin_end(ctx);   /* before the run: it stores, and may evict */
+	if (here)
+		srv_jobs_run_here(ctx->jobs, id);
 	reply_job(ctx, r, id, wait_s, 1);
 	return;
 unpin:
