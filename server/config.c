@@ -142,6 +142,7 @@ void srv_config_defaults(srv_config *c)
 	c->max_queue = 256;
 	c->conn_limit = 64;
 	c->http_threads = c->workers;
+	c->loop_job_us = 1000;
 	c->conn_timeout = 60;
 	c->board_health_interval = 5;
 	c->board_timeout = 30;

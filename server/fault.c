@@ -102,6 +102,11 @@ void srv_fault_hold(const volatile int *cancel)
 		nanosleep(&tick, NULL);
 }
 
+int srv_fault_may_pause(void)
+{
+	return armed || hold_path[0];
+}
+
 int srv_fault_storage(enpu_err *e)
 {
 	static const int errs[] = {ENOSPC, EDQUOT, EIO, EROFS};

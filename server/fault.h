@@ -54,6 +54,10 @@ void srv_fault_point(const char *name);
  * Thread-safe. */
 void srv_fault_hold(const volatile int *cancel);
 
+/* 1 when a gate or a fault point is configured (EULERNPUD_HOLD,
+ * EULERNPUD_FAULT): a run may pause, so it is never run on an HTTP thread. */
+int srv_fault_may_pause(void);
+
 /* An I/O failure of the cache's own disk (an E0003 from the core library,
  * which cannot tell the server's disk from the user's, whose sys_errno is
  * ENOSPC, EDQUOT, EIO or EROFS) becomes E0810, 507: the client then says

@@ -42,12 +42,13 @@ static int min_level = LV_INFO;
  * and written, so a caller can wait for its own line. */
 #define LOG_QUEUE (256 * 1024)
 #define LOG_GATHER_S 0.01
+#define LOG_GATHER_LINES 32
 static pthread_mutex_t q_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t q_more = PTHREAD_COND_INITIALIZER;   /* lines queued, or stop */
 static pthread_cond_t q_done = PTHREAD_COND_INITIALIZER;   /* a batch was written */
 static char q_a[LOG_QUEUE], q_b[LOG_QUEUE];
 static char *q_fill = q_a, *q_out = q_b;
-static size_t q_len;
+static size_t q_len, q_lines;
 static int q_idle, q_stop, q_run;
 static int q_gather;   /* the writer waits for more lines ... */
 static int q_sync;     /* ... unless a caller waits for its line */
@@ -64,12 +65,14 @@ static double mono_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-/* Writes what is queued. After a write it lets lines gather for
- * LOG_GATHER_S before the next (a busy daemon writes a batch, not a line,
- * per wake-up); a line that comes after a quiet spell is written at once. */
+/* Writes what is queued. After a batch of LOG_GATHER_LINES or more it
+ * lets lines gather for LOG_GATHER_S before the next (a busy daemon writes
+ * a batch, not a line, per wake-up); otherwise what comes is written at
+ * once, so a line is in the file as soon as at a few requests a second. */
 static void *log_writer(void *arg)
 {
 	double last = 0.0;
+	size_t lines = 0;          /* in the last batch */
 	(void)arg;
 
 	pthread_mutex_lock(&q_mu);
@@ -85,7 +88,8 @@ static void *log_writer(void *arg)
 		if (!q_len)
 			break;
 		double left = last + LOG_GATHER_S - mono_s();
-		if (!q_stop && !q_sync && q_len < LOG_QUEUE / 2 && left > 0) {
+		if (!q_stop && !q_sync && lines >= LOG_GATHER_LINES && q_len < LOG_QUEUE / 2 &&
+		    left > 0) {
 			struct timespec until;   /* q_more's clock is CLOCK_REALTIME */
 			clock_gettime(CLOCK_REALTIME, &until);
 			until.tv_nsec += (long)(left * 1e9);
@@ -100,6 +104,8 @@ static void *log_writer(void *arg)
 		}
 		b = q_fill;
 		n = q_len;
+		lines = q_lines;
+		q_lines = 0;
 		q_fill = q_out;
 		q_out = b;
 		q_len = 0;
@@ -107,6 +113,7 @@ static void *log_writer(void *arg)
 		pthread_mutex_unlock(&q_mu);
 		write_line(b, n);
 		last = mono_s();
+
 		pthread_mutex_lock(&q_mu);
 		q_written += n;
 		pthread_cond_broadcast(&q_done);
@@ -138,6 +145,7 @@ static void log_put(const char *line, size_t n, int sync)
 	}
 	memcpy(q_fill + q_len, line, n);
 	q_len += n;
+	q_lines++;
 	mine = q_seq += n;
 	if (sync)
 		q_sync = 1;

@@ -44,6 +44,9 @@ static const char usage[] =
 "  --conn-limit N        simultaneous connections (default 64)\n"
 "  --http-threads N      threads serving connections, each an event loop\n"
 "                        (default: number of cores)\n"
+"  --loop-job-us N       a waited-for job whose artifact last ran in under N\n"
+"                        microseconds runs on the HTTP thread that took it\n"
+"                        (default 1000; 0 = never)\n"
 "  --conn-timeout SEC    idle connection timeout (default 60)\n"
 "  --log FILE            log here instead of stderr (one line per request)\n"
 "  --log-level LEVEL     error, warn, info (default) or debug\n"
@@ -200,6 +203,7 @@ static const opt opts[] = {   /* sorted by name */
 	{"--listen",       O_STR, OFF(listen), 0, 0},
 	{"--log",          O_STR, OFF(log_file), 0, 0},
 	{"--log-level",    O_STR, OFF(log_level), 0, 0},
+	{"--loop-job-us",  O_INT, OFF(loop_job_us), 0, 10000000},
 	{"--max-json-bytes", O_U64, OFF(max_json_bytes), 64, INT_MAX},
 	{"--max-json-depth", O_INT, OFF(max_json_depth), 2, 10000},
 	{"--max-npz-bytes", O_U64, OFF(limits.max_npz_bytes), 1, UINT64_MAX / 2},

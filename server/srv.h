@@ -42,6 +42,7 @@ typedef struct srv_config {
 	int idle_exit_ms;          /* --idle-exit, in milliseconds; 0 = never */
 	int conn_limit;
 	int http_threads;
+	int loop_job_us;
 	int conn_timeout;
 	srv_role role;
 	const char *pl;            /* board role: the PL driver ("emulated") */
@@ -111,6 +112,8 @@ void srv_cache_enforce(srv_ctx *ctx);
  * queueing: no eviction pass runs in between (evict.c). */
 void srv_cache_pin_begin(srv_ctx *ctx);
 void srv_cache_pin_end(srv_ctx *ctx);
+/* As srv_cache_pin_begin, but 0 at once (nothing held) while a pass runs. */
+int srv_cache_pin_try(srv_ctx *ctx);
 
 /* ---- access (auth.c) ----------------------------------------------------- */
 

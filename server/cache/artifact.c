@@ -234,6 +234,30 @@ bad:
 	return 0;
 }
 
+int srv_artifact_known_good(srv_cas *c, const char *id, enpu_manifest *keep)
+{
+	enpu_manifest m;
+	enpu_err ign = ENPU_ERR_INIT;
+	char dir[4300], p[5400];
+	int i, ok;
+
+	if (!enpu_is_sha256_hex(id))
+		return 0;
+	srv_artifact_dir(c, id, dir, sizeof dir);
+	if (srv_artifact_manifest(c, id, &m, NULL, &ign) != 0)
+		return 0;
+	ok = !strcmp(m.id, id);
+	for (i = 0; ok && i < m.n; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, m.files[i].path);
+		ok = srv_cas_known_good(c, p, m.files[i].sha256);
+	}
+	if (ok)
+		*keep = m;
+	else
+		enpu_manifest_free(&m);
+	return ok;
+}
+
 void srv_artifact_touch(srv_cas *c, const char *id)
 {
 	enpu_manifest m;

@@ -48,6 +48,9 @@ int srv_cas_check_file(srv_cas *c, const char *path, const char *digest, int for
 /* path (a blob just stored, its digest computed from its bytes as they
  * were written) is known to hash to digest: its first check is a stat. */
 void srv_cas_memo_good(srv_cas *c, const char *path, const char *digest);
+/* 1 when path is a file already verified to hash to digest and unchanged
+ * since (one stat; never reads it); 0 when that is not known. */
+int srv_cas_known_good(srv_cas *c, const char *path, const char *digest);
 
 /* Every blob with its size and last use, oldest first (from the index).
  * *out is malloc'd. */

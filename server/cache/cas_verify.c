@@ -81,6 +81,19 @@ void srv_cas_memo_good(srv_cas *c, const char *path, const char *digest)
 		memo_set(c, &st, digest);
 }
 
+int srv_cas_known_good(srv_cas *c, const char *path, const char *digest)
+{
+	struct stat st;
+	int known;
+
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	pthread_mutex_lock(&c->memo_mu);
+	known = memo_same(memo_slot(c, &st), &st, digest);
+	pthread_mutex_unlock(&c->memo_mu);
+	return known;
+}
+
 int srv_cas_check_file(srv_cas *c, const char *path, const char *digest, int force)
 {
 	struct stat st, st2;

@@ -57,6 +57,13 @@ void srv_cache_pin_begin(srv_ctx *ctx)
 	pthread_rwlock_rdlock(&pin_rw);
 }
 
+int srv_cache_pin_try(srv_ctx *ctx)
+{
+	(void)ctx;
+	pthread_once(&pin_once, pin_init);
+	return pthread_rwlock_tryrdlock(&pin_rw) == 0;
+}
+
 void srv_cache_pin_end(srv_ctx *ctx)
 {
 	(void)ctx;

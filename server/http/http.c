@@ -109,6 +109,7 @@ static int n_queued, n_idle, n_inflight;
 static void *handler_thread(void *arg)
 {
 	(void)arg;
+	pthread_setname_np(pthread_self(), "http-handler");
 	pthread_mutex_lock(&task_mu);
 	for (;;) {
 		task *t;
@@ -202,6 +203,9 @@ int srv_req_await(srv_req *r, void (*wait)(void *), void *arg)
 	wait(arg);
 	return 1;
 }
+
+int srv_req_on_loop(const srv_req *r) { return r->on_loop; }
+void srv_req_defer(srv_req *r) { r->defer = 1; }
 
 static void run_route(void *arg)
 {
@@ -343,7 +347,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	if (r->failed) {
 		srv_reply_error(r, &r->err, NULL);
 	} else if (on_loop(r)) {
+		r->on_loop = 1;
 		r->route->fn(ctx, r);
+		r->on_loop = 0;
+		if (r->defer && !r->resp) {
+			r->off = 1;
+			if (run_off_loop(conn, run_route, r) == 0)
+				return MHD_YES;
+			r->route->fn(ctx, r);
+		}
 	} else {
 		r->off = 1;
 		if (run_off_loop(conn, run_route, r) == 0)

@@ -87,6 +87,13 @@ int srv_field_bool(srv_req *r, const char *key, int dflt, int *out);
 /* ?wait=S (0 when absent, capped at SRV_WAIT_MAX); -1 after a 400 reply. */
 int srv_query_wait(srv_req *r, int *seconds);
 
+/* For a handler that starts on the loop (SRV_ON_LOOP) and finds its work
+ * may block: srv_req_defer, before any reply, has it called again from
+ * the start on a handler thread, so whatever it did first it must be able
+ * to do twice. srv_req_on_loop: 1 while it runs on the loop. */
+int srv_req_on_loop(const srv_req *r);
+void srv_req_defer(srv_req *r);
+
 /* Run wait(arg) on a handler thread with r's connection off the event loop;
  * once it returns, the connection resumes and MHD pulls r's stream again.
  * 0: handed over (a stream reader then returns 0); 1: no thread could be

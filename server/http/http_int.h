@@ -50,6 +50,8 @@ struct srv_req {
 	enpu_err err;              /* an error while reading the body */
 	int failed;
 	int off;                   /* the handler ran off the loop: answer on resume */
+	int on_loop;               /* the handler is running on an HTTP thread */
+	int defer;                 /* ... and asked to be run on a handler thread */
 	json_object *json;
 
 	struct MHD_Response *resp;

@@ -240,6 +240,9 @@ static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, char id[33
 	if (j->stopping)
 		return enpu_fail(e, ENPU_E_STORAGE, NULL, "retry once the server is back",
 				 "the server is shutting down");
+	if (q->here == SRV_HERE_ONLY && (q->remote || j->par_threads != 1 || j->free_slots <= 0 ||
+					 j->drain_fired || j->queued > 0))
+		return SRV_HERE_REFUSED;   /* it would queue: nothing done */
 	if (j->queued + j->rqueued >= j->max_queue)
 		return enpu_fail(e, ENPU_E_QUEUE_FULL, NULL, "retry after a moment",
 				 "%d jobs are already waiting (the --max-queue limit)",
@@ -277,8 +280,8 @@ static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, char id[33
 	}
 	if (jb->remote) {
 		pthread_cond_broadcast(&j->rwork);
-	} else if (here && q->here && j->par_threads == 1 && j->free_slots > 0 &&
-		   !j->drain_fired && jq_first(&j->lq) == jb->qn) {
+	} else if (here && q->here != SRV_HERE_NO && j->par_threads == 1 &&
+		   j->free_slots > 0 && !j->drain_fired && jq_first(&j->lq) == jb->qn) {
 		/* a worker would take it next: its submitter does instead */
 		j->free_slots--;
 		j->n_here++;
@@ -300,12 +303,26 @@ static int submit(srv_jobs *j, const srv_jobreq *q, int exact, char id[33], enpu
 	pthread_mutex_lock(&j->mu);
 	rc = submit_locked(j, q, exact, id, e, &here);
 	pthread_mutex_unlock(&j->mu);
-	return rc == 0 && here ? 1 : rc;
+	return rc == 0 && here ? 1 : rc;   /* SRV_HERE_REFUSED passes through */
 }
 
 int srv_jobs_submit_req(srv_jobs *j, const srv_jobreq *q, char id[33], enpu_err *e)
 {
 	return submit(j, q, 0, id, e);
+}
+
+int srv_jobs_runs_fast(srv_jobs *j, const char *artifact, double max_s)
+{
+	unsigned k = jobs_hash_id(artifact) % 256;
+	int ok;
+
+	pthread_mutex_lock(&j->mu);
+	ok = max_s > 0 && !srv_fault_may_pause() && !j->stopping && j->par_threads == 1 &&
+	     j->free_slots > 0 &&
+	     j->queued == 0 && !strcmp(j->last_run[k].artifact, artifact) &&
+	     j->last_run[k].seconds < max_s;
+	pthread_mutex_unlock(&j->mu);
+	return ok;
 }
 
 void srv_jobs_run_here(srv_jobs *j, const char *id)

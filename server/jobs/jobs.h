@@ -77,16 +77,25 @@ typedef struct srv_jobreq {
 	int timeout_s;             /* 0 = the policy's; more is capped to it */
 	int remote;                /* a board job (boards.c runs it) */
 	const char *owner;         /* who submitted it (srv_ident name); NULL = "" */
-	int here;                  /* the caller waits for it: when a worker slot is free
-				      and no job is ahead of it, it is started for the
-				      caller to run (no hand-off to a worker and back) */
+	int here;                  /* SRV_HERE_*: the caller waits for it and may run it */
 } srv_jobreq;
-/* 0, or 1 when q->here took it: the caller then calls srv_jobs_run_here
+/* SRV_HERE_ONLY: when a worker slot is free and no job is queued, the job
+ * is started for the caller to run (no hand-off to a worker and back);
+ * otherwise it is not submitted at all (the answer is SRV_HERE_REFUSED). */
+enum { SRV_HERE_NO, SRV_HERE_ONLY };
+#define SRV_HERE_REFUSED 2
+/* 0; 1 when q->here took it: the caller then calls srv_jobs_run_here
  * (after letting go of any lock of its own: the run stores into the
- * cache, which may evict); -1 + *e. */
+ * cache, which may evict); SRV_HERE_REFUSED; -1 + *e. */
 int srv_jobs_submit_req(srv_jobs *j, const srv_jobreq *q, char id[33], enpu_err *e);
 /* Run the job submit_req took for this caller, on this thread. */
 void srv_jobs_run_here(srv_jobs *j, const char *id);
+/* 1 when a job of artifact would run at once on its submitter's thread
+ * (a free slot, an empty queue, --threads 1, no fault gate) and its
+ * artifact's last local run took less than max_s: short enough for an
+ * HTTP thread, and for the submitter's ?wait (a longer or unknown run goes
+ * to a worker, so ?wait=S answers after S seconds whatever the run does). */
+int srv_jobs_runs_fast(srv_jobs *j, const char *artifact, double max_s);
 
 /* The job as JSON after waiting up to wait_s seconds for it to finish
  * (*final = 1 when it has). NULL for an unknown id. Caller puts. */

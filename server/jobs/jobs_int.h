@@ -142,6 +142,7 @@ struct srv_jobs {
 	double drain_at;           /* srv_jobs_drain: the drain's deadline, 0 = none */
 	int drain_s, drain_fired;
 	double avg[ENPU_BACKENDS_MAX]; /* moving average of run seconds; 0 = none yet */
+	struct { char artifact[65]; double seconds; } last_run[256];   /* by hash of id */
 	void (*on_store)(void *);
 	void *on_store_arg;
 	const srv_observer *obs;   /* told of each final state; NULL = none */

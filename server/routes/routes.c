@@ -17,7 +17,7 @@ const srv_route srv_routes[] = {
 	{"GET",    API_ARTIFACTS "*",               SRV_BODY_NONE, srv_get_artifact, SRV_ROLE_USER, SRV_ON_THREAD},
 	{"PUT",    API_ARTIFACTS "*",               SRV_BODY_RAW,  srv_put_artifact, SRV_ROLE_USER, SRV_ON_THREAD},
 	{"GET",    API_ARTIFACTS "*" API_ARTIFACT_FILES "**", SRV_BODY_NONE, srv_get_artifact_file, SRV_ROLE_USER, SRV_ON_THREAD},
-	{"POST",   API_JOBS,                        SRV_BODY_FORM, srv_post_job, SRV_ROLE_USER, SRV_ON_THREAD},
+	{"POST",   API_JOBS,                        SRV_BODY_FORM, srv_post_job, SRV_ROLE_USER, SRV_ON_LOOP},
 	{"GET",    API_JOBS,                        SRV_BODY_NONE, srv_list_jobs, SRV_ROLE_USER, SRV_ON_LOOP},
 	{"GET",    API_JOBS "/*",                   SRV_BODY_NONE, srv_get_job, SRV_ROLE_USER, SRV_ON_LOOP_NOWAIT},
 	{"GET",    API_JOBS "/*" API_JOB_EVENTS,    SRV_BODY_NONE, srv_get_job_events, SRV_ROLE_USER, SRV_ON_LOOP},

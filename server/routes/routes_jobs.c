@@ -65,6 +65,19 @@ static void reply_job(srv_ctx *ctx, srv_req *r, const char *id, int wait_s, int 
 	}
 }
 
+/* The artifact's files and the input are verified and unchanged: their
+ * checks cost a stat each, no hashing (which is for a handler thread). */
+static int known_good(srv_ctx *ctx, srv_req *r, const char *art, enpu_manifest *m)
+{
+	const char *in = NULL;
+	char p[4300];
+
+	if (srv_field_str(r, F_INPUT, 0, &in) || !in || !enpu_is_sha256_hex(in))
+		return 0;   /* the thread's run of the handler says what is wrong */
+	srv_cas_blob_path(ctx->cas, in, p, sizeof p);
+	return srv_cas_known_good(ctx->cas, p, in) && srv_artifact_known_good(ctx->cas, art, m);
+}
+
 void srv_post_job(srv_ctx *ctx, srv_req *r)
 {
 	const char *art, *input, *input_name, *prio_s;
@@ -72,7 +85,7 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 	enpu_manifest m;
 	enpu_err e = ENPU_ERR_INIT;
 	char backend[32];
-	int wait_s, remote = 0, prio = SRV_PRIO_NORMAL, here;
+	int wait_s, remote = 0, prio = SRV_PRIO_NORMAL, here, on_loop, fast;
 	double timeout;
 	srv_jobreq q;
 
@@ -95,14 +108,31 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 			       "field 'artifact' is not an artifact id (64 lowercase hex): '%.80s'", art);
 		return;
 	}
+	/* On the HTTP thread only what cannot block: a submit, or a waited-for
+	 * run this artifact's last run says is short (--loop-job-us); all else
+	 * (a long run, an eviction pass under way) goes to a handler thread. */
+	on_loop = srv_req_on_loop(r);
+	fast = on_loop && wait_s > 0 && srv_jobs_runs_fast(ctx->jobs, art,
+							   fmin(ctx->cfg.loop_job_us / 1e6, wait_s));
+	if (on_loop && ((wait_s > 0 && !fast) || !srv_cache_pin_try(ctx))) {
+		srv_req_defer(r);
+		return;
+	}
 	/* No eviction pass runs from here until the job is queued (its pins
 	 * are then seen by every later pass): what is checked now is what
 	 * the job finds when it runs. */
-	srv_cache_pin_begin(ctx);
+	if (!on_loop)
+		srv_cache_pin_begin(ctx);
 	/* Check its files now (a stat each when unchanged): a bad artifact
 	 * fails the request, not the job. The backend is the manifest's (the
-	 * cache's manifests are trusted); the worker loads the artifact. */
-	if (!srv_artifact_verify(ctx->cas, art, &m, &e)) {
+	 * cache's manifests are trusted); the worker loads the artifact. On
+	 * the loop, only files already verified pass: hashing is for a thread. */
+	if (on_loop && !known_good(ctx, r, art, &m)) {
+		srv_cache_pin_end(ctx);
+		srv_req_defer(r);
+		return;
+	}
+	if (!on_loop && !srv_artifact_verify(ctx->cas, art, &m, &e)) {
 		srv_reply_error(r, &e, NULL);
 		goto unpin;
 	}
@@ -140,11 +170,17 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 	q.timeout_s = (int)ceil(timeout);   /* capped by --job-timeout */
 	q.remote = remote;
 	q.owner = srv_req_who(r)->name;
-	q.here = wait_s > 0;   /* this thread would only wait: it may run it */
+	/* a short run the caller waits for: here on the loop, or not at all */
+	q.here = fast ? SRV_HERE_ONLY : SRV_HERE_NO;
 	here = srv_jobs_submit_req(ctx->jobs, &q, id, &e);
 	if (here < 0) {
 		srv_reply_error(r, &e, NULL);
 		goto unpin;
+	}
+	if (here == SRV_HERE_REFUSED) {   /* it would wait in the queue: not here */
+		srv_cache_pin_end(ctx);
+		srv_req_defer(r);
+		return;
 	}
 	srv_cache_pin_end(ctx);   /* before the run: it stores, and may evict */
 	if (here)

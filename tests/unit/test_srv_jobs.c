@@ -613,11 +613,12 @@ static void note_end(void *arg, const char *backend, const char *state, double q
 
 static const srv_observer end_watch = {NULL, NULL, note_end};
 
-/* 1 when it was taken for this thread to run, and has run. */
+/* 1 when it was taken for this thread to run, and has run;
+ * SRV_HERE_REFUSED when it would have queued (then nothing was done). */
 static int submit_waited(char id[33])
 {
 	enpu_err e = ENPU_ERR_INIT;
-	srv_jobreq q = {ART, "cpu_ref", INP, "in.npz", SRV_PRIO_NORMAL, 0, 0, NULL, 1};
+	srv_jobreq q = {ART, "cpu_ref", INP, "in.npz", SRV_PRIO_NORMAL, 0, 0, NULL, SRV_HERE_ONLY};
 	int rc = srv_jobs_submit_req(jobs, &q, id, &e);
 
 	cr_assert_geq(rc, 0, "%s", e.message);
@@ -626,8 +627,8 @@ static int submit_waited(char id[33])
 	return rc;
 }
 
-/* here = 1 with the worker idle: the submitter runs it (this artifact is
- * not in the cache, so it fails): it has ended, on this thread. */
+/* SRV_HERE_ONLY with the worker idle: the submitter runs it (this artifact
+ * is not in the cache, so it fails): it has ended, on this thread. */
 Test(jobs, a_job_its_submitter_waits_for_runs_on_the_submitters_thread)
 {
 	char id[33];
@@ -644,25 +645,19 @@ Test(jobs, a_job_its_submitter_waits_for_runs_on_the_submitters_thread)
 	cr_expect(srv_jobs_idle(jobs), "its slot is free again");
 }
 
-/* The one worker's slot is held by a running job: a waited-for job queues
- * behind it rather than run beside it (--workers bounds both kinds), and
- * runs once the slot is free. */
-Test(bigtable, a_waited_job_queues_while_every_slot_is_taken)
+/* The one worker's slot is held by a running job: a job for the submitter
+ * to run is refused rather than run beside it (--workers bounds both
+ * kinds), and nothing is queued. */
+Test(bigtable, no_run_for_the_submitter_while_every_slot_is_taken)
 {
 	char held[33], id[33];
-	int final = 0;
-	json_object *o;
 
 	close_gate();
 	submit_local(SRV_PRIO_NORMAL, held);
 	cr_assert(becomes(held, JOB_RUNNING), "held running");
-	cr_assert_eq(submit_waited(id), 0, "left to the worker");
-	o = get(id);
-	cr_expect_str_eq(field(o, F_STATE), JOB_QUEUED);
-	json_object_put(o);
-	unlink(hold_file);
-	json_object_put(srv_jobs_get(jobs, id, 30, &final));
-	cr_expect(final, "it ran once the slot was free");
+	cr_expect_eq(submit_waited(id), SRV_HERE_REFUSED, "no free slot");
+	cr_expect_eq(count_in(JOB_QUEUED), 0, "nothing queued");
+	cr_expect_eq(count_in(JOB_RUNNING), 1, "only the held one runs");
 }
 
 Test(bigtable, board_jobs_past_their_deadline_expire_in_batches)
