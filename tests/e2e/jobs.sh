@@ -260,35 +260,4 @@ expect_eq "--job-history 2: the two newest stay" \
 	"$(jstate h "$H_2") $(jstate h "$H_3")" "succeeded succeeded"
 stop_daemon h
 
-# ---- one HTTP thread: long waits happen off it ------------------------------------------
-# With --http-threads 1 every connection shares one event loop. Three long
-# polls, an event stream and a waited-for job queued behind a held one all
-# wait on handler threads (server/http/http.c), so the loop still answers.
-hold
-start_daemon l --workers 1 --http-threads 1 || { finish; exit 1; }
-LA=$(compile_in l "$MLP/spec.yaml" "$MLP/weights.npz" "$TMP/mlp.l")
-LI=$(upload l "$MLP/input.npz")
-LJ=$(submit l "$LA" "$LI")
-check "--http-threads 1: a job held running" wait_state l "$LJ" running
-LW=()
-for i in 1 2 3; do dcurl l -o "$TMP/lp$i.json" "$U/v1/jobs/$LJ?wait=60" & LW+=($!); done
-dcurl l -N -o "$TMP/l.sse" "$U/v1/jobs/$LJ/events" & LW+=($!)
-dcurl l -o "$TMP/lq.json" -d "{\"artifact\":\"$LA\",\"input\":\"$LI\"}" "$U/v1/jobs?wait=60" & LW+=($!)
-active() { dcurl l "$U/metrics" | sed -n 's/^eulernpu_http_active \([0-9]*\)$/\1/p'; }
-five_wait() { for _ in $(seq 600); do [ "$(active)" -ge 6 ] && return 0; sleep 0.1; done; return 1; }
-check "--http-threads 1: five requests wait at once" five_wait
-check "--http-threads 1: health answers while they wait" \
-	curl -sf --max-time 5 --unix-socket "$TMP/l.sock" -o /dev/null "$U/v1/health"
-curl -s --max-time 5 --unix-socket "$TMP/l.sock" -o "$TMP/ls.json" "$U/v1/jobs/$LJ"
-expect_eq "--http-threads 1: so does the job's state" "$(jget "$TMP/ls.json" state)" running
-release
-for p in "${LW[@]}"; do wait "$p"; done
-expect_eq "--http-threads 1: the long polls end with the job" \
-	"$(jget "$TMP/lp1.json" state) $(jget "$TMP/lp2.json" state) $(jget "$TMP/lp3.json" state)" \
-	"succeeded succeeded succeeded"
-expect_match "--http-threads 1: the event stream ends at the final state" \
-	"$(grep '^data:' "$TMP/l.sse" | tail -1)" '"state":"succeeded"'
-expect_eq "--http-threads 1: the waited-for job ran after it" "$(jget "$TMP/lq.json" state)" succeeded
-stop_daemon l
-
 finish
