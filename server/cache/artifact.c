@@ -605,16 +605,23 @@ static int lru_put(const char *dir, enpu_artifact *a, int refs)
 int srv_artifact_get(srv_cas *c, const char *id, const enpu_limits *lim,
 		     enpu_artifact **out, enpu_err *e)
 {
+	*out = NULL;
+	/* The files on disk, every time (a stat each when unchanged): a handle
+	 * in memory must not hide a corrupted cache. */
+	if (!srv_artifact_verify(c, id, NULL, e))
+		return -1;
+	return srv_artifact_get_checked(c, id, lim, out, e);
+}
+
+int srv_artifact_get_checked(srv_cas *c, const char *id, const enpu_limits *lim,
+			     enpu_artifact **out, enpu_err *e)
+{
 	char dir[4300];
 	struct stat st;
 	enpu_artifact *a = NULL;
 	int i;
 
 	*out = NULL;
-	/* The files on disk, every time (a stat each when unchanged): a handle
-	 * in memory must not hide a corrupted cache. */
-	if (!srv_artifact_verify(c, id, NULL, e))
-		return -1;
 	srv_artifact_dir(c, id, dir, sizeof dir);
 	if (stat(dir, &st) != 0)
 		return enpu_fail(e, ENPU_E_NOT_FOUND, id, "compile it, or import it with PUT "

@@ -79,6 +79,10 @@ struct json_object *srv_artifact_files_json(const srv_cas *c, const enpu_manifes
  * few handles; ones in use are never freed. */
 int srv_artifact_get(srv_cas *c, const char *id, const enpu_limits *lim,
 		     enpu_artifact **out, enpu_err *e);
+/* The same without the check, for a caller that has just made it
+ * (srv_artifact_verify in the same request). */
+int srv_artifact_get_checked(srv_cas *c, const char *id, const enpu_limits *lim,
+			     enpu_artifact **out, enpu_err *e);
 void srv_artifact_release(enpu_artifact *a);
 void srv_artifact_cache_clear(void);
 

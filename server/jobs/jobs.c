@@ -285,6 +285,7 @@ static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, char id[33
 		/* a worker would take it next: its submitter does instead */
 		j->free_slots--;
 		j->n_here++;
+		jb->checked = 1;           /* the route's srv_artifact_verify, just now */
 		jobs_start_run(j, jb);
 		*here = jb;
 	} else {

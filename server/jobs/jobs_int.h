@@ -56,6 +56,7 @@ typedef struct job_snaps {
 struct job {
 	char id[33];
 	char artifact[65];
+	int checked;              /* its route verified the artifact just before the run */
 	char backend[32];
 	char input[65];
 	char *input_name;         /* allocated */

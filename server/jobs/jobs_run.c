@@ -59,7 +59,8 @@ static int run_job(srv_jobs *j, job *jb, enpu_par *par, enpu_err *e)
 	srv_cas_blob_path(j->cas, jb->input, in, sizeof in);
 	srv_fault_point("board-run");   /* accepted (202), never runs */
 	srv_fault_hold(&jb->cancel);    /* EULERNPUD_HOLD: running, until released */
-	if (srv_artifact_get(j->cas, jb->artifact, j->lim, &a, e) != 0)
+	if ((jb->checked ? srv_artifact_get_checked : srv_artifact_get)(j->cas, jb->artifact, j->lim,
+									 &a, e) != 0)
 		goto out;
 	/* in memory: the result and report go into the CAS as they are
 	 * written (hashed on the way), never through a temp file */
