@@ -58,13 +58,6 @@ static pthread_t q_thread;
 static void write_line(const char *p, size_t n);
 static void writer_start(void);
 
-static double mono_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 /* Writes what is queued. After a batch of LOG_GATHER_LINES or more it
  * lets lines gather for LOG_GATHER_S before the next (a busy daemon writes
  * a batch, not a line, per wake-up); otherwise what comes is written at
@@ -87,7 +80,7 @@ static void *log_writer(void *arg)
 		q_idle = 0;
 		if (!q_len)
 			break;
-		double left = last + LOG_GATHER_S - mono_s();
+		double left = last + LOG_GATHER_S - srv_now();
 		if (!q_stop && !q_sync && lines >= LOG_GATHER_LINES && q_len < LOG_QUEUE / 2 &&
 		    left > 0) {
 			struct timespec until;   /* q_more's clock is CLOCK_REALTIME */
@@ -112,7 +105,7 @@ static void *log_writer(void *arg)
 		q_sync = 0;
 		pthread_mutex_unlock(&q_mu);
 		write_line(b, n);
-		last = mono_s();
+		last = srv_now();
 
 		pthread_mutex_lock(&q_mu);
 		q_written += n;

@@ -8,8 +8,9 @@
  * quarter of a health check switching threads). A handler that may block
  * runs on a handler thread while MHD holds its connection suspended
  * (srv_route.where); handler threads are started as needed, so a blocked
- * handler never holds up another, and end after HANDLER_IDLE_S idle. Routing is http_req.c's, body intake
- * http_body.c's, replies http_reply.c's. */
+ * handler never holds up another, and end after HANDLER_IDLE_S idle.
+ * Routing is http_req.c's, body intake http_body.c's, replies
+ * http_reply.c's. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -346,22 +347,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	touch();
 	if (r->failed) {
 		srv_reply_error(r, &r->err, NULL);
-	} else if (on_loop(r)) {
+		return queue(r);
+	}
+	if (on_loop(r)) {
 		r->on_loop = 1;
 		r->route->fn(ctx, r);
 		r->on_loop = 0;
-		if (r->defer && !r->resp) {
-			r->off = 1;
-			if (run_off_loop(conn, run_route, r) == 0)
-				return MHD_YES;
-			r->route->fn(ctx, r);
-		}
-	} else {
-		r->off = 1;
-		if (run_off_loop(conn, run_route, r) == 0)
-			return MHD_YES;
-		r->route->fn(ctx, r);   /* no thread to be had: here, then */
+		if (!r->defer || r->resp)
+			return queue(r);
 	}
+	r->off = 1;
+	if (run_off_loop(conn, run_route, r) == 0)
+		return MHD_YES;
+	r->route->fn(ctx, r);   /* no thread to be had: here, then */
 	return queue(r);
 }
 

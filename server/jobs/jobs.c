@@ -231,7 +231,9 @@ void jobs_breathe(srv_jobs *j)
 }
 
 /* Both kinds of submit. exact: the timeout as given (boards.c's callers),
- * else capped by the policy's. Under the lock; 0 or -1 + *e. */
+ * else capped by the policy's. Under the lock; 0 (with *here the job when
+ * it was started for the caller, SRV_HERE_ONLY), SRV_HERE_REFUSED, or -1
+ * + *e. */
 static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, char id[33], enpu_err *e,
 			 job **here)
 {
@@ -240,8 +242,7 @@ static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, char id[33
 	if (j->stopping)
 		return enpu_fail(e, ENPU_E_STORAGE, NULL, "retry once the server is back",
 				 "the server is shutting down");
-	if (q->here == SRV_HERE_ONLY && (q->remote || j->par_threads != 1 || j->free_slots <= 0 ||
-					 j->drain_fired || j->queued > 0))
+	if (q->here == SRV_HERE_ONLY && (q->remote || !jobs_slot_for_submitter(j)))
 		return SRV_HERE_REFUSED;   /* it would queue: nothing done */
 	if (j->queued + j->rqueued >= j->max_queue)
 		return enpu_fail(e, ENPU_E_QUEUE_FULL, NULL, "retry after a moment",
@@ -280,9 +281,8 @@ static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, char id[33
 	}
 	if (jb->remote) {
 		pthread_cond_broadcast(&j->rwork);
-	} else if (here && q->here != SRV_HERE_NO && j->par_threads == 1 &&
-		   j->free_slots > 0 && !j->drain_fired && jq_first(&j->lq) == jb->qn) {
-		/* a worker would take it next: its submitter does instead */
+	} else if (q->here == SRV_HERE_ONLY) {
+		/* a worker would take it next (checked above): its submitter does */
 		j->free_slots--;
 		j->n_here++;
 		jb->checked = 1;           /* the route's srv_artifact_verify, just now */
@@ -314,14 +314,13 @@ int srv_jobs_submit_req(srv_jobs *j, const srv_jobreq *q, char id[33], enpu_err 
 
 int srv_jobs_runs_fast(srv_jobs *j, const char *artifact, double max_s)
 {
-	unsigned k = jobs_hash_id(artifact) % 256;
+	const jlast *l;
 	int ok;
 
 	pthread_mutex_lock(&j->mu);
-	ok = max_s > 0 && !srv_fault_may_pause() && !j->stopping && j->par_threads == 1 &&
-	     j->free_slots > 0 &&
-	     j->queued == 0 && !strcmp(j->last_run[k].artifact, artifact) &&
-	     j->last_run[k].seconds < max_s;
+	l = jobs_last_run(j, artifact);
+	ok = max_s > 0 && !srv_fault_may_pause() && jobs_slot_for_submitter(j) &&
+	     !strcmp(l->artifact, artifact) && l->seconds < max_s;
 	pthread_mutex_unlock(&j->mu);
 	return ok;
 }

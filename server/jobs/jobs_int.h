@@ -105,6 +105,8 @@ struct job {
 };
 
 #define JOBS_DONE_STRIPES 64
+#define JOBS_LAST_RUNS 256
+typedef struct { char artifact[65]; double seconds; } jlast;
 
 struct srv_jobs {
 	srv_cas *cas;
@@ -143,7 +145,7 @@ struct srv_jobs {
 	double drain_at;           /* srv_jobs_drain: the drain's deadline, 0 = none */
 	int drain_s, drain_fired;
 	double avg[ENPU_BACKENDS_MAX]; /* moving average of run seconds; 0 = none yet */
-	struct { char artifact[65]; double seconds; } last_run[256];   /* by hash of id */
+	jlast last_run[JOBS_LAST_RUNS];   /* by hash of the artifact id (jobs_last_run) */
 	void (*on_store)(void *);
 	void *on_store_arg;
 	const srv_observer *obs;   /* told of each final state; NULL = none */
@@ -225,6 +227,20 @@ void jobs_fail_timeout(srv_jobs *j, job *jb, const char *what);
 #define JOBS_BATCH 256
 /* Let go of the lock for a moment (a waiter gets it), then take it again. */
 void jobs_breathe(srv_jobs *j);
+
+/* The last successful local run of an artifact: a direct-mapped table. */
+static inline jlast *jobs_last_run(srv_jobs *j, const char *artifact)
+{
+	return &j->last_run[jobs_hash_id(artifact) % JOBS_LAST_RUNS];
+}
+/* A local job submitted now could start at once on its submitter's thread:
+ * --threads 1, a free worker slot, nothing queued, no drain fired, not
+ * stopping. Under the lock. */
+static inline int jobs_slot_for_submitter(const srv_jobs *j)
+{
+	return j->par_threads == 1 && j->free_slots > 0 && j->queued == 0 && !j->drain_fired &&
+	       !j->stopping;
+}
 
 /* ---- JSON (jobs_json.c) ---------------------------------------------------- */
 

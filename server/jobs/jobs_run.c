@@ -127,12 +127,12 @@ static void end_cancelled(srv_jobs *j, job *jb, const enpu_err *stopped)
 static void end_run(srv_jobs *j, job *jb, int rc, double t0, const enpu_err *e)
 {
 	if (rc == 0) {
-		unsigned k = jobs_hash_id(jb->artifact) % 256;
+		jlast *l = jobs_last_run(j, jb->artifact);
 		double s = srv_now() - t0;
 
 		jobs_learn(j, jb->bk, s);
-		memcpy(j->last_run[k].artifact, jb->artifact, sizeof j->last_run[k].artifact);
-		j->last_run[k].seconds = s;
+		memcpy(l->artifact, jb->artifact, sizeof l->artifact);
+		l->seconds = s;
 		jobs_finish(j, jb, S_SUCCEEDED, NULL);
 		return;
 	}

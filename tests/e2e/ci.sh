@@ -105,13 +105,8 @@ submit() {
 	dcurl a -o "$TMP/sub.json" -d "{\"artifact\":\"$SA\",\"input\":\"$SI\"}" "$U/v1/jobs"
 	jget "$TMP/sub.json" id
 }
-jstate() { dcurl a -o "$TMP/js.json" "$U/v1/jobs/$1"; jget "$TMP/js.json" state; }
-wait_state() {
-	for _ in $(seq 1200); do [ "$(jstate "$1")" = "$2" ] && return 0; sleep 0.1; done
-	return 1
-}
 RUN_A=$(submit)
-check "queue full: the first job runs" wait_state "$RUN_A" running
+check "queue full: the first job runs" wait_job a "$RUN_A" running
 QB=$(submit)
 expect_eq "queue full: the second waits" "$(jget "$TMP/sub.json" state)" queued
 check_status "queue full: run exits 3 after its retries" 3 env EULERNPU_SERVER="unix:$TMP/a.sock" \
@@ -133,7 +128,7 @@ wait "$RP"; rc=$?
 expect_eq "room freed: the retry succeeds (exit 0)" "$rc" 0
 ROOM=$(cat "$TMP/room.out")
 expect_match "room freed: the job id printed" "$ROOM" '^[0-9a-f]{16,}$'
-expect_match "room freed: the job is on the server" "$(jstate "$ROOM")" "^(queued|running)$"
+expect_match "room freed: the job is on the server" "$(jstate a "$ROOM")" "^(queued|running)$"
 dcurl a -X DELETE -o /dev/null "$U/v1/jobs/$ROOM"
 dcurl a -X DELETE -o /dev/null "$U/v1/jobs/$RUN_A"
 
@@ -162,8 +157,8 @@ run_bg() {
 		sleep 0.1
 	done
 }
-wait_state "$RUN_A" cancelled >/dev/null
-wait_state "$ROOM" cancelled >/dev/null
+wait_job a "$RUN_A" cancelled >/dev/null
+wait_job a "$ROOM" cancelled >/dev/null
 run_bg int1
 check "Ctrl-C: the job is running" test -n "$JID"
 kill -INT "$RP"
@@ -171,7 +166,7 @@ wait "$RP"; rc=$?
 expect_eq "Ctrl-C: exit 130" "$rc" 130
 expect_match "Ctrl-C: names the job, cancelled" "$(cat "$TMP/int1.err")" "^job $JID: cancelled"
 dcurl a -o /dev/null "$U/v1/jobs/$JID?wait=60"
-expect_eq "Ctrl-C: cancelled on the server" "$(jstate "$JID")" cancelled
+expect_eq "Ctrl-C: cancelled on the server" "$(jstate a "$JID")" cancelled
 check "Ctrl-C: no result written" test ! -e "$TMP/int1.npz"
 
 run_bg int2
@@ -182,7 +177,7 @@ wait "$RP"; rc=$?
 expect_eq "double Ctrl-C: exit 130" "$rc" 130
 expect_match "double Ctrl-C: left running, how to follow it" "$(cat "$TMP/int2.err")" \
 	"^job $JID: left running; follow it with \`eulernpu jobs wait $JID\`$"
-expect_eq "double Ctrl-C: the job goes on" "$(jstate "$JID")" running
+expect_eq "double Ctrl-C: the job goes on" "$(jstate a "$JID")" running
 dcurl a -X DELETE -o /dev/null "$U/v1/jobs/$JID"
 
 finish

@@ -201,8 +201,7 @@ st d "$TMP/j1.json" -F artifact=$A -F input=@"$TMP/slow/input.npz" $U/v1/jobs >/
 st d "$TMP/j2.json" -F artifact=$A -F input=@"$TMP/slow/input.npz" $U/v1/jobs >/dev/null
 J1=$(jget "$TMP/j1.json" id)
 J2=$(jget "$TMP/j2.json" id)
-jstate() { dcurl d "$U/v1/jobs/$1" | jget - state; }
-until_eq "slow job 1 is running" running jstate "$J1"
+until_eq "slow job 1 is running" running jstate d "$J1"
 # a long-poll for job 2 that must see it finish although the daemon is stopping
 # (slow jobs under ASan on a busy machine take a minute each: no 60 s cap)
 dcurl d --max-time 330 -o "$TMP/w2.json" "$U/v1/jobs/$J2?wait=300" &
@@ -219,7 +218,7 @@ health_status() { st d "$TMP/hd.json" $U/v1/health >/dev/null; jget "$TMP/hd.jso
 until_eq "draining: health's status is draining" draining health_status
 expect_eq "draining: health answers 503" "$(st d "$TMP/hd.json" $U/v1/health)" 503
 expect_eq "draining: health's 503 is its own body, not an error" "$(jget "$TMP/hd.json" role)" local
-expect_eq "draining: job 1 is still running" "$(jstate "$J1")" running
+expect_eq "draining: job 1 is still running" "$(jstate d "$J1")" running
 release
 wait "$DP"; rc=$?
 unset "T_PIDS[d]"

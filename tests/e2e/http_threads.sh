@@ -13,14 +13,6 @@
 U=http://localhost
 MLP=$EX/tiny_mlp
 enpu() { local d=$1; shift; EULERNPU_SERVER=unix:$TMP/$d.sock timeout 120 "$BIN/eulernpu" "$@"; }
-jstate() { dcurl "$1" -o "$TMP/js.json" "$U/v1/jobs/$2"; jget "$TMP/js.json" state; }
-wait_state() {
-	for _ in $(seq 1200); do
-		[ "$(jstate "$1" "$2")" = "$3" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 export EULERNPUD_HOLD=$HOLD
 hold
 start_daemon l --workers 1 --http-threads 1 || { finish; exit 1; }
@@ -30,7 +22,7 @@ LI=$(sha256sum "$MLP/input.npz" | cut -d' ' -f1)
 dcurl l -o /dev/null -T "$MLP/input.npz" "$U/v1/blobs/$LI"
 dcurl l -o "$TMP/sub.json" -d "{\"artifact\":\"$LA\",\"input\":\"$LI\"}" "$U/v1/jobs"
 LJ=$(jget "$TMP/sub.json" id)
-check "--http-threads 1: a job held running" wait_state l "$LJ" running
+check "--http-threads 1: a job held running" wait_job l "$LJ" running
 LW=()
 # ?wait=15: were a wait on the loop, each would stall it that long
 for i in 1 2 3; do dcurl l -o "$TMP/lp$i.json" "$U/v1/jobs/$LJ?wait=15" & LW+=($!); done

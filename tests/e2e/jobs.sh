@@ -21,15 +21,6 @@ submit() {
 	dcurl "$1" -o "$TMP/sub.json" -d "{\"artifact\":\"$2\",\"input\":\"$3\"${4:+,$4}}" "$U/v1/jobs"
 	jget "$TMP/sub.json" id
 }
-jstate() { dcurl "$1" -o "$TMP/js.json" "$U/v1/jobs/$2"; jget "$TMP/js.json" "${3:-state}"; }
-# wait_state DAEMON ID STATE: poll up to 120 s
-wait_state() {
-	for _ in $(seq 1200); do
-		[ "$(jstate "$1" "$2")" = "$3" ] && return 0
-		sleep 0.1
-	done
-	return 1
-}
 # final DAEMON ID OUT: long-poll until the job ends (bounded), its JSON in OUT
 final() {
 	for _ in $(seq 10); do
@@ -63,7 +54,7 @@ SA=$(compile_in f "$TMP/slow/spec.yaml" "$TMP/slow/weights.npz" "$TMP/slow.f")
 SI=$(upload f "$TMP/slow/input.npz")
 check "slow model compiled" test -n "$SA"
 A=$(submit f "$SA" "$SI")
-check "queue full: the first job runs" wait_state f "$A" running
+check "queue full: the first job runs" wait_job f "$A" running
 B=$(submit f "$SA" "$SI")
 expect_eq "queue full: the second waits" "$(jget "$TMP/sub.json" state) $(jget "$TMP/sub.json" position)" "queued 1"
 st=$(dcurl f -D "$TMP/h429" -o "$TMP/e429.json" -w '%{http_code}' -d "{\"artifact\":\"$SA\",\"input\":\"$SI\"}" "$U/v1/jobs")
@@ -112,7 +103,7 @@ start_daemon q --workers 1 || { finish; exit 1; }
 QA=$(compile_in q "$TMP/slow/spec.yaml" "$TMP/slow/weights.npz" "$TMP/slow.q")
 QI=$(upload q "$TMP/slow/input.npz")
 O1=$(submit q "$QA" "$QI")
-check "timeout in queue: a slow job runs" wait_state q "$O1" running
+check "timeout in queue: a slow job runs" wait_job q "$O1" running
 O2=$(submit q "$QA" "$QI")
 O3=$(submit q "$QA" "$QI")
 # behind three slow runs, a job that may wait 1 s times out in the queue
@@ -141,7 +132,7 @@ check "tiny_mlp compiled" test -n "$MA"
 
 # SSE: a tiny job queued behind a slow one: queued -> running -> succeeded
 S1=$(submit p "$PA" "$PI")
-check "events: a slow job runs" wait_state p "$S1" running
+check "events: a slow job runs" wait_job p "$S1" running
 S2=$(submit p "$MA" "$MI")
 expect_eq "events: the tiny job is queued" "$(jget "$TMP/sub.json" state)" queued
 # The stream is live: a reader cut off while the job still waits (held) has
@@ -167,7 +158,7 @@ expect_eq "events of an unknown job: 404" "$(dcurl p -o /dev/null -w '%{http_cod
 # priorities: tiny jobs queued behind a slow one; positions follow priority, then FIFO
 hold
 P0=$(submit p "$PA" "$PI")
-check "priorities: a slow job runs" wait_state p "$P0" running
+check "priorities: a slow job runs" wait_job p "$P0" running
 L1=$(submit p "$MA" "$MI" '"priority":"low"')
 N1=$(submit p "$MA" "$MI")
 H1=$(submit p "$MA" "$MI" '"priority":"high"')

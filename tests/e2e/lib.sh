@@ -292,6 +292,17 @@ dcurl() {
 	curl -s --max-time 60 --unix-socket "$TMP/$name.sock" "$@"
 }
 
+# jstate DAEMON ID [FIELD]: a field of the job (its state by default)
+jstate() { dcurl "$1" -o "$TMP/js.json" "http://localhost/v1/jobs/$2"; jget "$TMP/js.json" "${3:-state}"; }
+# wait_job DAEMON ID STATE: poll until the job is in STATE, up to 120 s
+wait_job() {
+	for _ in $(seq 1200); do
+		[ "$(jstate "$1" "$2")" = "$3" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # The daemon's job gate (EULERNPUD_HOLD, server/fault.h): a daemon started
 # with EULERNPUD_HOLD=$HOLD keeps every job it takes running, before its
 # first op, while the file $HOLD exists. hold creates it, release removes
