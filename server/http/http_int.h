@@ -72,11 +72,12 @@ const srv_route *http_route_find(srv_req *r, char *allow, size_t cap);
  * JSON error (414 E0818, 431 E0819) from http_head_too_large, never
  * libmicrohttpd's own HTML page, which it sends only for a head that does
  * not fit its memory at all. MHD clears that memory after every request
- * (with 512 KiB, a third of a health check's time): it is sized to the
- * bounds with some room, no more. */
+ * (96 KiB of it cost a fifth of a health check's time): it is MHD's default
+ * 32 KiB, and the bounds are Node.js's (16 KiB of headers) and 8 KiB of
+ * path and query, with room left for MHD's own records. */
 #define HTTP_MAX_URI       (8 * 1024)
-#define HTTP_MAX_HEADERS   (64 * 1024)
-#define HTTP_CONN_MEMORY   (96 * 1024)
+#define HTTP_MAX_HEADERS   (16 * 1024)
+#define HTTP_CONN_MEMORY   (32 * 1024)
 
 /* 1, with r's error reply set, when r's URI (path and query) or its
  * headers are past the bounds above; 0 otherwise. http_req.c. */
