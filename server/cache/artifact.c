@@ -139,6 +139,11 @@ static int lru_put(const char *dir, enpu_artifact *a, int refs);
 
 int srv_artifact_drop(srv_cas *c, const char *id)
 {
+	return srv_artifact_drop_into(c, id, NULL);
+}
+
+int srv_artifact_drop_into(srv_cas *c, const char *id, srv_paths *later)
+{
 	char dir[4300], gone[4300];
 	int existed;
 
@@ -148,7 +153,10 @@ int srv_artifact_drop(srv_cas *c, const char *id)
 	lru_forget(dir);
 	/* The action-cache entries first: a crash after this leaves an
 	 * artifact nothing names, never an entry naming nothing. */
-	srv_ac_drop_for(c, id);
+	if (later)
+		srv_ac_take_for(c, id, later);
+	else
+		srv_ac_drop_for(c, id);
 	/* One rename takes the whole directory out of artifacts/ (and the
 	 * index), so a crash never leaves half of it there; tmp/ is emptied
 	 * at start. A removal is not fsynced (docs/architecture.md, "Cache"):
@@ -157,7 +165,8 @@ int srv_artifact_drop(srv_cas *c, const char *id)
 	existed = srv_cas_unlink_artifact(c, id, gone, sizeof gone);
 	if (existed) {
 		srv_fault_point("drop");
-		srv_rmtree(gone);
+		if (!later || srv_paths_add(later, gone) != 0)
+			srv_rmtree(gone);
 	}
 	return existed;
 }

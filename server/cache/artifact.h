@@ -41,6 +41,10 @@ int srv_artifact_known_good(srv_cas *c, const char *id, enpu_manifest *keep);
 /* Remove artifacts/<id>, the action-cache entries naming it, and its loaded
  * handle (at once, or when the last user releases it). 1 = it existed. */
 int srv_artifact_drop(srv_cas *c, const char *id);
+/* The same, leaving what it takes out of the cache (renamed into tmp/) in
+ * later for the caller's srv_paths_remove: a pass dropping many removes
+ * them together. */
+int srv_artifact_drop_into(srv_cas *c, const char *id, srv_paths *later);
 /* Touch (srv_cas_touch) every blob of artifact id and its manifest: it is
  * being used. Silent when the artifact is absent. */
 void srv_artifact_touch(srv_cas *c, const char *id);

@@ -249,10 +249,10 @@ int srv_cas_list(srv_cas *c, srv_cas_entry **out, int *n_out, uint64_t *total)
 }
 
 int srv_cas_evict_lru(srv_cas *c, uint64_t max, int (*keep)(const char *digest, void *arg),
-		      void *arg, srv_cas_entry *out, int cap)
+		      void *arg, srv_cas_entry *out, int cap, srv_paths *later)
 {
 	const ix_blob *b, *next;
-	char p[4200];
+	char p[4200], tmp[4300];
 	ix_counts k;
 	int n = 0;
 
@@ -269,7 +269,15 @@ int srv_cas_evict_lru(srv_cas *c, uint64_t max, int (*keep)(const char *digest, 
 		int gone;
 		memcpy(d, dig, 65);
 		srv_cas_blob_path(c, d, p, sizeof p);
-		gone = unlink(p) == 0;
+		/* a rename, not the unlink that may wait for the disk, under the lock */
+		srv_cas_tmpname(c, ".rm", tmp, sizeof tmp);
+		if (later && tmp[0] && rename(p, tmp) == 0) {
+			gone = 1;
+			if (srv_paths_add(later, tmp) != 0)
+				unlink(tmp);
+		} else {
+			gone = unlink(p) == 0;
+		}
 		if (!gone && errno != ENOENT)
 			continue;   /* cannot be removed: the next one */
 		if (gone) {   /* (gone behind our back: forgotten, no eviction) */
@@ -282,6 +290,13 @@ int srv_cas_evict_lru(srv_cas *c, uint64_t max, int (*keep)(const char *digest, 
 	}
 	pthread_mutex_unlock(&c->ix_mu);
 	return n;
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+	size_t n = strlen(s), k = strlen(suf);
+
+	return n >= k && !strcmp(s + n - k, suf);
 }
 
 int srv_cas_clean_tmp(srv_cas *c, int max_age)
@@ -299,7 +314,10 @@ int srv_cas_clean_tmp(srv_cas *c, int max_age)
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		snprintf(sub, sizeof sub, "%s/%s", c->tmp, de->d_name);
-		if (lstat(sub, &st) != 0 || now - st.st_mtime < max_age)
+		/* a removal's rename (".rm": evict.c, artifact.c) is never used
+		 * again, whatever its age */
+		if (!has_suffix(de->d_name, ".rm") &&
+		    (lstat(sub, &st) != 0 || now - st.st_mtime < max_age))
 			continue;
 		srv_rmtree(sub);
 		n++;

@@ -113,9 +113,13 @@ void srv_ac_touch(srv_cas *c, const char *key);
  * (id NULL: those whose artifact directory is gone). Returns the count. */
 int srv_ac_remove(srv_cas *c, const char *key);
 int srv_ac_drop_for(srv_cas *c, const char *id);
+/* srv_ac_drop_for(c, id) with each entry renamed into tmp/ and its path
+ * added to later (removed by the caller, srv_paths_remove). */
+struct srv_paths;
+int srv_ac_take_for(srv_cas *c, const char *id, struct srv_paths *later);
 
-/* Temp entries (uploads, builds) untouched for max_age seconds: removed.
- * Returns the count. */
+/* Temp entries (uploads, builds) untouched for max_age seconds, and every
+ * removal's rename (".rm"): removed. Returns the count. */
 int srv_cas_clean_tmp(srv_cas *c, int max_age);
 
 /* A new empty directory / a fresh file name under tmp/ (not created). */
@@ -179,9 +183,12 @@ int srv_cas_page(srv_cas *c, unsigned mask, const ix_cursor *from, int limit, ix
 		 int *more);
 /* Eviction's step: remove least recently used blobs, oldest first, those
  * keep(digest, arg) keeps skipped, while the blob bytes are over max, at
- * most cap of them (their digests and sizes into out). The count. */
+ * most cap of them (their digests and sizes into out). The count. Each
+ * blob leaves cas/ by a rename into tmp/, its path added to later, or is
+ * unlinked here when that fails. */
+struct srv_paths;
 int srv_cas_evict_lru(srv_cas *c, uint64_t max, int (*keep)(const char *digest, void *arg),
-		      void *arg, srv_cas_entry *out, int cap);
+		      void *arg, srv_cas_entry *out, int cap, struct srv_paths *later);
 
 /* ---- who uploaded a blob (owners.c) --------------------------------------
  * owners/<2 hex>/<sha256>: the identities (srv_ident names) that uploaded
@@ -240,6 +247,22 @@ int srv_stat_same_file(const struct stat *a, const struct stat *b);
 int srv_mkdir_shard(const char *dir);
 int srv_link_or_copy(const char *from, const char *to, enpu_err *e);
 void srv_rmtree(const char *path);
+/* Paths taken out of the cache by a rename into tmp/, to be removed
+ * together (srv_paths_remove). */
+typedef struct srv_paths {
+	char **p;
+	int n, cap;
+} srv_paths;
+#define SRV_PATHS_INIT {NULL, 0, 0}
+/* Add a copy of path; -1 (nothing added) when out of memory. */
+int srv_paths_add(srv_paths *l, const char *path);
+/* srv_rmtree each path of l, on up to SRV_RECLAIM_THREADS threads at once,
+ * and empty l. The last unlink of a file can wait for the disk (ext4
+ * mounted with -o discard discards its blocks there and then, ~0.5 ms on
+ * a virtual disk), so removals overlap their waits; without a thread, in
+ * turn here. */
+#define SRV_RECLAIM_THREADS 16
+void srv_paths_remove(srv_paths *l);
 void srv_random_hex(char *out, size_t nhex);   /* nhex chars + NUL */
 
 #endif

@@ -3,6 +3,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,6 +73,67 @@ void srv_rmtree(const char *path)
 	} else {
 		unlink(path);
 	}
+}
+
+int srv_paths_add(srv_paths *l, const char *path)
+{
+	char *s;
+
+	if (!l)
+		return -1;
+	if (l->n == l->cap) {
+		int ncap = l->cap ? l->cap * 2 : 256;
+		char **np = realloc(l->p, (size_t)ncap * sizeof *np);
+		if (!np)
+			return -1;
+		l->p = np;
+		l->cap = ncap;
+	}
+	if (!(s = strdup(path)))
+		return -1;
+	l->p[l->n++] = s;
+	return 0;
+}
+
+typedef struct reclaim {
+	srv_paths *l;
+	atomic_int next;
+} reclaim;
+
+static void *reclaim_main(void *arg)
+{
+	reclaim *r = arg;
+	int i;
+
+	while ((i = atomic_fetch_add(&r->next, 1)) < r->l->n)
+		srv_rmtree(r->l->p[i]);
+	return NULL;
+}
+
+void srv_paths_remove(srv_paths *l)
+{
+	pthread_t th[SRV_RECLAIM_THREADS];
+	reclaim r;
+	int k, n_th = 0, i;
+
+	if (!l || l->n == 0)
+		goto out;
+	r.l = l;
+	atomic_init(&r.next, 0);
+	for (k = 0; k < SRV_RECLAIM_THREADS && k < l->n; k++)
+		if (pthread_create(&th[n_th], NULL, reclaim_main, &r) == 0)
+			n_th++;
+	reclaim_main(&r);   /* this thread too: all of it when none started */
+	for (k = 0; k < n_th; k++)
+		pthread_join(th[k], NULL);
+out:
+	if (!l)
+		return;
+	for (i = 0; i < l->n; i++)
+		free(l->p[i]);
+	free(l->p);
+	l->p = NULL;
+	l->n = l->cap = 0;
 }
 
 static int copy_file(const char *from, const char *to, enpu_err *e)

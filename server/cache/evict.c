@@ -171,33 +171,39 @@ static int keep_pinned(const char *digest, void *arg)
 	return pinned(arg, digest);
 }
 
-/* Drop the artifacts (not pinned) listing blob digest; the count. */
-static int drop_users(srv_ctx *ctx, const pins *p, const char *digest)
+/* Drop the artifacts (not pinned) listing blob digest, their directories
+ * left in later; the count. */
+static int drop_users(srv_ctx *ctx, const pins *p, const char *digest, srv_paths *later)
 {
 	char (*ids)[65];
 	int n = srv_cas_blob_users(ctx->cas, digest, &ids), i, dropped = 0;
 
 	for (i = 0; i < n; i++)
 		if (!pinned(p, ids[i]))
-			dropped += srv_artifact_drop(ctx->cas, ids[i]);
+			dropped += srv_artifact_drop_into(ctx->cas, ids[i], later);
 	free(ids);
 	return dropped;
 }
 
 /* Evict down to max, EVICT_BATCH blobs per hold of the index's lock, and
  * the artifacts that listed them; counts into res. Called with evict_mu
- * held. Stops early when the daemon stops. */
+ * held. Stops early when the daemon stops. What a batch takes out of the
+ * cache (blobs, action-cache entries, artifact directories: each by a
+ * rename into tmp/, in that order) is removed at the batch's end, many at
+ * once (srv_paths_remove): the pass ends with it all gone. */
 #define EVICT_BATCH 256
 static void evict_locked(srv_ctx *ctx, uint64_t max, const pins *p, srv_gc_result *res)
 {
 	srv_cas_entry v[EVICT_BATCH];
 	srv_cache_stats st;
+	srv_paths later = SRV_PATHS_INIT;
 	int n, i, first = 1;
 
 	atomic_store(&busy, 1);
 	while (max && !ctx->stopping) {
 		/* one blob alone first: the fault point stands between it and the rest */
-		n = srv_cas_evict_lru(ctx->cas, max, keep_pinned, (void *)p, v, first ? 1 : EVICT_BATCH);
+		n = srv_cas_evict_lru(ctx->cas, max, keep_pinned, (void *)p, v, first ? 1 : EVICT_BATCH,
+				      &later);
 		if (n == 0)
 			break;
 		for (i = 0; i < n; i++) {
@@ -210,7 +216,8 @@ static void evict_locked(srv_ctx *ctx, uint64_t max, const pins *p, srv_gc_resul
 			srv_fault_point("evict");   /* one gone, the pass not done */
 		first = 0;
 		for (i = 0; i < n; i++)
-			res->artifacts_dropped += (uint64_t)drop_users(ctx, p, v[i].digest);
+			res->artifacts_dropped += (uint64_t)drop_users(ctx, p, v[i].digest, &later);
+		srv_paths_remove(&later);
 	}
 	srv_cas_stats(ctx->cas, &st);
 	res->held_bytes = st.blob_bytes;

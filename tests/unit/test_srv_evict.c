@@ -3,6 +3,7 @@
  * used, blobs that a queued job needs stay, and nothing happens under the
  * bound or with no bound. */
 #include <criterion/criterion.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -321,4 +322,89 @@ Test(evict, stores_after_an_eviction_are_counted_and_evicted_in_turn)
 	cr_expect(srv_cas_has(ctx.cas, b, NULL), "touched: kept");
 	cr_expect_not(srv_cas_has(ctx.cas, c, NULL));
 	expect_stats_match_disk(ctx.cas, root);
+}
+
+static int tmp_entries(void)
+{
+	char p[512];
+	DIR *d;
+	struct dirent *de;
+	int n = 0;
+
+	snprintf(p, sizeof p, "%s/tmp", root);
+	d = opendir(p);
+	cr_assert(d);
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+Test(evict, a_pass_leaves_nothing_it_took_in_tmp)
+{
+	char mlp[65], cnn[65], p[600];
+	const char *k1 = "1111111111111111111111111111111111111111111111111111111111111111";
+	enpu_err e = ENPU_ERR_INIT;
+	srv_cache_stats st;
+	struct stat sb;
+
+	compile_example(ctx.cas, "tiny_mlp", mlp);
+	compile_example(ctx.cas, "tiny_cnn", cnn);
+	cr_assert_eq(srv_ac_put(ctx.cas, k1, mlp, &e), 0);
+	age_artifact(mlp, 1000);
+	reopen();
+	srv_cas_stats(ctx.cas, &st);
+	ctx.cfg.cache_max = st.blob_bytes - 1;
+	srv_cache_enforce(&ctx);
+	cr_expect_eq(srv_artifact_present(ctx.cas, mlp), 0);
+	/* blobs, the entry and the directory went through tmp/ and are gone */
+	cr_expect_eq(tmp_entries(), 0);
+	snprintf(p, sizeof p, "%s/artifacts/%.2s/%s", root, mlp, mlp);
+	cr_expect_neq(lstat(p, &sb), 0, "the artifact's directory is removed");
+	snprintf(p, sizeof p, "%s/ac/%.2s/%s", root, k1, k1);
+	cr_expect_neq(lstat(p, &sb), 0, "its action-cache file is removed");
+	expect_stats_match_disk(ctx.cas, root);
+}
+
+Test(evict, removals_left_by_a_crash_go_at_the_next_clean_whatever_their_age)
+{
+	char rm[4300], up[4300], sub[4400];
+	enpu_err e = ENPU_ERR_INIT;
+
+	srv_cas_tmpname(ctx.cas, ".rm", rm, sizeof rm);
+	cr_assert_eq(mkdir(rm, 0755), 0);
+	snprintf(sub, sizeof sub, "%s/f", rm);
+	cr_assert_eq(enpu_write_file_atomic(sub, "x", 1, &e), 0);
+	srv_cas_tmpname(ctx.cas, ".up", up, sizeof up);
+	cr_assert_eq(enpu_write_file_atomic(up, "x", 1, &e), 0);
+	cr_expect_eq(srv_cas_clean_tmp(ctx.cas, SRV_TMP_STALE), 1, "the fresh removal only");
+	cr_expect_eq(tmp_entries(), 1, "a fresh upload stays");
+}
+
+Test(evict, a_path_list_is_removed_on_many_threads)
+{
+	srv_paths l = SRV_PATHS_INIT;
+	char p[4300], f[4400];
+	enpu_err e = ENPU_ERR_INIT;
+	int i;
+
+	for (i = 0; i < 3 * SRV_RECLAIM_THREADS + 1; i++) {
+		srv_cas_tmpname(ctx.cas, ".rm", p, sizeof p);
+		if (i % 2) {
+			cr_assert_eq(mkdir(p, 0755), 0);
+			snprintf(f, sizeof f, "%s/a", p);
+			cr_assert_eq(mkdir(f, 0755), 0);
+			snprintf(f, sizeof f, "%s/a/b", p);
+		} else {
+			snprintf(f, sizeof f, "%s", p);
+		}
+		cr_assert_eq(enpu_write_file_atomic(f, "x", 1, &e), 0);
+		cr_assert_eq(srv_paths_add(&l, p), 0);
+	}
+	cr_expect_eq(tmp_entries(), 3 * SRV_RECLAIM_THREADS + 1);
+	srv_paths_remove(&l);
+	cr_expect_eq(tmp_entries(), 0);
+	cr_expect_eq(l.n, 0);
+	cr_expect_null(l.p);
+	srv_paths_remove(&l);   /* empty: nothing to do */
 }
