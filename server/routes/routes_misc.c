@@ -2,6 +2,7 @@
  * capability matrix from the op table), POST /v1/compare, GET /metrics,
  * GET /v1/boards (the metrics themselves: metrics.c). Health answers 503
  * with status "draining" once SIGTERM started the drain. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
@@ -17,17 +18,26 @@
 #include "metrics.h"
 #include "daemon.h"
 
-/* A backend is available when at least one op lowers to it. */
-static unsigned available_mask(void)
+/* A backend is available when at least one op lowers to it: a fact of
+ * the build, found once (every health check asks). */
+static unsigned avail;
+static pthread_once_t avail_once = PTHREAD_ONCE_INIT;
+
+static void find_available(void)
 {
-	unsigned m = 0;
 	int i;
+
 	for (i = 0; i < ENPU_OP_COUNT; i++) {
 		const enpu_opdef *d = enpu_op_by_id((enpu_opid)i);
 		if (d)
-			m |= enpu_backends_lowering(d);
+			avail |= enpu_backends_lowering(d);
 	}
-	return m;
+}
+
+static unsigned available_mask(void)
+{
+	pthread_once(&avail_once, find_available);
+	return avail;
 }
 
 static json_object *mask_json(unsigned m)
