@@ -61,12 +61,18 @@ static int install_blob(srv_cas *c, const char *tmp, const char *digest, int *ex
 		srv_cas_touch(c, digest);   /* stored again = used now */
 		return 0;
 	}
-	if (mkdir(dir, 0755) == 0)
-		srv_fsync_dir(c->cas);   /* a new fan-out directory must outlive a power cut too */
-	else if (errno != EEXIST)
-		goto fail;
-	if (rename(tmp, dst) != 0)
-		goto fail;
+	/* The fan-out directory is made only when the rename says it is
+	 * missing (the first blob of its 256th): one call per store, not two. */
+	if (rename(tmp, dst) != 0) {
+		if (errno != ENOENT)
+			goto fail;
+		if (mkdir(dir, 0755) == 0)
+			srv_fsync_dir(c->cas);   /* a new fan-out directory must outlive a power cut too */
+		else if (errno != EEXIST)
+			goto fail;
+		if (rename(tmp, dst) != 0)
+			goto fail;
+	}
 	if (!nosync)
 		srv_fsync_dir(dir);
 	/* its digest was computed here from these very bytes: known good,
