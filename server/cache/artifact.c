@@ -153,10 +153,7 @@ int srv_artifact_drop_into(srv_cas *c, const char *id, srv_paths *later)
 	lru_forget(dir);
 	/* The action-cache entries first: a crash after this leaves an
 	 * artifact nothing names, never an entry naming nothing. */
-	if (later)
-		srv_ac_take_for(c, id, later);
-	else
-		srv_ac_drop_for(c, id);
+	srv_ac_take_for(c, id, later);
 	/* One rename takes the whole directory out of artifacts/ (and the
 	 * index), so a crash never leaves half of it there; tmp/ is emptied
 	 * at start. A removal is not fsynced (docs/architecture.md, "Cache"):

@@ -252,7 +252,7 @@ int srv_cas_evict_lru(srv_cas *c, uint64_t max, int (*keep)(const char *digest, 
 		      void *arg, srv_cas_entry *out, int cap, srv_paths *later)
 {
 	const ix_blob *b, *next;
-	char p[4200], tmp[4300];
+	char p[4200];
 	ix_counts k;
 	int n = 0;
 
@@ -269,15 +269,7 @@ int srv_cas_evict_lru(srv_cas *c, uint64_t max, int (*keep)(const char *digest, 
 		int gone;
 		memcpy(d, dig, 65);
 		srv_cas_blob_path(c, d, p, sizeof p);
-		/* a rename, not the unlink that may wait for the disk, under the lock */
-		srv_cas_tmpname(c, ".rm", tmp, sizeof tmp);
-		if (later && tmp[0] && rename(p, tmp) == 0) {
-			gone = 1;
-			if (srv_paths_add(later, tmp) != 0)
-				unlink(tmp);
-		} else {
-			gone = unlink(p) == 0;
-		}
+		gone = srv_cas_take(c, p, later);
 		if (!gone && errno != ENOENT)
 			continue;   /* cannot be removed: the next one */
 		if (gone) {   /* (gone behind our back: forgotten, no eviction) */
@@ -333,6 +325,21 @@ void srv_cas_tmpname(srv_cas *c, const char *suffix, char *out, size_t cap)
 	/* the root is at most 3000 bytes (srv_cas_open), so this always fits */
 	if (snprintf(out, cap, "%s/%s%s", c->tmp, r, suffix ? suffix : "") >= (int)cap)
 		out[0] = '\0';
+}
+
+int srv_cas_take(srv_cas *c, const char *path, srv_paths *later)
+{
+	char tmp[4300];
+
+	if (later) {
+		srv_cas_tmpname(c, ".rm", tmp, sizeof tmp);
+		if (tmp[0] && rename(path, tmp) == 0) {
+			if (srv_paths_add(later, tmp) != 0)
+				unlink(tmp);   /* no room in the list: now, then */
+			return 1;
+		}
+	}
+	return unlink(path) == 0;
 }
 
 int srv_cas_tmpdir(srv_cas *c, char *out, size_t cap, enpu_err *e)

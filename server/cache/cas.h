@@ -113,8 +113,8 @@ void srv_ac_touch(srv_cas *c, const char *key);
  * (id NULL: those whose artifact directory is gone). Returns the count. */
 int srv_ac_remove(srv_cas *c, const char *key);
 int srv_ac_drop_for(srv_cas *c, const char *id);
-/* srv_ac_drop_for(c, id) with each entry renamed into tmp/ and its path
- * added to later (removed by the caller, srv_paths_remove). */
+/* srv_ac_drop_for(c, id) with each entry taken by srv_cas_take into later
+ * (the caller's srv_paths_remove removes them; NULL: unlinked here). */
 struct srv_paths;
 int srv_ac_take_for(srv_cas *c, const char *id, struct srv_paths *later);
 
@@ -184,9 +184,7 @@ int srv_cas_page(srv_cas *c, unsigned mask, const ix_cursor *from, int limit, ix
 /* Eviction's step: remove least recently used blobs, oldest first, those
  * keep(digest, arg) keeps skipped, while the blob bytes are over max, at
  * most cap of them (their digests and sizes into out). The count. Each
- * blob leaves cas/ by a rename into tmp/, its path added to later, or is
- * unlinked here when that fails. */
-struct srv_paths;
+ * blob leaves cas/ by srv_cas_take into later. */
 int srv_cas_evict_lru(srv_cas *c, uint64_t max, int (*keep)(const char *digest, void *arg),
 		      void *arg, srv_cas_entry *out, int cap, struct srv_paths *later);
 
@@ -263,6 +261,11 @@ int srv_paths_add(srv_paths *l, const char *path);
  * turn here. */
 #define SRV_RECLAIM_THREADS 16
 void srv_paths_remove(srv_paths *l);
+/* Take path out of its place: renamed to a fresh ".rm" name in tmp/ that
+ * is added to later (a rename costs no wait for the disk, so it can be
+ * done under a lock), or unlinked when later is NULL or that fails. 1 when
+ * it was there, 0 with errno. */
+int srv_cas_take(srv_cas *c, const char *path, srv_paths *later);
 void srv_random_hex(char *out, size_t nhex);   /* nhex chars + NUL */
 
 #endif

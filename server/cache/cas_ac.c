@@ -99,7 +99,9 @@ void srv_ac_touch(srv_cas *c, const char *key)
 	pthread_mutex_unlock(&c->ix_mu);
 }
 
-int srv_ac_remove(srv_cas *c, const char *key)
+/* Take key's entry out of ac/ and the index (srv_cas_take: into later,
+ * or unlinked when later is NULL). 1 = it was there. */
+static int ac_take(srv_cas *c, const char *key, srv_paths *later)
 {
 	char p[4200];
 	int gone;
@@ -108,11 +110,16 @@ int srv_ac_remove(srv_cas *c, const char *key)
 		return 0;
 	cas_ac_path(c, key, p, sizeof p);
 	pthread_mutex_lock(&c->ix_mu);
-	gone = unlink(p) == 0;
+	gone = srv_cas_take(c, p, later);
 	if (gone || errno == ENOENT)
 		ix_ac_del(c->ix, key);
 	pthread_mutex_unlock(&c->ix_mu);
 	return gone;
+}
+
+int srv_ac_remove(srv_cas *c, const char *key)
+{
+	return ac_take(c, key, NULL);
 }
 
 int srv_ac_list(srv_cas *c, srv_ac_entry **out, int *n_out)
@@ -146,35 +153,12 @@ int srv_ac_list(srv_cas *c, srv_ac_entry **out, int *n_out)
 	return 0;
 }
 
-/* Take key's entry out of ac/ and the index: renamed to a temp name
- * added to later (the caller removes it), or unlinked. 1 = it was there. */
-static int ac_take(srv_cas *c, const char *key, srv_paths *later)
-{
-	char p[4200], tmp[4300];
-	int gone;
-
-	if (!enpu_is_sha256_hex(key))
-		return 0;
-	cas_ac_path(c, key, p, sizeof p);
-	srv_cas_tmpname(c, ".rm", tmp, sizeof tmp);
-	pthread_mutex_lock(&c->ix_mu);
-	gone = tmp[0] && rename(p, tmp) == 0;
-	if (gone && srv_paths_add(later, tmp) != 0)
-		unlink(tmp);
-	if (!gone)
-		gone = unlink(p) == 0;
-	if (gone || errno == ENOENT)
-		ix_ac_del(c->ix, key);
-	pthread_mutex_unlock(&c->ix_mu);
-	return gone;
-}
-
 int srv_ac_take_for(srv_cas *c, const char *id, srv_paths *later)
 {
 	char (*keys)[65];
 	int n, i, taken = 0;
 
-	if (!enpu_is_sha256_hex(id))
+	if (id && !enpu_is_sha256_hex(id))
 		return 0;
 	n = cas_ac_keys(c, id, &keys);
 	for (i = 0; i < n; i++)
@@ -185,16 +169,7 @@ int srv_ac_take_for(srv_cas *c, const char *id, srv_paths *later)
 
 int srv_ac_drop_for(srv_cas *c, const char *id)
 {
-	char (*keys)[65];
-	int n, i, dropped = 0;
-
-	if (id && !enpu_is_sha256_hex(id))
-		return 0;
-	n = cas_ac_keys(c, id, &keys);
-	for (i = 0; i < n; i++)
-		dropped += srv_ac_remove(c, keys[i]);
-	free(keys);
-	return dropped;
+	return srv_ac_take_for(c, id, NULL);
 }
 
 int srv_ac_count(srv_cas *c)

@@ -116,19 +116,18 @@ void srv_paths_remove(srv_paths *l)
 	reclaim r;
 	int k, n_th = 0, i;
 
-	if (!l || l->n == 0)
-		goto out;
-	r.l = l;
-	atomic_init(&r.next, 0);
-	for (k = 0; k < SRV_RECLAIM_THREADS && k < l->n; k++)
-		if (pthread_create(&th[n_th], NULL, reclaim_main, &r) == 0)
-			n_th++;
-	reclaim_main(&r);   /* this thread too: all of it when none started */
-	for (k = 0; k < n_th; k++)
-		pthread_join(th[k], NULL);
-out:
 	if (!l)
 		return;
+	r.l = l;
+	atomic_init(&r.next, 0);
+	/* one thread per path at most; this one works too, all of it when
+	 * none started */
+	for (k = 0; k < SRV_RECLAIM_THREADS && k < l->n - 1; k++)
+		if (pthread_create(&th[n_th], NULL, reclaim_main, &r) == 0)
+			n_th++;
+	reclaim_main(&r);
+	for (k = 0; k < n_th; k++)
+		pthread_join(th[k], NULL);
 	for (i = 0; i < l->n; i++)
 		free(l->p[i]);
 	free(l->p);

@@ -9,12 +9,9 @@
  * and at the drain's deadline (srv_jobs_drain) it cancels the queued jobs
  * and stops the running ones. Also the table's start, shutdown and free. */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 #include "jobs_int.h"
 #include "artifact.h"
 #include "ops.h"
@@ -45,34 +42,23 @@ static char *outputs_text(const enpu_artifact *a)
 	return text;
 }
 
-/* The job's input tensors. A small input (most are) is read whole by one
- * read and parsed in memory: libzip's file source costs two stats and
- * five seeks more per job. A large one, or one that does not read as a
- * plain file, goes through enpu_npz_read (its words for what is wrong). */
+/* The job's input tensors. A small input (most are) is read whole and
+ * parsed in memory: libzip's file source costs two stats and five seeks
+ * more per job. A larger one, or one that does not read, goes through
+ * enpu_npz_read (its words for what is wrong). */
 #define SMALL_INPUT (1 << 20)
 static int read_input(const char *path, const char *label, const enpu_limits *lim,
 		      enpu_tlist *out, enpu_err *e)
 {
-	struct stat st;
-	char *buf = NULL;
-	size_t got = 0;
-	ssize_t n = 1;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+	enpu_buf b = ENPU_BUF_INIT;
+	enpu_err ign = ENPU_ERR_INIT;
+	int rc;
 
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= SMALL_INPUT &&
-	    (buf = malloc((size_t)st.st_size + 1)))
-		while (got < (size_t)st.st_size &&
-		       ((n = read(fd, buf + got, (size_t)st.st_size - got)) > 0 ||
-			(n < 0 && errno == EINTR)))
-			got += n > 0 ? (size_t)n : 0;
-	if (fd >= 0)
-		close(fd);
-	if (!buf || got != (size_t)st.st_size) {   /* short: changed meanwhile, or unreadable */
-		free(buf);
-		return enpu_npz_read(path, label, lim, out, e);
-	}
-	rc = enpu_npz_read_mem(buf, got, label, lim, out, e);
-	free(buf);
+	if (enpu_read_file(path, SMALL_INPUT, &b, &ign) != 0)
+		rc = enpu_npz_read(path, label, lim, out, e);
+	else
+		rc = enpu_npz_read_mem(b.data, b.len, label, lim, out, e);
+	enpu_buf_free(&b);
 	return rc;
 }
 

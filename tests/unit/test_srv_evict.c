@@ -252,13 +252,30 @@ static void age_artifact(const char *id, int age)
 	enpu_manifest_free(&m);
 }
 
+static int tmp_entries(void)
+{
+	char p[512];
+	DIR *d;
+	struct dirent *de;
+	int n = 0;
+
+	snprintf(p, sizeof p, "%s/tmp", root);
+	d = opendir(p);
+	cr_assert(d);
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
 Test(evict, an_evicted_blob_takes_the_artifacts_listing_it_and_their_entries)
 {
 	enpu_err e = ENPU_ERR_INIT;
-	char mlp[65], cnn[65], got[65];
+	char mlp[65], cnn[65], got[65], p[600];
 	const char *k1 = "1111111111111111111111111111111111111111111111111111111111111111";
 	const char *k2 = "2222222222222222222222222222222222222222222222222222222222222222";
 	srv_cache_stats st;
+	struct stat sb;
 
 	compile_example(ctx.cas, "tiny_mlp", mlp);
 	compile_example(ctx.cas, "tiny_cnn", cnn);
@@ -278,6 +295,12 @@ Test(evict, an_evicted_blob_takes_the_artifacts_listing_it_and_their_entries)
 	cr_expect_eq(st.evictions, 1, "one blob was enough");
 	cr_expect_eq(st.artifacts, 1);
 	cr_expect_eq(st.ac_entries, 1);
+	/* blobs, the entry and the directory went through tmp/ and are gone */
+	cr_expect_eq(tmp_entries(), 0);
+	snprintf(p, sizeof p, "%s/artifacts/%.2s/%s", root, mlp, mlp);
+	cr_expect_neq(lstat(p, &sb), 0, "the artifact's directory is removed");
+	snprintf(p, sizeof p, "%s/ac/%.2s/%s", root, k1, k1);
+	cr_expect_neq(lstat(p, &sb), 0, "its action-cache file is removed");
 	expect_stats_match_disk(ctx.cas, root);
 }
 
@@ -323,49 +346,6 @@ Test(evict, stores_after_an_eviction_are_counted_and_evicted_in_turn)
 	cr_expect_not(srv_cas_has(ctx.cas, c, NULL));
 	expect_stats_match_disk(ctx.cas, root);
 }
-
-static int tmp_entries(void)
-{
-	char p[512];
-	DIR *d;
-	struct dirent *de;
-	int n = 0;
-
-	snprintf(p, sizeof p, "%s/tmp", root);
-	d = opendir(p);
-	cr_assert(d);
-	while ((de = readdir(d)))
-		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
-	closedir(d);
-	return n;
-}
-
-Test(evict, a_pass_leaves_nothing_it_took_in_tmp)
-{
-	char mlp[65], cnn[65], p[600];
-	const char *k1 = "1111111111111111111111111111111111111111111111111111111111111111";
-	enpu_err e = ENPU_ERR_INIT;
-	srv_cache_stats st;
-	struct stat sb;
-
-	compile_example(ctx.cas, "tiny_mlp", mlp);
-	compile_example(ctx.cas, "tiny_cnn", cnn);
-	cr_assert_eq(srv_ac_put(ctx.cas, k1, mlp, &e), 0);
-	age_artifact(mlp, 1000);
-	reopen();
-	srv_cas_stats(ctx.cas, &st);
-	ctx.cfg.cache_max = st.blob_bytes - 1;
-	srv_cache_enforce(&ctx);
-	cr_expect_eq(srv_artifact_present(ctx.cas, mlp), 0);
-	/* blobs, the entry and the directory went through tmp/ and are gone */
-	cr_expect_eq(tmp_entries(), 0);
-	snprintf(p, sizeof p, "%s/artifacts/%.2s/%s", root, mlp, mlp);
-	cr_expect_neq(lstat(p, &sb), 0, "the artifact's directory is removed");
-	snprintf(p, sizeof p, "%s/ac/%.2s/%s", root, k1, k1);
-	cr_expect_neq(lstat(p, &sb), 0, "its action-cache file is removed");
-	expect_stats_match_disk(ctx.cas, root);
-}
-
 Test(evict, removals_left_by_a_crash_go_at_the_next_clean_whatever_their_age)
 {
 	char rm[4300], up[4300], sub[4400];
