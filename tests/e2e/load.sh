@@ -18,11 +18,18 @@ ldd "$BIN/eulernpud" 2>/dev/null | grep -q libasan && SAN=1
 
 # The job table is a bounded history by design (--job-history, default
 # 10000; about 2.2 KiB of RSS per finished job, measured by make stress's
-# jobscale): 128 keeps it under 1 MiB and full within the warm-up, so
-# growth after the warm-up means a leak, not the history filling. --conn-limit: the 64 clients hold
-# 64 connections, the default limit; the spare ones are for this script.
-DAEMON_ARGS=(--workers 2 --conn-limit 100 --job-history 128)
-WARMUP=(--warmup 2 --warmup-iters 256)
+# jobscale). A client forgets its job only if the history turns over
+# between the job's end and the client's GET of its result: with 4096 kept
+# and each of the other 63 clients holding one job at a time, that takes
+# 65 of their jobs (some 0.4 s of the daemon's work) while this client's
+# thread does not run. 128 was turned over by an ordinary scheduling gap on
+# 2 cores once jobs got faster. 4096 jobs are at most 9 MiB, inside the
+# RSS slack below, and the warm-up runs that many so the history is full
+# before the first RSS reading: growth after the warm-up means a leak, not
+# the history filling. --conn-limit: the 64 clients hold 64 connections,
+# the default limit; the spare ones are for this script.
+DAEMON_ARGS=(--workers 2 --conn-limit 100 --job-history 4096)
+WARMUP=(--warmup 2 --warmup-iters 4096)
 
 # RSS bound: end <= warm-up x 1.25 + 16 MiB. Under ASan the allocator's
 # quarantine (256 MiB by default, plus 1 MiB in each thread, and the daemon
