@@ -430,10 +430,12 @@ int cli_report_render(struct json_object *rep, const char *label, enpu_buf *out,
 	}
 	if (npu)
 		return render_npu(rep, npu, out, e);
+	/* "seconds": a version 1 report (a report has no clock since
+	 * version 2; the job has it) */
 	if (enpu_buf_addf(out, "%s report: no cycle model (only npu_sim has one)",
 			  bk ? bk : "-") < 0 ||
 	    (jnum(rep, "seconds", &secs) == 0 ? enpu_buf_addf(out, DOT "wall %.6f s\n", secs)
-					      : enpu_buf_adds(out, DOT "wall - s\n")) < 0)
+					      : enpu_buf_adds(out, "\n")) < 0)
 		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
 	return 0;
 }

@@ -152,6 +152,17 @@ Test(cli_report, cpu_ref_has_no_cycle_model)
 	free(want);
 }
 
+/* version 2 has no clock (the job has the run's seconds): no wall part */
+Test(cli_report, cpu_ref_v2_has_no_wall)
+{
+	char *got = render("report_cpu_ref_v2.json"), *want = slurp("report_cpu_ref_v2.txt");
+
+	cr_assert_str_eq(got, want);
+	cr_expect(strstr(got, "wall") == NULL, "%s", got);
+	free(got);
+	free(want);
+}
+
 Test(cli_report, not_a_report_is_a_usage_error)
 {
 	struct json_object *o = load("report_not.json");
