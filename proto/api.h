@@ -197,5 +197,6 @@
 #define Q_CURSOR             "cursor"          /* GET /v1/cache/entries?cursor=: the page after it */
 #define F_NEXT               "next"            /* its cursor, while entries remain */
 #define F_EVICTING           "evicting"        /* GET /v1/cache: an eviction pass is running */
+#define F_RECLAIMING         "reclaiming"      /* GET /v1/cache: evicted paths not yet off the disk */
 
 #endif

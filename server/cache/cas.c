@@ -119,6 +119,9 @@ srv_cas *srv_cas_open(const char *dir, enpu_err *e)
 	}
 	pthread_mutex_init(&c->memo_mu, NULL);
 	pthread_mutex_init(&c->ix_mu, NULL);
+	pthread_mutex_init(&c->rc_mu, NULL);
+	pthread_cond_init(&c->rc_more, NULL);
+	pthread_cond_init(&c->rc_idle, NULL);
 	c->root = strdup(dir);
 	c->ix = ix_new();
 	if (!c->ix) {
@@ -153,10 +156,14 @@ void srv_cas_close(srv_cas *c)
 {
 	if (!c)
 		return;
+	cas_reclaim_stop(c);
 	if (c->cas[0] && c->ix)
 		srv_cas_save_stats(c);
 	ix_free(c->ix);
 	pthread_mutex_destroy(&c->ix_mu);
+	pthread_mutex_destroy(&c->rc_mu);
+	pthread_cond_destroy(&c->rc_more);
+	pthread_cond_destroy(&c->rc_idle);
 	pthread_mutex_destroy(&c->memo_mu);
 	free(c->root);
 	free(c);

@@ -261,6 +261,18 @@ int srv_paths_add(srv_paths *l, const char *path);
  * turn here. */
 #define SRV_RECLAIM_THREADS 16
 void srv_paths_remove(srv_paths *l);
+/* Hand l's paths to the cache's reclaimer, a thread that removes them
+ * (as srv_paths_remove does) in the background, and empty l: an eviction
+ * pass is done once what it took is out of the cache, and the disk's
+ * waits are the reclaimer's. Without a thread, removed here. What a stop
+ * leaves in tmp/, the next start removes (every ".rm"). */
+void srv_cas_reclaim(srv_cas *c, srv_paths *l);
+/* Paths handed to the reclaimer and not yet removed (GET /v1/cache:
+ * reclaiming). */
+long srv_cas_reclaiming(srv_cas *c);
+/* Until the reclaimer has removed all it was handed (a gc's files are off
+ * the disk when it answers). */
+void srv_cas_reclaim_wait(srv_cas *c);
 /* Take path out of its place: renamed to a fresh ".rm" name in tmp/ that
  * is added to later (a rename costs no wait for the disk, so it can be
  * done under a lock), or unlinked when later is NULL or that fails. 1 when

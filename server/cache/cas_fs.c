@@ -95,9 +95,20 @@ int srv_paths_add(srv_paths *l, const char *path)
 	return 0;
 }
 
+static void paths_free(srv_paths *l)
+{
+	for (int i = 0; i < l->n; i++)
+		free(l->p[i]);
+	free(l->p);
+	l->p = NULL;
+	l->n = l->cap = 0;
+}
+
 typedef struct reclaim {
 	srv_paths *l;
 	atomic_int next;
+	atomic_int *stop;   /* NULL, or: set, no path more is started */
+	atomic_long *done;  /* NULL, or counts the paths removed */
 } reclaim;
 
 static void *reclaim_main(void *arg)
@@ -105,20 +116,23 @@ static void *reclaim_main(void *arg)
 	reclaim *r = arg;
 	int i;
 
-	while ((i = atomic_fetch_add(&r->next, 1)) < r->l->n)
+	while ((!r->stop || !atomic_load(r->stop)) && (i = atomic_fetch_add(&r->next, 1)) < r->l->n) {
 		srv_rmtree(r->l->p[i]);
+		if (r->done)
+			atomic_fetch_sub(r->done, 1);
+	}
 	return NULL;
 }
 
-void srv_paths_remove(srv_paths *l)
+static void paths_remove(srv_paths *l, atomic_int *stop, atomic_long *done)
 {
 	pthread_t th[SRV_RECLAIM_THREADS];
 	reclaim r;
-	int k, n_th = 0, i;
+	int k, n_th = 0;
 
-	if (!l)
-		return;
 	r.l = l;
+	r.stop = stop;
+	r.done = done;
 	atomic_init(&r.next, 0);
 	/* one thread per path at most; this one works too, all of it when
 	 * none started */
@@ -128,11 +142,108 @@ void srv_paths_remove(srv_paths *l)
 	reclaim_main(&r);
 	for (k = 0; k < n_th; k++)
 		pthread_join(th[k], NULL);
-	for (i = 0; i < l->n; i++)
-		free(l->p[i]);
-	free(l->p);
-	l->p = NULL;
-	l->n = l->cap = 0;
+	paths_free(l);
+}
+
+void srv_paths_remove(srv_paths *l)
+{
+	if (l)
+		paths_remove(l, NULL, NULL);
+}
+
+/* The reclaimer: takes all that waits, removes it (on up to
+ * SRV_RECLAIM_THREADS threads), and again, until stopped. */
+static void *reclaimer_main(void *arg)
+{
+	srv_cas *c = arg;
+	srv_paths mine;
+
+	pthread_mutex_lock(&c->rc_mu);
+	for (;;) {
+		while (!c->rc_q.n && !atomic_load(&c->rc_stop)) {
+			c->rc_busy = 0;
+			pthread_cond_broadcast(&c->rc_idle);
+			pthread_cond_wait(&c->rc_more, &c->rc_mu);
+		}
+		if (atomic_load(&c->rc_stop))
+			break;
+		c->rc_busy = 1;
+		mine = c->rc_q;
+		memset(&c->rc_q, 0, sizeof c->rc_q);
+		pthread_mutex_unlock(&c->rc_mu);
+		paths_remove(&mine, &c->rc_stop, &c->rc_pending);
+		pthread_mutex_lock(&c->rc_mu);
+	}
+	c->rc_busy = 0;
+	pthread_cond_broadcast(&c->rc_idle);
+	pthread_mutex_unlock(&c->rc_mu);
+	return NULL;
+}
+
+void srv_cas_reclaim(srv_cas *c, srv_paths *l)
+{
+	int i, queued = 0;
+
+	if (!l || !l->n)
+		return;
+	pthread_mutex_lock(&c->rc_mu);
+	if (!c->rc_started && !atomic_load(&c->rc_stop) &&
+	    pthread_create(&c->rc_th, NULL, reclaimer_main, c) == 0)
+		c->rc_started = 1;
+	if (c->rc_started && !atomic_load(&c->rc_stop)) {
+		/* moved over, no copy; what does not fit is removed here */
+		for (i = 0; i < l->n; i++) {
+			if (c->rc_q.n == c->rc_q.cap) {
+				int ncap = c->rc_q.cap ? c->rc_q.cap * 2 : 256;
+				char **np = realloc(c->rc_q.p, (size_t)ncap * sizeof *np);
+				if (!np)
+					break;
+				c->rc_q.p = np;
+				c->rc_q.cap = ncap;
+			}
+			c->rc_q.p[c->rc_q.n++] = l->p[i];
+			l->p[i] = NULL;
+			queued++;
+		}
+		atomic_fetch_add(&c->rc_pending, queued);
+		pthread_cond_signal(&c->rc_more);
+	}
+	pthread_mutex_unlock(&c->rc_mu);
+	if (queued == l->n) {
+		free(l->p);
+		l->p = NULL;
+		l->n = l->cap = 0;
+		return;
+	}
+	/* no thread, or no memory to queue the rest: removed now, in turn */
+	memmove(l->p, l->p + queued, (size_t)(l->n - queued) * sizeof *l->p);
+	l->n -= queued;
+	paths_remove(l, NULL, NULL);
+}
+
+long srv_cas_reclaiming(srv_cas *c)
+{
+	return atomic_load(&c->rc_pending);
+}
+
+void srv_cas_reclaim_wait(srv_cas *c)
+{
+	pthread_mutex_lock(&c->rc_mu);
+	while (c->rc_started && !atomic_load(&c->rc_stop) && (c->rc_q.n || c->rc_busy))
+		pthread_cond_wait(&c->rc_idle, &c->rc_mu);
+	pthread_mutex_unlock(&c->rc_mu);
+}
+
+void cas_reclaim_stop(srv_cas *c)
+{
+	pthread_mutex_lock(&c->rc_mu);
+	atomic_store(&c->rc_stop, 1);
+	pthread_cond_broadcast(&c->rc_more);
+	pthread_mutex_unlock(&c->rc_mu);
+	if (c->rc_started)
+		pthread_join(c->rc_th, NULL);
+	c->rc_started = 0;
+	paths_free(&c->rc_q);   /* left in tmp/: the next start removes them */
 }
 
 static int copy_file(const char *from, const char *to, enpu_err *e)

@@ -44,6 +44,15 @@ struct srv_cas {
 	 * artifact directory's rename out of artifacts/) */
 	pthread_mutex_t ix_mu;
 	srv_index *ix;
+	/* the reclaimer (cas_fs.c): paths taken out of the cache, removed by
+	 * its thread; rc_pending counts them from hand-over to removal */
+	pthread_mutex_t rc_mu;
+	pthread_cond_t rc_more, rc_idle;
+	srv_paths rc_q;
+	pthread_t rc_th;
+	int rc_started, rc_busy;
+	atomic_int rc_stop;
+	atomic_long rc_pending;
 };
 
 /* Empty a directory (not recursive: files only); 0, or -1 (cas_fs.c). */
@@ -61,6 +70,10 @@ int cas_index_sync(srv_cas *c);
 /* The keys naming artifact art (NULL: an absent one) into *out
  * (malloc'd): the count, or -1 (cas_scan.c). */
 int cas_ac_keys(srv_cas *c, const char *art, char (**out)[65]);
+/* Stop the reclaimer: it ends after the paths it is removing; what it
+ * was handed and did not remove stays in tmp/ for the next start
+ * (cas_fs.c). */
+void cas_reclaim_stop(srv_cas *c);
 /* CLOCK_REALTIME now (what utimensat(NULL) writes). */
 void cas_now(struct timespec *t);
 

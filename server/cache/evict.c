@@ -189,8 +189,9 @@ static int drop_users(srv_ctx *ctx, const pins *p, const char *digest, srv_paths
  * the artifacts that listed them; counts into res. Called with evict_mu
  * held. Stops early when the daemon stops. What a batch takes out of the
  * cache (blobs, action-cache entries, artifact directories: each by a
- * rename into tmp/, in that order) is removed at the batch's end, many at
- * once (srv_paths_remove): the pass ends with it all gone. */
+ * rename into tmp/, in that order) goes to the reclaimer at the batch's
+ * end (srv_cas_reclaim): the pass ends with it all out of the cache, its
+ * files removed in the background. */
 #define EVICT_BATCH 256
 static void evict_locked(srv_ctx *ctx, uint64_t max, const pins *p, srv_gc_result *res)
 {
@@ -217,7 +218,7 @@ static void evict_locked(srv_ctx *ctx, uint64_t max, const pins *p, srv_gc_resul
 		first = 0;
 		for (i = 0; i < n; i++)
 			res->artifacts_dropped += (uint64_t)drop_users(ctx, p, v[i].digest, &later);
-		srv_paths_remove(&later);
+		srv_cas_reclaim(ctx->cas, &later);
 	}
 	srv_cas_stats(ctx->cas, &st);
 	res->held_bytes = st.blob_bytes;
@@ -329,7 +330,10 @@ out:
 
 int srv_cache_gc(srv_ctx *ctx, int verify, srv_gc_result *res)
 {
-	return gc(ctx, verify, 1, res);
+	int rc = gc(ctx, verify, 1, res);
+
+	srv_cas_reclaim_wait(ctx->cas);   /* what it freed is free when it answers */
+	return rc;
 }
 
 /* ---- the start-up pass, in the background ---------------------------------- */

@@ -52,6 +52,7 @@ void srv_get_cache_stats(srv_ctx *ctx, srv_req *r)
 	json_object_object_add(o, F_INTEGRITY_FAILURES, u64(st.integrity_failures));
 	json_object_object_add(o, F_ARTIFACT_LOADS, u64(st.artifact_loads));
 	json_object_object_add(o, F_EVICTING, json_object_new_boolean(srv_cache_evicting()));
+	json_object_object_add(o, F_RECLAIMING, json_object_new_int64(srv_cas_reclaiming(ctx->cas)));
 	srv_reply_json(r, 200, o);
 }
 

@@ -226,6 +226,10 @@ PYEOF
 expect_eq "b: every result is a readable npz" "$(cat "$TMP/chk.out")" ok
 check "b: blob bytes back under the bound after a gc" "$CLI" cache gc --json
 check "b: held <= max" test "$(jget "$TMP/last.out" blob_bytes)" -le 32000
+# what the evictions took out is off the disk once gc answers: nothing
+# pending for the reclaimer, no ".rm" left in tmp/
+expect_eq "b: nothing left to reclaim after a gc" "$(cstat b reclaiming)" 0
+expect_eq "b: no evicted path left in tmp/ after a gc" "$(find "$TMP/b.cache/tmp" -name '*.rm' | wc -l)" 0
 check "b: a run after the evictions still succeeds" "$CLI" run --artifact "$TMP/mlpb" --input "$M/input.npz" --out "$TMP/rb.npz"
 check "b: same result as a" cmp "$TMP/r1.npz" "$TMP/rb.npz"
 

@@ -295,7 +295,10 @@ Test(evict, an_evicted_blob_takes_the_artifacts_listing_it_and_their_entries)
 	cr_expect_eq(st.evictions, 1, "one blob was enough");
 	cr_expect_eq(st.artifacts, 1);
 	cr_expect_eq(st.ac_entries, 1);
-	/* blobs, the entry and the directory went through tmp/ and are gone */
+	/* blobs, the entry and the directory went through tmp/ to the
+	 * reclaimer, and are gone once it is done */
+	srv_cas_reclaim_wait(ctx.cas);
+	cr_expect_eq(srv_cas_reclaiming(ctx.cas), 0);
 	cr_expect_eq(tmp_entries(), 0);
 	snprintf(p, sizeof p, "%s/artifacts/%.2s/%s", root, mlp, mlp);
 	cr_expect_neq(lstat(p, &sb), 0, "the artifact's directory is removed");
@@ -361,14 +364,14 @@ Test(evict, removals_left_by_a_crash_go_at_the_next_clean_whatever_their_age)
 	cr_expect_eq(tmp_entries(), 1, "a fresh upload stays");
 }
 
-Test(evict, a_path_list_is_removed_on_many_threads)
+/* n removals in tmp/ as an eviction leaves them, onto l: files, and
+ * (every other one) a directory tree a/b */
+static void make_removals(srv_paths *l, int n)
 {
-	srv_paths l = SRV_PATHS_INIT;
 	char p[4300], f[4400];
 	enpu_err e = ENPU_ERR_INIT;
-	int i;
 
-	for (i = 0; i < 3 * SRV_RECLAIM_THREADS + 1; i++) {
+	for (int i = 0; i < n; i++) {
 		srv_cas_tmpname(ctx.cas, ".rm", p, sizeof p);
 		if (i % 2) {
 			cr_assert_eq(mkdir(p, 0755), 0);
@@ -379,12 +382,37 @@ Test(evict, a_path_list_is_removed_on_many_threads)
 			snprintf(f, sizeof f, "%s", p);
 		}
 		cr_assert_eq(enpu_write_file_atomic(f, "x", 1, &e), 0);
-		cr_assert_eq(srv_paths_add(&l, p), 0);
+		cr_assert_eq(srv_paths_add(l, p), 0);
 	}
+}
+
+Test(evict, a_path_list_is_removed_on_many_threads)
+{
+	srv_paths l = SRV_PATHS_INIT;
+
+	make_removals(&l, 3 * SRV_RECLAIM_THREADS + 1);
 	cr_expect_eq(tmp_entries(), 3 * SRV_RECLAIM_THREADS + 1);
 	srv_paths_remove(&l);
 	cr_expect_eq(tmp_entries(), 0);
 	cr_expect_eq(l.n, 0);
 	cr_expect_null(l.p);
 	srv_paths_remove(&l);   /* empty: nothing to do */
+}
+
+Test(evict, the_reclaimer_removes_what_it_is_handed_in_the_background)
+{
+	srv_paths l = SRV_PATHS_INIT;
+	int round;
+
+	for (round = 0; round < 2; round++) {   /* the thread, started, then reused */
+		make_removals(&l, 2 * SRV_RECLAIM_THREADS + 3);
+		srv_cas_reclaim(ctx.cas, &l);
+		cr_expect_eq(l.n, 0, "handed over: the list is empty");
+		cr_expect_null(l.p);
+		srv_cas_reclaim_wait(ctx.cas);
+		cr_expect_eq(srv_cas_reclaiming(ctx.cas), 0);
+		cr_expect_eq(tmp_entries(), 0, "round %d: all removed", round);
+	}
+	srv_cas_reclaim(ctx.cas, &l);   /* empty: nothing to do */
+	srv_cas_reclaim_wait(ctx.cas);
 }
