@@ -75,12 +75,9 @@ void srv_rmtree(const char *path)
 	}
 }
 
-int srv_paths_add(srv_paths *l, const char *path)
+/* Room for one path more in l: 0, or -1 out of memory (l unchanged). */
+static int paths_room(srv_paths *l)
 {
-	char *s;
-
-	if (!l)
-		return -1;
 	if (l->n == l->cap) {
 		int ncap = l->cap ? l->cap * 2 : 256;
 		char **np = realloc(l->p, (size_t)ncap * sizeof *np);
@@ -89,7 +86,14 @@ int srv_paths_add(srv_paths *l, const char *path)
 		l->p = np;
 		l->cap = ncap;
 	}
-	if (!(s = strdup(path)))
+	return 0;
+}
+
+int srv_paths_add(srv_paths *l, const char *path)
+{
+	char *s;
+
+	if (!l || paths_room(l) != 0 || !(s = strdup(path)))
 		return -1;
 	l->p[l->n++] = s;
 	return 0;
@@ -161,20 +165,17 @@ static void *reclaimer_main(void *arg)
 	pthread_mutex_lock(&c->rc_mu);
 	for (;;) {
 		while (!c->rc_q.n && !atomic_load(&c->rc_stop)) {
-			c->rc_busy = 0;
-			pthread_cond_broadcast(&c->rc_idle);
+			pthread_cond_broadcast(&c->rc_idle);   /* rc_pending is 0 */
 			pthread_cond_wait(&c->rc_more, &c->rc_mu);
 		}
 		if (atomic_load(&c->rc_stop))
 			break;
-		c->rc_busy = 1;
 		mine = c->rc_q;
 		memset(&c->rc_q, 0, sizeof c->rc_q);
 		pthread_mutex_unlock(&c->rc_mu);
 		paths_remove(&mine, &c->rc_stop, &c->rc_pending);
 		pthread_mutex_lock(&c->rc_mu);
 	}
-	c->rc_busy = 0;
 	pthread_cond_broadcast(&c->rc_idle);
 	pthread_mutex_unlock(&c->rc_mu);
 	return NULL;
@@ -192,15 +193,7 @@ void srv_cas_reclaim(srv_cas *c, srv_paths *l)
 		c->rc_started = 1;
 	if (c->rc_started && !atomic_load(&c->rc_stop)) {
 		/* moved over, no copy; what does not fit is removed here */
-		for (i = 0; i < l->n; i++) {
-			if (c->rc_q.n == c->rc_q.cap) {
-				int ncap = c->rc_q.cap ? c->rc_q.cap * 2 : 256;
-				char **np = realloc(c->rc_q.p, (size_t)ncap * sizeof *np);
-				if (!np)
-					break;
-				c->rc_q.p = np;
-				c->rc_q.cap = ncap;
-			}
+		for (i = 0; i < l->n && paths_room(&c->rc_q) == 0; i++) {
 			c->rc_q.p[c->rc_q.n++] = l->p[i];
 			l->p[i] = NULL;
 			queued++;
@@ -210,9 +203,7 @@ void srv_cas_reclaim(srv_cas *c, srv_paths *l)
 	}
 	pthread_mutex_unlock(&c->rc_mu);
 	if (queued == l->n) {
-		free(l->p);
-		l->p = NULL;
-		l->n = l->cap = 0;
+		paths_free(l);   /* its entries are the queue's now (NULL here) */
 		return;
 	}
 	/* no thread, or no memory to queue the rest: removed now, in turn */
@@ -229,7 +220,8 @@ long srv_cas_reclaiming(srv_cas *c)
 void srv_cas_reclaim_wait(srv_cas *c)
 {
 	pthread_mutex_lock(&c->rc_mu);
-	while (c->rc_started && !atomic_load(&c->rc_stop) && (c->rc_q.n || c->rc_busy))
+	/* rc_pending counts what is queued and what is being removed */
+	while (!atomic_load(&c->rc_stop) && atomic_load(&c->rc_pending) > 0)
 		pthread_cond_wait(&c->rc_idle, &c->rc_mu);
 	pthread_mutex_unlock(&c->rc_mu);
 }

@@ -50,7 +50,7 @@ struct srv_cas {
 	pthread_cond_t rc_more, rc_idle;
 	srv_paths rc_q;
 	pthread_t rc_th;
-	int rc_started, rc_busy;
+	int rc_started;
 	atomic_int rc_stop;
 	atomic_long rc_pending;
 };
