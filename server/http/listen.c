@@ -30,7 +30,6 @@ static int open_unix(const char *path, int mode, const char *group)
 	struct stat st;
 	char dir[4096], *slash;
 	enpu_err e = ENPU_ERR_INIT;
-	mode_t old;
 	int fd;
 
 	if (strlen(path) >= sizeof sa.sun_path) {
@@ -70,12 +69,13 @@ static int open_unix(const char *path, int mode, const char *group)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		goto fail;
-	old = umask(0177);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		umask(old);
+	/* Bound under the daemon's umask (077, or 027 with --socket-group:
+	 * srv_state_prepare), never a narrower one set around the bind: the
+	 * umask is the process's, and the cache's threads (the start-up pass)
+	 * create files meanwhile. Until the chmod below, only the owner can
+	 * connect (a connect needs write permission). */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0)
 		goto fail;
-	}
-	umask(old);
 	if (group) {
 		struct group *g = getgrnam(group);
 		if (!g || chown(path, (uid_t)-1, g->gr_gid) != 0) {
