@@ -159,10 +159,10 @@ int srv_artifact_drop_into(srv_cas *c, const char *id, srv_paths *later)
 	 * at start. A removal is not fsynced (docs/architecture.md, "Cache"):
 	 * one that a power cut undoes brings back an artifact whose files are
 	 * checked at its next use. */
-	existed = srv_cas_unlink_artifact(c, id, gone, sizeof gone);
+	existed = srv_cas_unlink_artifact(c, id, later, gone, sizeof gone);
 	if (existed) {
 		srv_fault_point("drop");
-		if (!later || srv_paths_add(later, gone) != 0)
+		if (gone[0] && (!later || srv_paths_add(later, gone) != 0))
 			srv_rmtree(gone);
 	}
 	return existed;

@@ -203,7 +203,7 @@ int srv_cas_remove(srv_cas *c, const char *digest)
 		ix_blob_del(c->ix, digest, NULL);
 	pthread_mutex_unlock(&c->ix_mu);
 	if (gone)
-		srv_owners_drop(c, digest);
+		srv_owners_drop(c, digest, NULL);
 	return gone;
 }
 
@@ -334,14 +334,33 @@ void srv_cas_tmpname(srv_cas *c, const char *suffix, char *out, size_t cap)
 		out[0] = '\0';
 }
 
+int cas_take_name(srv_cas *c, srv_paths *l, char *out, size_t cap)
+{
+	if (l && !l->into) {
+		srv_cas_tmpname(c, ".rm", out, cap);
+		/* a removal's directory: not fsynced, as no removal is */
+		if (out[0] && mkdir(out, 0700) == 0 && !(l->into = strdup(out)))
+			rmdir(out);
+	}
+	if (l && l->into) {
+		if (snprintf(out, cap, "%s/%x", l->into, l->k++) < (int)cap)
+			return 1;
+		out[0] = '\0';
+		return 0;
+	}
+	srv_cas_tmpname(c, ".rm", out, cap);
+	return 0;
+}
+
 int srv_cas_take(srv_cas *c, const char *path, srv_paths *later)
 {
 	char tmp[4300];
+	int inside;
 
 	if (later) {
-		srv_cas_tmpname(c, ".rm", tmp, sizeof tmp);
+		inside = cas_take_name(c, later, tmp, sizeof tmp);
 		if (tmp[0] && rename(path, tmp) == 0) {
-			if (srv_paths_add(later, tmp) != 0)
+			if (!inside && srv_paths_add(later, tmp) != 0)
 				unlink(tmp);   /* no room in the list: now, then */
 			return 1;
 		}

@@ -165,10 +165,13 @@ int srv_cas_resync(srv_cas *c);
 /* artifacts/<id> is installed: index it from its manifest (a no-op when
  * absent or already indexed). */
 void srv_cas_index_artifact(srv_cas *c, const char *id);
-/* Rename artifacts/<id> to a fresh name under tmp/ (into gone, which the
- * caller removes; in place when the rename fails) and forget it, in one
- * step. 1 when it existed (gone empty otherwise). */
-int srv_cas_unlink_artifact(srv_cas *c, const char *id, char *gone, size_t cap);
+/* Rename artifacts/<id> out of the cache and forget it, in one step: into
+ * later's directory (srv_paths; gone is then empty), or, with later NULL
+ * or no directory, to a fresh name under tmp/ (into gone, which the
+ * caller removes; in place when the rename fails). 1 when it existed
+ * (gone empty otherwise). */
+int srv_cas_unlink_artifact(srv_cas *c, const char *id, struct srv_paths *later, char *gone,
+			    size_t cap);
 void srv_cas_touch_artifact(srv_cas *c, const char *id);
 /* An artifact used again within CAS_TOUCH_DISK_S of its last use: moved
  * with its listed blobs to the newest end of the index's LRU (no file is
@@ -198,8 +201,10 @@ int srv_cas_evict_lru(srv_cas *c, uint64_t max, int (*keep)(const char *digest, 
 int srv_owners_add(srv_cas *c, const char *digest, const char *name, enpu_err *e);
 /* 1 when name is recorded as an uploader of digest. */
 int srv_owners_has(srv_cas *c, const char *digest, const char *name);
-/* Forget digest's uploaders (its blob was removed). */
-void srv_owners_drop(srv_cas *c, const char *digest);
+/* Forget digest's uploaders (its blob was removed): the record is taken
+ * into later (srv_cas_take: removed with the rest of an eviction's files,
+ * in the background), or unlinked when later is NULL. */
+void srv_owners_drop(srv_cas *c, const char *digest, struct srv_paths *later);
 /* Remove the records of absent blobs (gc). Returns the count. */
 int srv_owners_prune(srv_cas *c);
 
@@ -246,12 +251,19 @@ int srv_mkdir_shard(const char *dir);
 int srv_link_or_copy(const char *from, const char *to, enpu_err *e);
 void srv_rmtree(const char *path);
 /* Paths taken out of the cache by a rename into tmp/, to be removed
- * together (srv_paths_remove). */
+ * together (srv_paths_remove). What srv_cas_take and
+ * srv_cas_unlink_artifact take goes into one directory of the list's own,
+ * tmp/<random>.rm/ (into, made at the first take), under short names: a
+ * rename into a small directory no other thread uses is cheaper than one
+ * into tmp/ while the reclaimer unlinks there, and the directory is one
+ * path to remove. */
 typedef struct srv_paths {
 	char **p;
 	int n, cap;
+	char *into;     /* NULL, or the directory (malloc'd) */
+	unsigned k;     /* names used in it */
 } srv_paths;
-#define SRV_PATHS_INIT {NULL, 0, 0}
+#define SRV_PATHS_INIT {NULL, 0, 0, NULL, 0}
 /* Add a copy of path; -1 (nothing added) when out of memory. */
 int srv_paths_add(srv_paths *l, const char *path);
 /* srv_rmtree each path of l, on up to SRV_RECLAIM_THREADS threads at once,
@@ -273,10 +285,10 @@ long srv_cas_reclaiming(srv_cas *c);
 /* Until the reclaimer has removed all it was handed (a gc's files are off
  * the disk when it answers). */
 void srv_cas_reclaim_wait(srv_cas *c);
-/* Take path out of its place: renamed to a fresh ".rm" name in tmp/ that
- * is added to later (a rename costs no wait for the disk, so it can be
- * done under a lock), or unlinked when later is NULL or that fails. 1 when
- * it was there, 0 with errno. */
+/* Take path out of its place: renamed into later's directory, or to a
+ * fresh ".rm" name in tmp/ that is added to later (a rename costs no wait
+ * for the disk, so it can be done under a lock), or unlinked when later is
+ * NULL or that fails. 1 when it was there, 0 with errno. */
 int srv_cas_take(srv_cas *c, const char *path, srv_paths *later);
 void srv_random_hex(char *out, size_t nhex);   /* nhex chars + NUL */
 

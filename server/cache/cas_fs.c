@@ -104,8 +104,24 @@ static void paths_free(srv_paths *l)
 	for (int i = 0; i < l->n; i++)
 		free(l->p[i]);
 	free(l->p);
-	l->p = NULL;
-	l->n = l->cap = 0;
+	free(l->into);
+	memset(l, 0, sizeof *l);
+}
+
+/* l's directory, if it has one, becomes one of its paths (removed here
+ * when there is no room for it); the next take makes a new one. */
+static void paths_seal(srv_paths *l)
+{
+	if (!l->into)
+		return;
+	if (paths_room(l) == 0) {
+		l->p[l->n++] = l->into;
+	} else {
+		srv_rmtree(l->into);
+		free(l->into);
+	}
+	l->into = NULL;
+	l->k = 0;
 }
 
 typedef struct reclaim {
@@ -134,6 +150,7 @@ static void paths_remove(srv_paths *l, atomic_int *stop, atomic_long *done)
 	reclaim r;
 	int k, n_th = 0;
 
+	paths_seal(l);
 	r.l = l;
 	r.stop = stop;
 	r.done = done;
@@ -185,7 +202,10 @@ void srv_cas_reclaim(srv_cas *c, srv_paths *l)
 {
 	int i, queued = 0;
 
-	if (!l || !l->n)
+	if (!l)
+		return;
+	paths_seal(l);
+	if (!l->n)
 		return;
 	pthread_mutex_lock(&c->rc_mu);
 	if (!c->rc_started && !atomic_load(&c->rc_stop) &&

@@ -74,6 +74,11 @@ int cas_ac_keys(srv_cas *c, const char *art, char (**out)[65]);
  * was handed and did not remove stays in tmp/ for the next start
  * (cas_fs.c). */
 void cas_reclaim_stop(srv_cas *c);
+/* A name to rename something taken out of the cache to (cas.c): inside
+ * l's directory (made at its first use; 1), or a fresh ".rm" name in
+ * tmp/ for the caller to add to l (0; l NULL or no directory). out is
+ * empty when no name fits. */
+int cas_take_name(srv_cas *c, srv_paths *l, char *out, size_t cap);
 /* CLOCK_REALTIME now (what utimensat(NULL) writes). */
 void cas_now(struct timespec *t);
 

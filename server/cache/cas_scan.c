@@ -229,22 +229,25 @@ void srv_cas_index_artifact(srv_cas *c, const char *id)
 	free(files);
 }
 
-int srv_cas_unlink_artifact(srv_cas *c, const char *id, char *gone, size_t cap)
+int srv_cas_unlink_artifact(srv_cas *c, const char *id, srv_paths *later, char *gone,
+			    size_t cap)
 {
 	char dir[4300];
 	struct stat st;
-	int existed;
+	int existed, inside;
 
 	srv_artifact_dir(c, id, dir, sizeof dir);
-	srv_cas_tmpname(c, ".rm", gone, cap);
+	inside = cas_take_name(c, later, gone, cap);
 	LOCK(c);
 	existed = lstat(dir, &st) == 0;
 	/* one rename takes the whole directory out of artifacts/ */
-	if (existed && (!gone[0] || rename(dir, gone) != 0))
+	if (existed && (!gone[0] || rename(dir, gone) != 0)) {
 		snprintf(gone, cap, "%s", dir);   /* removed in place, then */
+		inside = 0;
+	}
 	ix_art_del(c->ix, id);
 	UNLOCK(c);
-	if (!existed)
+	if (!existed || inside)
 		gone[0] = '\0';
 	return existed;
 }

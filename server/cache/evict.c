@@ -208,7 +208,7 @@ static void evict_locked(srv_ctx *ctx, uint64_t max, const pins *p, srv_gc_resul
 		if (n == 0)
 			break;
 		for (i = 0; i < n; i++) {
-			srv_owners_drop(ctx->cas, v[i].digest);
+			srv_owners_drop(ctx->cas, v[i].digest, &later);
 			res->evicted++;
 			res->evicted_bytes += v[i].size;
 			srv_cas_count(ctx->cas, SRV_EV_EVICT, v[i].size);

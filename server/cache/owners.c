@@ -137,7 +137,7 @@ out:
 	return rc;
 }
 
-void srv_owners_drop(srv_cas *c, const char *digest)
+void srv_owners_drop(srv_cas *c, const char *digest, srv_paths *later)
 {
 	char p[4400];
 
@@ -145,7 +145,9 @@ void srv_owners_drop(srv_cas *c, const char *digest)
 		return;
 	rec_path(c, digest, p, sizeof p, 0);
 	pthread_mutex_lock(&owners_mu);
-	unlink(p);
+	/* a rename, not the last unlink of a file (which frees its block
+	 * and, with -o discard, waits for the disk) */
+	srv_cas_take(c, p, later);
 	pthread_mutex_unlock(&owners_mu);
 }
 

@@ -56,7 +56,9 @@ static void put_aged(char fill, int age, char dig[65])
 	cr_assert_eq(utimensat(AT_FDCWD, path, t, 0), 0);
 }
 
-TestSuite(evict, .init = setup, .fini = teardown);
+/* A reclaimer that loses count hangs srv_cas_reclaim_wait: each test fails
+ * in 20 s, not at the mutant runner's timeout. */
+TestSuite(evict, .init = setup, .fini = teardown, .timeout = 20);
 
 Test(evict, oldest_first_down_to_the_bound)
 {
@@ -415,4 +417,40 @@ Test(evict, the_reclaimer_removes_what_it_is_handed_in_the_background)
 	}
 	srv_cas_reclaim(ctx.cas, &l);   /* empty: nothing to do */
 	srv_cas_reclaim_wait(ctx.cas);
+}
+
+/* What srv_cas_take takes goes into the list's one directory under tmp/
+ * (a path of the list once sealed), never as loose names in tmp/. */
+Test(evict, takes_go_into_one_directory_of_the_list)
+{
+	srv_paths l = SRV_PATHS_INIT;
+	enpu_err e = ENPU_ERR_INIT;
+	char f[4300];
+	struct stat sb;
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		snprintf(f, sizeof f, "%s/take%d", root, i);
+		cr_assert_eq(enpu_write_file_atomic(f, "x", 1, &e), 0);
+		cr_expect_eq(srv_cas_take(ctx.cas, f, &l), 1);
+		cr_expect_neq(lstat(f, &sb), 0, "taken out of its place");
+	}
+	snprintf(f, sizeof f, "%s/take-none", root);
+	cr_expect_eq(srv_cas_take(ctx.cas, f, &l), 0, "nothing there: 0");
+	cr_expect_eq(l.n, 0, "no loose path: all in the directory");
+	cr_assert_not_null(l.into);
+	cr_expect_eq(tmp_entries(), 1, "one directory in tmp/");
+	snprintf(f, sizeof f, "%s/4", l.into);
+	cr_expect_eq(lstat(f, &sb), 0, "the fifth, by its short name");
+	srv_cas_reclaim(ctx.cas, &l);
+	cr_expect_null(l.into, "sealed: the next take makes a new one");
+	cr_expect_eq(l.n, 0);
+	srv_cas_reclaim_wait(ctx.cas);
+	cr_expect_eq(tmp_entries(), 0, "the directory and all in it removed");
+	/* without a list: unlinked in place */
+	snprintf(f, sizeof f, "%s/take-now", root);
+	cr_assert_eq(enpu_write_file_atomic(f, "x", 1, &e), 0);
+	cr_expect_eq(srv_cas_take(ctx.cas, f, NULL), 1);
+	cr_expect_neq(lstat(f, &sb), 0);
+	cr_expect_eq(tmp_entries(), 0);
 }
