@@ -1,6 +1,7 @@
 /* json.c: the json-c helpers every JSON file of the project shares (json.h):
  * one output style, strict parsing with a size bound, typed field access
  * whose errors name the file and the field, canonical forms. */
+#include <locale.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,11 +22,26 @@ int enpu_json_dump(struct json_object *o, enpu_buf *out, enpu_err *e)
 	return 0;
 }
 
+void enpu_json_thread(void)
+{
+	static _Thread_local int done;
+	locale_t c;
+
+	if (done)
+		return;
+	done = 1;
+	c = newlocale(LC_ALL_MASK, "C", (locale_t)0);   /* the static C object: no malloc */
+	if (c)
+		uselocale(c);
+}
+
 struct json_object *enpu_json_parse(const char *text, size_t len, const char *label,
 				    enpu_err *e)
 {
 	struct json_tokener *tok;
 	json_object *o = NULL;
+
+	enpu_json_thread();
 
 	if (len > ENPU_ARTIFACT_MAX_JSON || len > INT32_MAX) {
 		enpu_fail(e, ENPU_E_ARTIFACT, label, NULL, "'%s' is too large", label);

@@ -28,6 +28,14 @@ struct json_object *enpu_json_exact_double(double d);
 /* qsort comparison of two const char * (strcmp order). */
 int enpu_cmp_strptr(const void *a, const void *b);
 
+/* Before a json_tokener parse on this thread: json-c (0.16) copies the
+ * thread's locale at every parse (duplocale, newlocale, freelocale), each
+ * a malloc under glibc's one global locale lock unless the thread already
+ * uses the C locale object, when all three are no-ops. So the first call
+ * on a thread makes it use that object (the same as the process's "C"
+ * locale: the project never sets another). enpu_json_parse calls it. */
+void enpu_json_thread(void);
+
 /* Parse strict JSON of exactly len bytes. NULL with ENPU_E_ARTIFACT naming
  * label on any syntax error. Caller puts the result. */
 struct json_object *enpu_json_parse(const char *text, size_t len, const char *label,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "digest.h"
+#include "json.h"
 #include "http_int.h"
 
 /* ---- bodies ---------------------------------------------------------------------- */
@@ -247,7 +248,10 @@ void http_end_body(srv_req *r)
 		}
 	}
 	if (r->mode == M_JSON && !r->failed) {
-		json_tokener *tok = json_tokener_new_ex(r->ctx->cfg.max_json_depth);
+		json_tokener *tok;
+
+		enpu_json_thread();
+		tok = json_tokener_new_ex(r->ctx->cfg.max_json_depth);
 
 		/* names from a JSON body end up in replies and logs: UTF-8 only */
 		if (tok)
