@@ -32,10 +32,23 @@ void srv_artifact_dir(const srv_cas *c, const char *id, char *out, size_t cap)
  * (srv_stat_same_file: a rewrite, a rename over it or a touch moves its
  * ctime) is not read again: a use costs one stat. */
 #define MAN_MEMO_SLOTS 64
+/* With them, once srv_artifact_known_good has parsed them, what it needs
+ * (the backend, each file's path and digest), so that a job's check costs
+ * stats and no parse; for manifests of at most KG_FILES files with paths
+ * shorter than KG_PATH (the rest are parsed at every check). */
+#define KG_FILES 8
+#define KG_PATH 64
+typedef struct kg_list {
+	int n;                      /* -1: not parsed (or too large to keep) */
+	char backend[32];
+	char path[KG_FILES][KG_PATH];
+	char sha256[KG_FILES][65];
+} kg_list;
 typedef struct man_memo {
 	char id[65];
 	struct stat st;
 	enpu_buf bytes;
+	kg_list kg;
 } man_memo;
 static man_memo man_memo_tab[MAN_MEMO_SLOTS];
 static pthread_mutex_t man_memo_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -72,6 +85,7 @@ static int read_manifest(const char *id, const char *p, enpu_buf *b, enpu_err *e
 	pthread_mutex_lock(&man_memo_mu);
 	enpu_buf_free(&mm->bytes);
 	mm->id[0] = '\0';
+	mm->kg.n = -1;
 	if (enpu_buf_add(&mm->bytes, b->data, b->len) == 0) {
 		memcpy(mm->id, id, 65);
 		mm->st = st;
@@ -240,28 +254,88 @@ bad:
 	return 0;
 }
 
-int srv_artifact_known_good(srv_cas *c, const char *id, enpu_manifest *keep)
+/* The check list of artifact id whose manifest stats as st, from the memo
+ * into *out: 1, or 0 when it has none for that file. */
+static int kg_get(const char *id, const struct stat *st, kg_list *out)
+{
+	man_memo *mm = man_slot(id);
+	int hit;
+
+	pthread_mutex_lock(&man_memo_mu);
+	hit = !strcmp(mm->id, id) && srv_stat_same_file(&mm->st, st) && mm->kg.n >= 0;
+	if (hit)
+		*out = mm->kg;
+	pthread_mutex_unlock(&man_memo_mu);
+	return hit;
+}
+
+/* m (parsed from the manifest that stats as st) as id's check list: into
+ * *out, and into the memo when its bytes are of that file. 0, or -1 when
+ * it does not fit a kg_list. */
+static int kg_put(const char *id, const struct stat *st, const enpu_manifest *m, kg_list *out)
+{
+	man_memo *mm = man_slot(id);
+	int i;
+
+	if (m->n > KG_FILES)
+		return -1;
+	out->n = m->n;
+	snprintf(out->backend, sizeof out->backend, "%s", m->backend);
+	for (i = 0; i < m->n; i++) {
+		if (strlen(m->files[i].path) >= KG_PATH)
+			return -1;
+		snprintf(out->path[i], KG_PATH, "%s", m->files[i].path);
+		memcpy(out->sha256[i], m->files[i].sha256, 65);
+	}
+	pthread_mutex_lock(&man_memo_mu);
+	if (!strcmp(mm->id, id) && srv_stat_same_file(&mm->st, st))
+		mm->kg = *out;
+	pthread_mutex_unlock(&man_memo_mu);
+	return 0;
+}
+
+int srv_artifact_known_good(srv_cas *c, const char *id, char *backend, size_t cap)
 {
 	enpu_manifest m;
 	enpu_err ign = ENPU_ERR_INIT;
 	char dir[4300], p[5400];
+	struct stat st;
+	kg_list kg;
 	int i, ok;
 
 	if (!enpu_is_sha256_hex(id))
 		return 0;
 	srv_artifact_dir(c, id, dir, sizeof dir);
-	if (srv_artifact_manifest(c, id, &m, NULL, &ign) != 0)
+	snprintf(p, sizeof p, "%s/" MANIFEST, dir);
+	if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
 		return 0;
-	ok = !strcmp(m.id, id);
-	for (i = 0; ok && i < m.n; i++) {
-		snprintf(p, sizeof p, "%s/%s", dir, m.files[i].path);
-		ok = srv_cas_known_good(c, p, m.files[i].sha256);
-	}
-	if (ok)
-		*keep = m;
-	else
+	if (!kg_get(id, &st, &kg)) {
+		/* read (the bytes' memo) and parse; kept when it fits */
+		if (srv_artifact_manifest(c, id, &m, NULL, &ign) != 0)
+			return 0;
+		ok = !strcmp(m.id, id);
+		if (ok && kg_put(id, &st, &m, &kg) != 0) {
+			/* too large to keep: checked from the parse */
+			for (i = 0; ok && i < m.n; i++) {
+				snprintf(p, sizeof p, "%s/%s", dir, m.files[i].path);
+				ok = srv_cas_known_good(c, p, m.files[i].sha256);
+			}
+			if (ok)
+				snprintf(backend, cap, "%s", m.backend);
+			enpu_manifest_free(&m);
+			return ok;
+		}
 		enpu_manifest_free(&m);
-	return ok;
+		if (!ok)
+			return 0;
+	}
+	for (i = 0; i < kg.n; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, kg.path[i]);
+		if (!srv_cas_known_good(c, p, kg.sha256[i]))
+			return 0;
+	}
+	snprintf(backend, cap, "%s", kg.backend);
+	return 1;
 }
 
 void srv_artifact_touch(srv_cas *c, const char *id)

@@ -35,9 +35,10 @@ int srv_artifact_present(srv_cas *c, const char *id);
  * (when non-NULL) is the manifest it checked, the caller's to free. */
 int srv_artifact_verify(srv_cas *c, const char *id, enpu_manifest *keep, enpu_err *e);
 /* 1 when srv_artifact_verify would pass on stats alone (every file known
- * good: nothing to hash), with *keep its manifest (the caller's to free);
- * 0 when it would have to read something (nothing dropped, nothing kept). */
-int srv_artifact_known_good(srv_cas *c, const char *id, enpu_manifest *keep);
+ * good: nothing to hash), with its manifest's backend in backend; 0 when
+ * it would have to read something (nothing dropped). A manifest that
+ * stats as when last checked is not parsed again (a stat per file). */
+int srv_artifact_known_good(srv_cas *c, const char *id, char *backend, size_t cap);
 /* Remove artifacts/<id>, the action-cache entries naming it, and its loaded
  * handle (at once, or when the last user releases it). 1 = it existed. */
 int srv_artifact_drop(srv_cas *c, const char *id);

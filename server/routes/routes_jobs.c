@@ -67,7 +67,7 @@ static void reply_job(srv_ctx *ctx, srv_req *r, const char *id, int wait_s, int 
 
 /* The artifact's files and the input are verified and unchanged: their
  * checks cost a stat each, no hashing (which is for a handler thread). */
-static int known_good(srv_ctx *ctx, srv_req *r, const char *art, enpu_manifest *m)
+static int known_good(srv_ctx *ctx, srv_req *r, const char *art, char *backend, size_t cap)
 {
 	const char *in = NULL;
 	char p[4300];
@@ -75,7 +75,8 @@ static int known_good(srv_ctx *ctx, srv_req *r, const char *art, enpu_manifest *
 	if (srv_field_str(r, F_INPUT, 0, &in) || !in || !enpu_is_sha256_hex(in))
 		return 0;   /* the thread's run of the handler says what is wrong */
 	srv_cas_blob_path(ctx->cas, in, p, sizeof p);
-	return srv_cas_known_good(ctx->cas, p, in) && srv_artifact_known_good(ctx->cas, art, m);
+	return srv_cas_known_good(ctx->cas, p, in) &&
+	       srv_artifact_known_good(ctx->cas, art, backend, cap);
 }
 
 void srv_post_job(srv_ctx *ctx, srv_req *r)
@@ -127,17 +128,19 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 	 * fails the request, not the job. The backend is the manifest's (the
 	 * cache's manifests are trusted); the worker loads the artifact. On
 	 * the loop, only files already verified pass: hashing is for a thread. */
-	if (on_loop && !known_good(ctx, r, art, &m)) {
+	if (on_loop && !known_good(ctx, r, art, backend, sizeof backend)) {
 		srv_cache_pin_end(ctx);
 		srv_req_defer(r);
 		return;
 	}
-	if (!on_loop && !srv_artifact_verify(ctx->cas, art, &m, &e)) {
-		srv_reply_error(r, &e, NULL);
-		goto unpin;
+	if (!on_loop) {
+		if (!srv_artifact_verify(ctx->cas, art, &m, &e)) {
+			srv_reply_error(r, &e, NULL);
+			goto unpin;
+		}
+		snprintf(backend, sizeof backend, "%s", m.backend);
+		enpu_manifest_free(&m);
 	}
-	snprintf(backend, sizeof backend, "%s", m.backend);
-	enpu_manifest_free(&m);
 	if (ctx->cfg.role != SRV_ROLE_BOARD && srv_backend_on_board(backend)) {
 		/* never run here; refused now rather than queued forever */
 		if (!srv_boards_serves(ctx->boards, backend)) {

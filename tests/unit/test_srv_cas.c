@@ -682,6 +682,52 @@ Test(srv_cas, a_manifest_changed_after_a_use_is_read_again)
 	srv_cas_close(c);
 }
 
+/* A job's check on the HTTP thread (srv_artifact_known_good) parses a
+ * manifest once: later checks stat it and each file. A file gone fails the
+ * check at once; a manifest rewritten behind the daemon's back is parsed
+ * again. */
+Test(srv_cas, known_good_keeps_the_parse_while_the_manifest_stats_the_same)
+{
+	srv_cas *c = open_cache("kg");
+	enpu_buf b = ENPU_BUF_INIT;
+	char id[65], p[5400], dir[4300], be[32] = "";
+	struct stat st;
+	char *at;
+
+	compile_tiny(c, id);
+	cr_assert_eq(srv_artifact_known_good(c, id, be, sizeof be), 1);
+	cr_expect_str_eq(be, "cpu_ref");
+	be[0] = '\0';
+	cr_assert_eq(srv_artifact_known_good(c, id, be, sizeof be), 1, "from the memo");
+	cr_expect_str_eq(be, "cpu_ref");
+	cr_expect_eq(srv_artifact_known_good(c, "0123", be, sizeof be), 0, "not an id");
+	srv_artifact_dir(c, id, dir, sizeof dir);
+	snprintf(p, sizeof p, "%s/plan.json", dir);
+	cr_assert_eq(rename(p, "kg.plan"), 0);
+	cr_expect_eq(srv_artifact_known_good(c, id, be, sizeof be), 0, "a file gone: not good");
+	cr_assert_eq(rename("kg.plan", p), 0);
+	cr_expect_eq(srv_artifact_known_good(c, id, be, sizeof be), 0,
+		     "back, but its ctime moved: to be hashed again (a handler thread's work)");
+	cr_assert_eq(srv_artifact_verify(c, id, NULL, NULL), 1, "hashed: good");
+	cr_expect_eq(srv_artifact_known_good(c, id, be, sizeof be), 1, "known good again");
+	snprintf(p, sizeof p, "%s/manifest.json", dir);
+	cr_assert_eq(stat(p, &st), 0);
+	read_all(p, &b);
+	cr_assert_not_null(at = memmem(b.data, b.len, "\"cpu_ref\"", 9));
+	memcpy(at, "\"npu_sim\"", 9);   /* the same length */
+	FILE *f = fopen(p, "r+b");
+	cr_assert_not_null(f);
+	cr_assert_eq(fwrite(b.data, 1, b.len, f), b.len);
+	fclose(f);
+	struct timespec ts[2] = {st.st_atim, st.st_mtim};
+	cr_assert_eq(utimensat(AT_FDCWD, p, ts, 0), 0);
+	/* parsed again: an npu_sim manifest without its target does not parse */
+	cr_expect_eq(srv_artifact_known_good(c, id, be, sizeof be), 0,
+		     "the rewritten manifest was not parsed again (backend %s)", be);
+	enpu_buf_free(&b);
+	srv_cas_close(c);
+}
+
 Test(srv_cas, a_corrupted_artifact_is_dropped_with_its_entries)
 {
 	srv_cas *c = open_cache("art");
