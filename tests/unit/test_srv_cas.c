@@ -643,6 +643,27 @@ Test(srv_cas, check_file_force_rehashes)
 	srv_cas_close(c);
 }
 
+/* Rewrite the manifest at p behind the daemon's back: backend cpu_ref
+ * becomes npu_sim (the same length), its mtime put back (its ctime moves). */
+static void cpu_ref_to_npu_sim_in_place(const char *p)
+{
+	enpu_buf b = ENPU_BUF_INIT;
+	struct stat st;
+	char *at;
+
+	cr_assert_eq(stat(p, &st), 0);
+	read_all(p, &b);
+	cr_assert_not_null(at = memmem(b.data, b.len, "\"cpu_ref\"", 9));
+	memcpy(at, "\"npu_sim\"", 9);
+	FILE *f = fopen(p, "r+b");
+	cr_assert_not_null(f);
+	cr_assert_eq(fwrite(b.data, 1, b.len, f), b.len);
+	fclose(f);
+	struct timespec ts[2] = {st.st_atim, st.st_mtim};
+	cr_assert_eq(utimensat(AT_FDCWD, p, ts, 0), 0);
+	enpu_buf_free(&b);
+}
+
 /* A manifest read once is not read again while its file stats the same;
  * one rewritten behind the daemon's back, even to the same size with its
  * mtime put back, is read afresh (the ctime moved). */
@@ -651,10 +672,7 @@ Test(srv_cas, a_manifest_changed_after_a_use_is_read_again)
 	srv_cas *c = open_cache("man");
 	enpu_err e = ENPU_ERR_INIT;
 	enpu_manifest m;
-	enpu_buf b = ENPU_BUF_INIT;
 	char id[65], p[5400];
-	struct stat st;
-	char *at;
 
 	compile_tiny(c, id);
 	cr_assert_eq(srv_artifact_manifest(c, id, &m, NULL, &e), 0, "%s", e.message);
@@ -664,21 +682,11 @@ Test(srv_cas, a_manifest_changed_after_a_use_is_read_again)
 	enpu_manifest_free(&m);
 	srv_artifact_dir(c, id, p, sizeof p);
 	strcat(p, "/manifest.json");
-	cr_assert_eq(stat(p, &st), 0);
-	read_all(p, &b);
-	cr_assert_not_null(at = memmem(b.data, b.len, "\"cpu_ref\"", 9));
-	memcpy(at, "\"npu_sim\"", 9);   /* the same length */
-	FILE *f = fopen(p, "r+b");
-	cr_assert_not_null(f);
-	cr_assert_eq(fwrite(b.data, 1, b.len, f), b.len);
-	fclose(f);
-	struct timespec ts[2] = {st.st_atim, st.st_mtim};
-	cr_assert_eq(utimensat(AT_FDCWD, p, ts, 0), 0);
+	cpu_ref_to_npu_sim_in_place(p);
 	/* read again: an npu_sim manifest without its target is refused */
 	cr_assert_eq(srv_artifact_manifest(c, id, &m, NULL, &e), -1,
 		     "the rewritten manifest was not read again");
 	cr_assert(strstr(e.message, "target"), "%s", e.message);
-	enpu_buf_free(&b);
 	srv_cas_close(c);
 }
 
@@ -689,10 +697,7 @@ Test(srv_cas, a_manifest_changed_after_a_use_is_read_again)
 Test(srv_cas, known_good_keeps_the_parse_while_the_manifest_stats_the_same)
 {
 	srv_cas *c = open_cache("kg");
-	enpu_buf b = ENPU_BUF_INIT;
 	char id[65], p[5400], dir[4300], be[32] = "";
-	struct stat st;
-	char *at;
 
 	compile_tiny(c, id);
 	cr_assert_eq(srv_artifact_known_good(c, id, be, sizeof be), 1);
@@ -711,20 +716,10 @@ Test(srv_cas, known_good_keeps_the_parse_while_the_manifest_stats_the_same)
 	cr_assert_eq(srv_artifact_verify(c, id, NULL, NULL), 1, "hashed: good");
 	cr_expect_eq(srv_artifact_known_good(c, id, be, sizeof be), 1, "known good again");
 	snprintf(p, sizeof p, "%s/manifest.json", dir);
-	cr_assert_eq(stat(p, &st), 0);
-	read_all(p, &b);
-	cr_assert_not_null(at = memmem(b.data, b.len, "\"cpu_ref\"", 9));
-	memcpy(at, "\"npu_sim\"", 9);   /* the same length */
-	FILE *f = fopen(p, "r+b");
-	cr_assert_not_null(f);
-	cr_assert_eq(fwrite(b.data, 1, b.len, f), b.len);
-	fclose(f);
-	struct timespec ts[2] = {st.st_atim, st.st_mtim};
-	cr_assert_eq(utimensat(AT_FDCWD, p, ts, 0), 0);
+	cpu_ref_to_npu_sim_in_place(p);
 	/* parsed again: an npu_sim manifest without its target does not parse */
 	cr_expect_eq(srv_artifact_known_good(c, id, be, sizeof be), 0,
 		     "the rewritten manifest was not parsed again (backend %s)", be);
-	enpu_buf_free(&b);
 	srv_cas_close(c);
 }
 
