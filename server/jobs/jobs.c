@@ -374,7 +374,18 @@ json_object *srv_jobs_get(srv_jobs *j, const char *id, int wait_s, int *final)
 			break;
 		jb = jobs_find(j, id);
 	}
-	if (jb) {
+	if (jb && FINAL(jb->state) && !jb->remote) {
+		/* A finished local job changes no more: its JSON is built
+		 * outside the lock (the job held, pins, so that it stays), the
+		 * lock's longest hold on a job's path otherwise. */
+		*final = 1;
+		jb->pins++;
+		pthread_mutex_unlock(&j->mu);
+		o = jobs_job_json(j, jb, NULL);
+		pthread_mutex_lock(&j->mu);
+		jb->pins--;
+		jobs_let_go(j, jb);
+	} else if (jb) {
 		*final = FINAL(jb->state);
 		o = jobs_job_json(j, jb, NULL);
 	}

@@ -136,8 +136,9 @@ static void add_board(json_object *o, const srv_jobs *j, const job *jb)
 		json_object_object_add(o, F_BOARD_ERROR, parsed(jb->board_error));
 }
 
-/* Under the lock. run_work caches the running jobs' work over a list
- * ({-2, -2} = not computed). */
+/* Under the lock, or without it for a finished local job that is held
+ * (pins: nothing it reads changes then). run_work caches the running
+ * jobs' work over a list ({-2, -2} = not computed). */
 json_object *jobs_job_json(const srv_jobs *j, const job *jb, double run_work[2])
 {
 	json_object *o = json_object_new_object();
