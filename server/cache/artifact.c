@@ -697,15 +697,14 @@ int srv_artifact_get_checked(srv_cas *c, const char *id, const enpu_limits *lim,
 			     enpu_artifact **out, enpu_err *e)
 {
 	char dir[4300];
-	struct stat st;
 	enpu_artifact *a = NULL;
 	int i;
 
 	*out = NULL;
+	/* No stat of dir: the caller's check has just stated every file, and
+	 * a drop since marks the handle stale (lru_forget); a load of a
+	 * directory gone meanwhile fails below. */
 	srv_artifact_dir(c, id, dir, sizeof dir);
-	if (stat(dir, &st) != 0)
-		return enpu_fail(e, ENPU_E_NOT_FOUND, id, "compile it, or import it with PUT "
-				 API_ARTIFACTS "{id}", "no artifact '%s' on this server", id);
 	pthread_mutex_lock(&lru_mu);
 	for (i = 0; i < LRU_SLOTS; i++)
 		if (lru[i].a && !lru[i].stale && !strcmp(lru[i].dir, dir)) {

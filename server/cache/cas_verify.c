@@ -94,15 +94,15 @@ int srv_cas_known_good(srv_cas *c, const char *path, const char *digest)
 	return known;
 }
 
-int srv_cas_check_file(srv_cas *c, const char *path, const char *digest, int force)
+/* srv_cas_check_file of the file at path that stats as st (a regular file). */
+static int check_stated(srv_cas *c, const char *path, const struct stat *stp, const char *digest,
+			int force)
 {
-	struct stat st, st2;
+	struct stat st = *stp, st2;
 	char got[65];
 	enpu_err e = ENPU_ERR_INIT;
 	int known = 0;
 
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-		return 0;
 	pthread_mutex_lock(&c->memo_mu);
 	known = !force && memo_same(memo_slot(c, &st), &st, digest);
 	pthread_mutex_unlock(&c->memo_mu);
@@ -116,15 +116,29 @@ int srv_cas_check_file(srv_cas *c, const char *path, const char *digest, int for
 	return 1;
 }
 
+int srv_cas_check_file(srv_cas *c, const char *path, const char *digest, int force)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	return check_stated(c, path, &st, digest, force);
+}
+
 int srv_cas_verify(srv_cas *c, const char *digest, uint64_t *size)
 {
 	char p[4200];
+	struct stat st;
 	uint64_t sz;
 
-	if (!srv_cas_has(c, digest, &sz))
+	if (!enpu_is_sha256_hex(digest))
 		return 0;
 	srv_cas_blob_path(c, digest, p, sizeof p);
-	if (!srv_cas_check_file(c, p, digest, 0)) {
+	/* one stat: there (srv_cas_has's test) and, when unchanged, known good */
+	if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
+		return 0;
+	sz = (uint64_t)st.st_size;
+	if (!check_stated(c, p, &st, digest, 0)) {
 		/* gone meanwhile (evicted) is not corruption */
 		if (!srv_cas_has(c, digest, NULL))
 			return 0;
