@@ -234,11 +234,39 @@ void jobs_breathe(srv_jobs *j)
  * else capped by the policy's. Under the lock; 0 (with *here the job when
  * it was started for the caller, SRV_HERE_ONLY), SRV_HERE_REFUSED, or -1
  * + *e. */
-static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, char id[33], enpu_err *e,
-			 job **here)
+/* A new job for q, made without the lock (its allocations, its id's
+ * random bytes, its fields): NULL when out of memory. */
+static job *job_new(const srv_jobreq *q)
 {
-	job *jb;
+	job *jb = calloc(1, sizeof *jb);
 
+	if (jb) {
+		jb->input_name = strdup(q->input_name ? q->input_name : "");
+		jb->qn = calloc(1, sizeof *jb->qn);
+	}
+	if (!jb || !jb->input_name || !jb->qn) {
+		if (jb)
+			jobs_job_free(jb);
+		return NULL;
+	}
+	srv_random_hex(jb->id, 16);
+	snprintf(jb->artifact, sizeof jb->artifact, "%s", q->artifact);
+	snprintf(jb->backend, sizeof jb->backend, "%s", q->backend);
+	snprintf(jb->input, sizeof jb->input, "%s", q->input);
+	snprintf(jb->owner, sizeof jb->owner, "%s", q->owner ? q->owner : "");
+	jb->bk = enpu_backend_parse(q->backend);
+	jb->prio = q->priority >= SRV_PRIO_LOW && q->priority <= SRV_PRIO_HIGH ? q->priority
+		   : SRV_PRIO_NORMAL;
+	jb->state = S_QUEUED;
+	jb->remote = q->remote != 0;
+	return jb;
+}
+
+/* Queue jb (job_new's), under the lock: 0, SRV_HERE_REFUSED or -1 with
+ * *e; jb is the table's on 0, still the caller's otherwise. */
+static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, job *jb, char id[33],
+			 enpu_err *e, job **here)
+{
 	if (j->stopping)
 		return enpu_fail(e, ENPU_E_STORAGE, NULL, "retry once the server is back",
 				 "the server is shutting down");
@@ -248,23 +276,8 @@ static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, char id[33
 		return enpu_fail(e, ENPU_E_QUEUE_FULL, NULL, "retry after a moment",
 				 "%d jobs are already waiting (the --max-queue limit)",
 				 j->queued + j->rqueued);
-	jb = calloc(1, sizeof *jb);
-	if (jb)
-		jb->input_name = strdup(q->input_name ? q->input_name : "");
-	if (!jb || !jb->input_name) {
-		free(jb);
-		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
-	}
-	do
+	while (jobs_find(j, jb->id))   /* 64 random bits: all but never */
 		srv_random_hex(jb->id, 16);
-	while (jobs_find(j, jb->id));
-	snprintf(jb->artifact, sizeof jb->artifact, "%s", q->artifact);
-	snprintf(jb->backend, sizeof jb->backend, "%s", q->backend);
-	snprintf(jb->input, sizeof jb->input, "%s", q->input);
-	snprintf(jb->owner, sizeof jb->owner, "%s", q->owner ? q->owner : "");
-	jb->bk = enpu_backend_parse(q->backend);
-	jb->prio = q->priority >= SRV_PRIO_LOW && q->priority <= SRV_PRIO_HIGH ? q->priority
-		   : SRV_PRIO_NORMAL;
 	if (exact)
 		jb->timeout_s = q->timeout_s > 0 ? q->timeout_s : 0;
 	else
@@ -273,12 +286,8 @@ static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, char id[33
 	clock_gettime(CLOCK_REALTIME, &jb->created);
 	jb->t_created = srv_now();
 	jb->deadline = jb->t_created + jb->timeout_s;
-	jb->state = S_QUEUED;
-	jb->remote = q->remote != 0;
-	if (jobs_add(j, jb) != 0) {   /* nothing holds it yet */
-		jobs_job_free(jb);
+	if (jobs_add(j, jb) != 0)   /* nothing holds it yet */
 		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
-	}
 	if (jb->remote) {
 		pthread_cond_broadcast(&j->rwork);
 	} else if (q->here == SRV_HERE_ONLY) {
@@ -292,18 +301,24 @@ static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, char id[33
 		pthread_cond_signal(&j->work);
 	}
 	memcpy(id, jb->id, 33);
-	jobs_prune(j, 4);   /* keeps up with the history bound; the timer does the rest */
 	return 0;
 }
 
 static int submit(srv_jobs *j, const srv_jobreq *q, int exact, char id[33], enpu_err *e)
 {
-	job *here = NULL;
+	job *here = NULL, *jb = job_new(q), *dead = NULL;
 	int rc;
 
+	if (!jb)
+		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
 	pthread_mutex_lock(&j->mu);
-	rc = submit_locked(j, q, exact, id, e, &here);
+	rc = submit_locked(j, q, exact, jb, id, e, &here);
+	if (rc == 0)   /* keeps up with the history bound; the timer does the rest */
+		jobs_prune_into(j, 4, &dead);
 	pthread_mutex_unlock(&j->mu);
+	if (rc != 0)
+		jobs_job_free(jb);
+	jobs_free_dead(dead);   /* out of the table, freed without the lock */
 	return rc == 0 && here ? 1 : rc;   /* SRV_HERE_REFUSED passes through */
 }
 

@@ -99,8 +99,7 @@ int jobs_add(srv_jobs *j, job *jb)
 	 * that putting a running one back (a board fault) cannot fail */
 	if (jheap_reserve(h, h->n + j->run.n + 1) != 0)
 		return -1;
-	jb->qn = calloc(1, sizeof *jb->qn);
-	if (!jb->qn)
+	if (!jb->qn && !(jb->qn = calloc(1, sizeof *jb->qn)))   /* the submitter's, usually */
 		return -1;
 	jb->hpos = -1;
 	jb->order = j->next_order + 1;
@@ -124,7 +123,9 @@ int jobs_add(srv_jobs *j, job *jb)
 }
 
 /* Out of the hash and the submission list, and freed. */
-static void drop(srv_jobs *j, job *jb)
+/* Take jb out of the table; free it, or (dead non-NULL) put it on *dead
+ * for jobs_free_dead once the lock is let go. */
+static void drop_into(srv_jobs *j, job *jb, job **dead)
 {
 	job **pp = &j->hash[jobs_hash_id(jb->id) & j->hmask];
 
@@ -149,7 +150,27 @@ static void drop(srv_jobs *j, job *jb)
 	}
 	jobs_unqueue(j, jb);
 	jobs_list_remove(jb);
-	jobs_job_free(jb);
+	if (dead) {
+		jb->hnext = *dead;   /* out of the hash: its link is free */
+		*dead = jb;
+	} else {
+		jobs_job_free(jb);
+	}
+}
+
+static void drop(srv_jobs *j, job *jb)
+{
+	drop_into(j, jb, NULL);
+}
+
+void jobs_free_dead(job *dead)
+{
+	while (dead) {
+		job *next = dead->hnext;
+
+		jobs_job_free(dead);
+		dead = next;
+	}
 }
 
 void jobs_list_push(jlist *l, job *jb)
@@ -248,7 +269,7 @@ static int due(const srv_jobs *j, double now)
 	return jb && (j->fin.n > j->history || now - jb->t_finished >= j->ttl_s);
 }
 
-int jobs_prune(srv_jobs *j, int max)
+int jobs_prune_into(srv_jobs *j, int max, job **dead)
 {
 	double now = srv_now();
 
@@ -260,9 +281,14 @@ int jobs_prune(srv_jobs *j, int max)
 			jb->doomed = 1;
 			continue;
 		}
-		drop(j, jb);
+		drop_into(j, jb, dead);
 	}
 	return due(j, now);
+}
+
+int jobs_prune(srv_jobs *j, int max)
+{
+	return jobs_prune_into(j, max, NULL);
 }
 
 void jobs_let_go(srv_jobs *j, job *jb)

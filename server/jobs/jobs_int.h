@@ -188,6 +188,10 @@ void jobs_list_remove(job *jb);
  * oldest ended first (a watched one is doomed instead). 1 when more
  * remain to forget. */
 int jobs_prune(srv_jobs *j, int max);
+/* The same, the dropped jobs put on *dead (out of the table) for
+ * jobs_free_dead to free once the lock is let go. */
+int jobs_prune_into(srv_jobs *j, int max, job **dead);
+void jobs_free_dead(job *dead);
 /* A watcher or a listing let go of jb: a doomed job nobody holds goes. */
 void jobs_let_go(srv_jobs *j, job *jb);
 

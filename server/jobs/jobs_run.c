@@ -174,8 +174,9 @@ static job *next_local(srv_jobs *j)
 }
 
 /* Run jb (started, its slot taken) without the lock, end it, give the slot
- * back. Called and returns without the lock. */
-static void run_taken(srv_jobs *j, job *jb, enpu_par *par)
+ * back (here: a run on its submitter's thread, counted in n_here, in the
+ * same hold of the lock). Called and returns without the lock. */
+static void run_taken(srv_jobs *j, job *jb, enpu_par *par, int here)
 {
 	enpu_err e = ENPU_ERR_INIT;
 	double t0 = srv_now();
@@ -195,6 +196,8 @@ static void run_taken(srv_jobs *j, job *jb, enpu_par *par)
 	j->free_slots++;
 	if (next_local(j))
 		pthread_cond_signal(&j->work);
+	if (here && --j->n_here == 0)
+		pthread_cond_broadcast(&j->here_done);
 	pthread_mutex_unlock(&j->mu);
 }
 
@@ -217,7 +220,7 @@ static void *worker(void *arg)
 		jobs_start_run(j, jb);
 		j->free_slots--;
 		pthread_mutex_unlock(&j->mu);
-		run_taken(j, jb, par);
+		run_taken(j, jb, par, 0);
 		pthread_mutex_lock(&j->mu);
 	}
 	pthread_mutex_unlock(&j->mu);
@@ -231,12 +234,8 @@ void jobs_run_here(srv_jobs *j, job *jb)
 {
 	enpu_par *par = enpu_par_create(1);
 
-	run_taken(j, jb, par);
+	run_taken(j, jb, par, 1);
 	enpu_par_destroy(par);
-	pthread_mutex_lock(&j->mu);
-	if (--j->n_here == 0)
-		pthread_cond_broadcast(&j->here_done);
-	pthread_mutex_unlock(&j->mu);
 }
 
 /* Time out at most max queued local jobs past their deadline (the
