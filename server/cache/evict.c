@@ -220,6 +220,9 @@ static void evict_locked(srv_ctx *ctx, uint64_t max, const pins *p, srv_gc_resul
 			res->artifacts_dropped += (uint64_t)drop_users(ctx, p, v[i].digest, &later);
 		srv_cas_reclaim(ctx->cas, &later);
 	}
+	/* a batch that took nothing (all gone behind our back) may have made
+	 * its directory: removed with the rest */
+	srv_cas_reclaim(ctx->cas, &later);
 	srv_cas_stats(ctx->cas, &st);
 	res->held_bytes = st.blob_bytes;
 	atomic_store(&busy, 0);

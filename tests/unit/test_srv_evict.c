@@ -454,3 +454,25 @@ Test(evict, takes_go_into_one_directory_of_the_list)
 	cr_expect_neq(lstat(f, &sb), 0);
 	cr_expect_eq(tmp_entries(), 0);
 }
+
+/* Blobs gone behind the daemon's back are forgotten, not evicted: a pass
+ * that takes nothing leaves no directory of its own in tmp/. */
+Test(evict, a_pass_that_takes_nothing_leaves_nothing_in_tmp)
+{
+	enpu_err e = ENPU_ERR_INIT;
+	char d1[65], d2[65], p[4300];
+	srv_cache_stats st;
+
+	cr_assert_eq(srv_cas_put_mem(ctx.cas, "gone one", 8, d1, &e), 0, "%s", e.message);
+	cr_assert_eq(srv_cas_put_mem(ctx.cas, "gone two", 8, d2, &e), 0, "%s", e.message);
+	srv_cas_blob_path(ctx.cas, d1, p, sizeof p);
+	cr_assert_eq(unlink(p), 0);
+	srv_cas_blob_path(ctx.cas, d2, p, sizeof p);
+	cr_assert_eq(unlink(p), 0);
+	ctx.cfg.cache_max = 1;
+	srv_cache_enforce(&ctx);
+	srv_cas_reclaim_wait(ctx.cas);
+	srv_cas_stats(ctx.cas, &st);
+	cr_expect_eq(st.evictions, 0, "nothing was there to evict");
+	cr_expect_eq(tmp_entries(), 0, "no directory left in tmp/");
+}
