@@ -95,24 +95,24 @@ int srv_cas_known_good(srv_cas *c, const char *path, const char *digest)
 }
 
 /* srv_cas_check_file of the file at path that stats as st (a regular file). */
-static int check_stated(srv_cas *c, const char *path, const struct stat *stp, const char *digest,
+static int check_stated(srv_cas *c, const char *path, const struct stat *st, const char *digest,
 			int force)
 {
-	struct stat st = *stp, st2;
+	struct stat st2;
 	char got[65];
 	enpu_err e = ENPU_ERR_INIT;
 	int known = 0;
 
 	pthread_mutex_lock(&c->memo_mu);
-	known = !force && memo_same(memo_slot(c, &st), &st, digest);
+	known = !force && memo_same(memo_slot(c, st), st, digest);
 	pthread_mutex_unlock(&c->memo_mu);
 	if (known)
 		return 1;
 	if (enpu_sha256_file(path, got, &e) != 0 || strcmp(got, digest) != 0)
 		return 0;
 	/* Remember it only if nothing changed while we read. */
-	if (stat(path, &st2) == 0 && srv_stat_same_file(&st, &st2))
-		memo_set(c, &st, digest);
+	if (stat(path, &st2) == 0 && srv_stat_same_file(st, &st2))
+		memo_set(c, st, digest);
 	return 1;
 }
 

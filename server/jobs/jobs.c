@@ -230,10 +230,6 @@ void jobs_breathe(srv_jobs *j)
 	pthread_mutex_lock(&j->mu);
 }
 
-/* Both kinds of submit. exact: the timeout as given (boards.c's callers),
- * else capped by the policy's. Under the lock; 0 (with *here the job when
- * it was started for the caller, SRV_HERE_ONLY), SRV_HERE_REFUSED, or -1
- * + *e. */
 /* A new job for q, made without the lock (its allocations, its id's
  * random bytes, its fields): NULL when out of memory. */
 static job *job_new(const srv_jobreq *q)
@@ -262,8 +258,11 @@ static job *job_new(const srv_jobreq *q)
 	return jb;
 }
 
-/* Queue jb (job_new's), under the lock: 0, SRV_HERE_REFUSED or -1 with
- * *e; jb is the table's on 0, still the caller's otherwise. */
+/* Queue jb (job_new's) for both kinds of submit. exact: the timeout as
+ * given (boards.c's callers), else capped by the policy's. Under the lock;
+ * 0 (with *here the job when it was started for the caller,
+ * SRV_HERE_ONLY), SRV_HERE_REFUSED, or -1 + *e; jb is the table's on 0,
+ * still the caller's otherwise. */
 static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, job *jb, char id[33],
 			 enpu_err *e, job **here)
 {

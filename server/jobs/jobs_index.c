@@ -99,8 +99,6 @@ int jobs_add(srv_jobs *j, job *jb)
 	 * that putting a running one back (a board fault) cannot fail */
 	if (jheap_reserve(h, h->n + j->run.n + 1) != 0)
 		return -1;
-	if (!jb->qn && !(jb->qn = calloc(1, sizeof *jb->qn)))   /* the submitter's, usually */
-		return -1;
 	jb->hpos = -1;
 	jb->order = j->next_order + 1;
 	if (jobs_enqueue(j, jb, 0) != 0)   /* cannot fail after the above; be safe */
@@ -122,8 +120,7 @@ int jobs_add(srv_jobs *j, job *jb)
 	return 0;
 }
 
-/* Out of the hash and the submission list, and freed. */
-/* Take jb out of the table; free it, or (dead non-NULL) put it on *dead
+/* Take jb out of the hash and the submission list; free it, or (dead non-NULL) put it on *dead
  * for jobs_free_dead once the lock is let go. */
 static void drop_into(srv_jobs *j, job *jb, job **dead)
 {

@@ -169,8 +169,8 @@ int jobs_index_init(srv_jobs *j);
 void jobs_index_free(srv_jobs *j);
 /* The job of an id (O(1)); NULL if unknown. */
 job *jobs_find(srv_jobs *j, const char *id);
-/* Add a new job (its id and fields set) to the table and its queue: 0, or
- * -1 out of memory (then nothing holds it). */
+/* Add a new job (its id, fields and queue node qn set: job_new) to the
+ * table and its queue: 0, or -1 out of memory (then nothing holds it). */
 int jobs_add(srv_jobs *j, job *jb);
 /* Put jb into its queue (local or board) and that queue's deadline heap,
  * at its place (priority, then submission) or at the head: 0, or -1 out
