@@ -17,18 +17,38 @@ typedef struct juse {
 	char key[sizeof ((job *)0)->owner + 1 + 65];   /* owner '\n' digest */
 } juse;
 
-static unsigned use_key(char *key, size_t cap, const char *owner, const char *digest)
+/* A key is owner '\n' digest. It is hashed and compared in place, never
+ * formatted: this runs a dozen times a job, under the table's lock. A part too
+ * long for the key is no key (-1): nothing is counted or found under it. */
+static int use_hash(const char *owner, const char *digest, unsigned *h)
 {
-	snprintf(key, cap, "%s\n%s", owner, digest);
-	return jobs_hash_id(key);
+	uint64_t x = 0xcbf29ce484222325ull;   /* FNV-1a, as jobs_hash_id */
+	size_t no = strlen(owner), nd = strlen(digest), i;
+
+	if (no + 1 + nd >= sizeof ((juse *)0)->key)
+		return -1;
+	for (i = 0; i < no; i++)
+		x = (x ^ (unsigned char)owner[i]) * 0x100000001b3ull;
+	x = (x ^ '\n') * 0x100000001b3ull;
+	for (i = 0; i < nd; i++)
+		x = (x ^ (unsigned char)digest[i]) * 0x100000001b3ull;
+	*h = (unsigned)(x ^ (x >> 32));
+	return 0;
 }
 
-static juse **use_slot(srv_jobs *j, const char *key, unsigned h)
+static int use_is(const juse *u, const char *owner, const char *digest)
+{
+	size_t no = strlen(owner);
+
+	return !strncmp(u->key, owner, no) && u->key[no] == '\n' && !strcmp(u->key + no + 1, digest);
+}
+
+static juse **use_slot(srv_jobs *j, const char *owner, const char *digest, unsigned h)
 {
 	juse **pp = &j->uses[h & j->umask];
 
 	for (; *pp; pp = &(*pp)->next)
-		if ((*pp)->h == h && !strcmp((*pp)->key, key))
+		if ((*pp)->h == h && use_is(*pp, owner, digest))
 			break;
 	return pp;
 }
@@ -57,16 +77,17 @@ static void uses_grow(srv_jobs *j)
  * blob reads as not used (refused, never wrongly granted). */
 static void use_count(srv_jobs *j, const char *owner, const char *digest, int delta)
 {
-	char key[sizeof ((juse *)0)->key];
-	unsigned h = use_key(key, sizeof key, owner, digest);
+	unsigned h;
 	juse **pp, *u;
 
+	if (use_hash(owner, digest, &h) != 0)
+		return;
 	if (!j->uses) {
 		if (delta < 0 || !(j->uses = calloc(USES_MIN, sizeof *j->uses)))
 			return;
 		j->umask = USES_MIN - 1;
 	}
-	pp = use_slot(j, key, h);
+	pp = use_slot(j, owner, digest, h);
 	if ((u = *pp)) {
 		if ((u->n += delta) <= 0) {
 			*pp = u->next;
@@ -79,7 +100,7 @@ static void use_count(srv_jobs *j, const char *owner, const char *digest, int de
 		return;
 	u->h = h;
 	u->n = delta;
-	snprintf(u->key, sizeof u->key, "%s", key);
+	snprintf(u->key, sizeof u->key, "%s\n%s", owner, digest);   /* once per new key */
 	u->next = j->uses[h & j->umask];
 	j->uses[h & j->umask] = u;
 	j->n_uses++;
@@ -110,10 +131,9 @@ void jobs_uses_free(srv_jobs *j)
 
 static int used_by(srv_jobs *j, const char *owner, const char *digest)
 {
-	char key[sizeof ((juse *)0)->key];
-	unsigned h = use_key(key, sizeof key, owner, digest);
+	unsigned h;
 
-	return j->uses && *use_slot(j, key, h) != NULL;
+	return use_hash(owner, digest, &h) == 0 && j->uses && *use_slot(j, owner, digest, h) != NULL;
 }
 
 int srv_jobs_visible(srv_jobs *j, const char *id, const srv_ident *who)

@@ -260,8 +260,8 @@ Test(owners, jobs_visible_listed_used, .init = setup, .fini = teardown)
 {
 	enpu_err e = ENPU_ERR_INIT;
 	srv_jobs *jobs = srv_jobs_start(cas, enpu_limits_default(), 1, 1, 8, &e);
-	srv_ident alice = {"alice", 0}, bob = {"bob", 0}, root = {"root", 1};
-	char a[33], b[33], other[65];
+	srv_ident alice = {"alice", 0}, ali = {"ali", 0}, bob = {"bob", 0}, root = {"root", 1};
+	char a[33], b[33], other[65], longer[80];
 	json_object *arr, *o;
 	int final;
 
@@ -292,6 +292,10 @@ Test(owners, jobs_visible_listed_used, .init = setup, .fini = teardown)
 	memset(other, '3', 64);
 	other[64] = '\0';
 	cr_assert_eq(srv_jobs_uses(jobs, &alice, other), 0);
+	/* keys are compared whole: no prefix of a digest or of an owner */
+	snprintf(longer, sizeof longer, "%sff", INP);
+	cr_assert_eq(srv_jobs_uses(jobs, &alice, longer), 0, "a longer digest is another");
+	cr_assert_eq(srv_jobs_uses(jobs, &ali, INP), 0, "'ali' is not 'alice'");
 	cr_assert_eq(srv_jobs_cancel(jobs, b), 0);
 	srv_jobs_free(jobs);
 	jobs = srv_jobs_start(cas, enpu_limits_default(), 1, 1, 8, &e);
