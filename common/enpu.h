@@ -111,6 +111,9 @@ void enpu_artifact_free(enpu_artifact *a);
 const char *enpu_artifact_id(const enpu_artifact *a);
 const char *enpu_artifact_backend(const enpu_artifact *a);
 const enpu_graph *enpu_artifact_graph(const enpu_artifact *a);
+/* Its outputs' names and shapes as one line of JSON, [{"name", "shape"}]
+ * (report.json's "outputs", and a job's): made once at load. */
+const char *enpu_artifact_outputs_json(const enpu_artifact *a);
 
 /* The artifact id: sha256 over "eulernpu-artifact-v1\n" then, for each file
  * in path order, "<path>\0<sha256 hex>\n". manifest.json is not part of it.

@@ -34,6 +34,7 @@ struct enpu_artifact {
 	const enpu_backend_def *def;
 	void *opts;            /* the backend's target options, from the manifest (or NULL) */
 	void *st;              /* the backend's plan, derived again at load (or NULL) */
+	char *outputs;         /* enpu_graph_outputs_json's text, made once at load */
 };
 
 void enpu_artifact_id_of(const char *const *paths, const char *const *digests,
@@ -370,6 +371,19 @@ static int check_summary(const enpu_artifact *a, const enpu_msummary *got, enpu_
 	return 0;
 }
 
+/* The outputs' JSON text, once: each job of the artifact says it. */
+static int outputs_text(enpu_artifact *a, enpu_err *e)
+{
+	json_object *o = enpu_graph_outputs_json(a->g);
+	const char *s = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+							   JSON_C_TO_STRING_NOSLASHESCAPE) : NULL;
+
+	a->outputs = s ? strdup(s) : NULL;
+	json_object_put(o);
+	return a->outputs ? 0 : enpu_fail(e, ENPU_E_NOMEM, "graph.json", NULL,
+					  "cannot load the artifact");
+}
+
 /* The artifact of manifest m from files lf: target options, graph, plan,
  * summary, weights. */
 static int build(enpu_artifact *a, const enpu_manifest *m, loaded_file *lf, int nf,
@@ -395,7 +409,9 @@ static int build(enpu_artifact *a, const enpu_manifest *m, loaded_file *lf, int 
 			e->code = ENPU_E_ARTIFACT;
 		return -1;
 	}
-	return bind_weights(a, m->weights, e);
+	if (bind_weights(a, m->weights, e) < 0)
+		return -1;
+	return outputs_text(a, e);
 }
 
 int enpu_artifact_load(const char *dir, const enpu_limits *lim,
@@ -442,6 +458,7 @@ void enpu_artifact_free(enpu_artifact *a)
 	if (a->st && a->def->state_free)
 		a->def->state_free(a->st);
 	free(a->opts);
+	free(a->outputs);
 	free(a);
 }
 
@@ -458,6 +475,11 @@ const char *enpu_artifact_backend(const enpu_artifact *a)
 const enpu_graph *enpu_artifact_graph(const enpu_artifact *a)
 {
 	return a->g;
+}
+
+const char *enpu_artifact_outputs_json(const enpu_artifact *a)
+{
+	return a->outputs;
 }
 
 const enpu_plan *enpu_artifact_plan(const struct enpu_artifact *a)

@@ -174,6 +174,34 @@ static json_object *ops_json(const enpu_graph *g, const enpu_backend_def *def, c
 	return arr;
 }
 
+json_object *enpu_graph_outputs_json(const enpu_graph *g)
+{
+	json_object *outs = json_object_new_array();
+	int bad = !outs;
+
+	for (int i = 0; !bad && i < g->n_outputs; i++) {
+		const enpu_irtensor *t = &g->tensors[g->outputs[i]];
+		json_object *o = json_object_new_object(), *sh = json_object_new_array();
+
+		if (!o || !sh) {
+			json_object_put(o);
+			json_object_put(sh);
+			bad = 1;
+			break;
+		}
+		for (int d = 0; d < t->shape.ndim; d++)
+			enpu_json_push(sh, json_object_new_int64(t->shape.dim[d]), &bad);
+		enpu_json_put(o, "name", json_object_new_string(t->name), &bad);
+		enpu_json_put(o, "shape", sh, &bad);
+		enpu_json_push(outs, o, &bad);
+	}
+	if (bad) {
+		json_object_put(outs);
+		return NULL;
+	}
+	return outs;
+}
+
 int enpu_graph_to_json(const enpu_graph *g, const char *weights, const char *layout,
 		       const void *st, enpu_buf *out, enpu_err *e)
 {

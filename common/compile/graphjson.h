@@ -16,6 +16,11 @@
 int enpu_graph_to_json(const enpu_graph *g, const char *weights, const char *layout,
 		       const void *st, enpu_buf *out, enpu_err *e);
 
+/* The graph's outputs in order, [{"name", "shape"}]: what report.json says
+ * and, as the loaded artifact keeps it (enpu_artifact_outputs_json), a
+ * job's "outputs". NULL when memory runs out. */
+struct json_object *enpu_graph_outputs_json(const enpu_graph *g);
+
 /* graph.json's (root: the parsed document g was read from) per-op kernel
  * and lowering are what g's backend gives with plan state st.
  * ENPU_E_ARTIFACT naming label otherwise. */

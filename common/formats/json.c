@@ -102,6 +102,22 @@ void enpu_json_put(json_object *o, const char *k, json_object *v, int *bad)
 	}
 }
 
+json_object *enpu_json_raw(const char *text)
+{
+	json_object *o = json_object_new_array();
+	char *copy = strdup(text);
+
+	if (!o || !copy) {
+		json_object_put(o);
+		free(copy);
+		return NULL;
+	}
+	/* json-c's own serializer for this: the userdata, as it is */
+	json_object_set_serializer(o, json_object_userdata_to_json_string, copy,
+				   json_object_free_userdata);
+	return o;
+}
+
 void enpu_json_push(json_object *a, json_object *v, int *bad)
 {
 	if (!v || json_object_array_add(a, v)) {

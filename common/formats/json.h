@@ -25,6 +25,11 @@ void enpu_json_push(struct json_object *a, struct json_object *v, int *bad);
 /* An integer-valued double as an integer ("1000"), else the shortest %.Ng
  * that reads back as the same double: canonical and exact. */
 struct json_object *enpu_json_exact_double(double d);
+/* An array that serializes as text, verbatim: JSON the caller made once
+ * and keeps (a loaded artifact's outputs), put into a reply without being
+ * parsed and built again. In memory it is an empty array, so read text,
+ * not it. NULL when memory runs out. */
+struct json_object *enpu_json_raw(const char *text);
 /* qsort comparison of two const char * (strcmp order). */
 int enpu_cmp_strptr(const void *a, const void *b);
 

@@ -14,6 +14,7 @@
 #include "engine.h"
 #include "backend.h"
 #include "json.h"
+#include "graphjson.h"
 #include "npz.h"
 #include "plan.h"
 
@@ -115,7 +116,7 @@ static int build_report(const enpu_artifact *a, void *run, enpu_buf *b, enpu_err
 {
 	const enpu_backend_def *def = enpu_artifact_def(a);
 	const enpu_graph *g = enpu_artifact_graph(a);
-	json_object *root = json_object_new_object(), *outs = json_object_new_array(), *sec;
+	json_object *root = json_object_new_object(), *outs = enpu_graph_outputs_json(g), *sec;
 	int rc = -1;
 
 	if (!root || !outs) {
@@ -127,21 +128,6 @@ static int build_report(const enpu_artifact *a, void *run, enpu_buf *b, enpu_err
 	json_object_object_add(root, "backend", json_object_new_string(enpu_artifact_backend(a)));
 	json_object_object_add(root, "artifact", json_object_new_string(enpu_artifact_id(a)));
 	json_object_object_add(root, "outputs", outs);
-	for (int i = 0; i < g->n_outputs; i++) {
-		const enpu_irtensor *t = &g->tensors[g->outputs[i]];
-		json_object *o = json_object_new_object(), *sh = json_object_new_array();
-
-		if (!o || !sh) {
-			json_object_put(o);
-			json_object_put(sh);
-			goto nomem;
-		}
-		for (int d = 0; d < t->shape.ndim; d++)
-			json_object_array_add(sh, json_object_new_int64(t->shape.dim[d]));
-		json_object_object_add(o, "name", json_object_new_string(t->name));
-		json_object_object_add(o, "shape", sh);
-		json_object_array_add(outs, o);
-	}
 	if (def->report_json) {
 		if (!(sec = def->report_json(g, enpu_artifact_options(a), enpu_artifact_state(a), run)))
 			goto nomem;

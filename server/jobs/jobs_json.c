@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "jobs_int.h"
+#include "json.h"
 #include "http.h"
 #include "wire.h"
 
@@ -74,8 +75,9 @@ const char *jobs_waiting(const srv_jobs *j, const job *jb)
 	return j->bk_why[jb->bk][0] ? j->bk_why[jb->bk] : "waiting for a board";
 }
 
-/* A JSON text the job keeps (outputs, a board's extra keys or error),
- * parsed again for each answer: nothing is shared with a reply. */
+/* A JSON text the job keeps (a board's extra keys or error), parsed
+ * again for each answer: nothing is shared with a reply. The outputs,
+ * read by no one here, go out as their text (enpu_json_raw). */
 static json_object *parsed(const char *text)
 {
 	return text ? json_tokener_parse(text) : NULL;
@@ -95,7 +97,7 @@ static void add_time(json_object *o, const char *key, const struct timespec *t)
 /* What a succeeded job made: result, outputs, report, npu_sim's totals. */
 static void add_results(json_object *o, const job *jb)
 {
-	json_object *out = parsed(jb->outputs);
+	json_object *out = jb->outputs ? enpu_json_raw(jb->outputs) : NULL;
 	int ok = jb->state == S_SUCCEEDED;
 
 	json_object_object_add(o, F_RESULT, ok ? json_object_new_string(jb->result) : NULL);

@@ -19,29 +19,6 @@
 #include "npz.h"
 
 
-/* The outputs' names and shapes as JSON text (kept by the job: a few
- * bytes, where the objects would take a kilobyte and more). */
-static char *outputs_text(const enpu_artifact *a)
-{
-	const enpu_graph *g = enpu_artifact_graph(a);
-	json_object *arr = json_object_new_array();
-	char *text;
-	int i, d;
-
-	for (i = 0; g && i < g->n_outputs; i++) {
-		const enpu_irtensor *t = &g->tensors[g->outputs[i]];
-		json_object *o = json_object_new_object(), *sh = json_object_new_array();
-		for (d = 0; d < t->shape.ndim; d++)
-			json_object_array_add(sh, json_object_new_int64(t->shape.dim[d]));
-		json_object_object_add(o, F_NAME, json_object_new_string(t->name));
-		json_object_object_add(o, F_SHAPE, sh);
-		json_object_array_add(arr, o);
-	}
-	text = jobs_json_text(arr);
-	json_object_put(arr);
-	return text;
-}
-
 /* The job's input tensors. A small input (most are) is read whole and
  * parsed in memory: libzip's file source costs two stats and five seeks
  * more per job. A larger one, or one that does not read, goes through
@@ -96,7 +73,7 @@ static int run_job(srv_jobs *j, job *jb, enpu_par *par, enpu_err *e)
 	    srv_cas_put_mem_volatile(j->cas, rep.data, rep.len, jb->report, e) != 0)
 		goto out;
 	jb->seconds = info.seconds;
-	jb->outputs = outputs_text(a);
+	jb->outputs = strdup(enpu_artifact_outputs_json(a));   /* NULL: none shown */
 	if (info.has_npu) {
 		jb->has_npu = 1;
 		jb->npu_cycles = info.npu_cycles;

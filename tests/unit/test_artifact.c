@@ -219,6 +219,8 @@ Test(artifact, load_round_trip)
 	cr_assert_str_eq(g->ops[4].def->name, "add");
 	cr_assert_eq(g->n_outputs, 1);
 	cr_assert_str_eq(g->tensors[g->outputs[0]].name, "logits");
+	/* what a job's "outputs" says, made once at load */
+	cr_assert_str_eq(enpu_artifact_outputs_json(a), "[{\"name\":\"logits\",\"shape\":[1,4]}]");
 	enpu_artifact_free(a);
 }
 

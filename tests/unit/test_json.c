@@ -1,6 +1,6 @@
 /* test_json.c: the shared json-c helpers (common/formats/json.c): the
  * per-thread locale that keeps json-c's parse free of glibc's global
- * locale lock, and strict parsing. */
+ * locale lock, strict parsing, and kept text put into a reply verbatim. */
 #include <criterion/criterion.h>
 #include <locale.h>
 #include <pthread.h>
@@ -55,5 +55,21 @@ Test(json, strict_parse_refuses_trailing_data_and_names_the_file)
 	enpu_err e2 = ENPU_ERR_INIT;
 	json_object *o = enpu_json_parse("{\"a\": 1}\n ", 10, "m.json", &e2);
 	cr_expect_not_null(o, "trailing whitespace is fine: %s", e2.message);
+	json_object_put(o);
+}
+
+/* A kept text goes out as it is, wherever it sits in the reply, and
+ * stays the caller's: the object holds its own copy. */
+Test(json, raw_text_goes_out_verbatim)
+{
+	char text[] = "[{\"name\":\"y\",\"shape\":[1,4]}]";
+	json_object *o = json_object_new_object(), *r = enpu_json_raw(text);
+
+	cr_assert_not_null(r);
+	json_object_object_add(o, "outputs", r);
+	json_object_object_add(o, "n", json_object_new_int(2));
+	memset(text, 'x', sizeof text - 1);
+	cr_assert_str_eq(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+			 "{\"outputs\":[{\"name\":\"y\",\"shape\":[1,4]}],\"n\":2}");
 	json_object_put(o);
 }
