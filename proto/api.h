@@ -27,6 +27,9 @@
 #define API_CACHE_ENTRIES     "/v1/cache/entries" /* GET: list; DELETE /v1/cache/entries/{digest or artifact id} */
 #define API_CACHE_GC          "/v1/cache/gc"      /* POST: evict down to --cache-max, drop unreferenced temp files */
 #define API_BOARDS            "/v1/boards"
+#define API_MODELS            "/v1/models"        /* GET: list; GET/DELETE /v1/models/{name} */
+#define API_MODEL_VERSIONS    "/versions"         /* POST /v1/models/{name}/versions (the next);
+						   * PUT/DELETE .../versions/{v} */
 
 /* Query parameters. */
 #define Q_WAIT                "wait"      /* seconds to long-poll for a job to finish */
@@ -54,7 +57,12 @@
 #define F_TARGET_NAME         "target_name"
 #define F_DIGESTS             "digests"   /* POST /v1/blobs/missing */
 #define F_MISSING             "missing"
-#define F_MODEL               "model"     /* import: the .onnx blob */
+#define F_MODEL               "model"     /* import: the .onnx blob; a job: name[:version] */
+#define F_MODELS              "models"
+#define F_VERSIONS            "versions"
+#define F_LATEST              "latest"    /* a model's highest ready version */
+#define F_DEPLOYED            "deployed"
+#define F_READY               "ready"
 #define F_MODEL_NAME          "model_name"
 #define F_EXTERNAL            "external"  /* import: {"<location>": digest} of external data */
 #define F_INPUTS              "inputs"    /* import: {"NAME": [dims]}; answer: [{name, shape}] */

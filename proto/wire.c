@@ -483,3 +483,33 @@ int enpu_wire_job_read(struct json_object *o, enpu_wire_job *j, char *why, size_
 	}
 	return 0;
 }
+
+int enpu_model_name_ok(const char *name)
+{
+	size_t i, n = name ? strlen(name) : 0;
+
+	if (n == 0 || n > ENPU_MODEL_NAME_MAX)
+		return 0;
+	for (i = 0; i < n; i++) {
+		char ch = name[i];
+		int alnum = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			    (ch >= '0' && ch <= '9');
+		if (!alnum && (i == 0 || (ch != '.' && ch != '_' && ch != '-')))
+			return 0;
+	}
+	return 1;
+}
+
+long enpu_model_version_parse(const char *s)
+{
+	long v = 0;
+
+	if (!s || !*s || *s == '0' || strlen(s) > 10)
+		return 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return 0;
+		v = v * 10 + (*s - '0');
+	}
+	return v <= ENPU_MODEL_VERSION_MAX ? v : 0;
+}

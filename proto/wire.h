@@ -134,4 +134,13 @@ typedef struct enpu_wire_job {
  * o. Pure. */
 int enpu_wire_job_read(struct json_object *o, enpu_wire_job *j, char *why, size_t cap);
 
+/* A model's name and version, as the server keeps them and the client
+ * asks for them (server/cache/models.h). A name: 1-64 of [A-Za-z0-9._-],
+ * beginning with a letter or digit (a file name, never a path). A version:
+ * 1 .. 2^31-1 in decimal, no sign, no leading zero; 0 = not a version. */
+#define ENPU_MODEL_NAME_MAX 64
+#define ENPU_MODEL_VERSION_MAX 2147483647L
+int enpu_model_name_ok(const char *name);
+long enpu_model_version_parse(const char *s);
+
 #endif

@@ -25,6 +25,7 @@
 #include "fault.h"
 #include "daemon.h"
 #include "sd.h"
+#include "models.h"
 
 static void enforce_cb(void *ctx)
 {
@@ -173,6 +174,11 @@ static int start_services(srv_ctx *ctx)
 		srv_log("error", "cannot open cache '%s': %s", ctx->cfg.cache_dir, e.message);
 		return -1;
 	}
+	ctx->models = srv_models_open(ctx->cas, &e);
+	if (!ctx->models) {
+		srv_log("error", "cannot open the models of '%s': %s", ctx->cfg.cache_dir, e.message);
+		return -1;
+	}
 	ctx->jobs = srv_jobs_start(ctx->cas, ctx->lim, ctx->cfg.workers, ctx->cfg.threads,
 				   ctx->cfg.max_queue, &e);
 	if (!ctx->jobs) {
@@ -308,6 +314,8 @@ static void shut_down(srv_ctx *ctx, srv_listeners *l, int status)
 	if (l->made_socket && ctx->cfg.socket_path)
 		unlink(ctx->cfg.socket_path);
 	srv_jobs_free(ctx->jobs);
+	srv_models_close(ctx->models);
+	ctx->models = NULL;
 	srv_cas_close(ctx->cas);
 	srv_state_release(&ctx->cfg, status);   /* the cache lock, then the pid file */
 	srv_artifact_cache_clear();

@@ -86,6 +86,7 @@ typedef struct srv_ctx {
 	srv_config cfg;
 	struct srv_cas *cas;
 	struct srv_jobs *jobs;
+	struct srv_models *models;     /* named versions of artifacts (models.h) */
 	const enpu_limits *lim;
 	struct srv_boards *boards;     /* NULL in the board role */
 	char *token;                   /* unused: tokens live in auth (auth.c) */

@@ -243,6 +243,12 @@ static const enpu_code_info table[] = {
 	 "its certificate is signed by a CA the client was not given (--cacert), names\n"
 	 "another host, has expired, or the CA file cannot be read. Retrying does not\n"
 	 "help: fix the client's configuration (exit status 2)."},
+	{ENPU_E_MODEL_CONFLICT, "E0821", "model version names another artifact", 409, EXIT_INPUT,
+	 "deploy under a new version (leave out --version for the next one), or retire "
+	 "that version first",
+	 "A model's version names one artifact for as long as it is deployed, so that\n"
+	 "NAME:VERSION always runs the same bytes. Deploying the same artifact again is\n"
+	 "a no-op; another artifact needs another version."},
 	{ENPU_E_ONNX, "E0403", "not a valid ONNX model or tensor", 422, EXIT_INPUT,
 	 "re-export the model (torch.onnx.export, onnx.save) and check the file is complete",
 	 "An ONNX file (a ModelProto, or a TensorProto .pb) could not be read: the\n"

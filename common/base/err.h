@@ -68,6 +68,7 @@ typedef enum enpu_code {
 	ENPU_E_URI_TOO_LONG,      /* E0818 request URI too long (414) */
 	ENPU_E_HEADERS_TOO_LARGE, /* E0819 request headers too large (431) */
 	ENPU_E_TLS,               /* E0820 no trusted TLS connection (client side) */
+	ENPU_E_MODEL_CONFLICT,    /* E0821 model version names another artifact */
 	ENPU_E_ONNX,              /* E0403 not a valid ONNX model or tensor */
 	ENPU_E_IMPORT,            /* E0404 cannot import the ONNX model */
 	ENPU_E_CODE_COUNT

@@ -4,6 +4,7 @@
  *   ac/<2 hex>/<key>            action cache: compile key -> artifact id (text)
  *   artifacts/<2 hex>/<id>/     materialized artifacts (see artifact.h)
  *   owners/<2 hex>/<sha256>     who uploaded a blob (owners.c)
+ *   models/<name>.json          a named model's versions (models.c)
  *   tmp/                        uploads and builds in progress (emptied at open)
  * The disk is the truth and survives a restart; an index in memory
  * (cas_index.h), built from it in one pass at open and kept as the cache

@@ -26,6 +26,7 @@
 #include "jobs.h"
 #include "artifact.h"
 #include "fault.h"
+#include "models.h"
 
 typedef struct pins {
 	char (*d)[65];
@@ -109,47 +110,51 @@ static int pinned(const pins *p, const char *d)
 	return p->n && bsearch(d, p->d, (size_t)p->n, sizeof *p->d, cmp_dig) != NULL;
 }
 
-/* Inputs and artifacts (every file and the manifest) of unfinished jobs. */
+/* Pin id and, when it is an artifact, every file it lists and its
+ * manifest. */
+static int pin_with_files(srv_ctx *ctx, pins *p, const char *id)
+{
+	enpu_manifest m;
+	enpu_buf raw = ENPU_BUF_INIT;
+	enpu_err e = ENPU_ERR_INIT;
+	char dig[65];
+	int k, rc = 0;
+
+	if (add_pin(p, id) != 0)
+		return -1;
+	if (srv_artifact_manifest(ctx->cas, id, &m, &raw, &e) != 0) {
+		enpu_buf_free(&raw);
+		return 0;
+	}
+	for (k = 0; k < m.n && rc == 0; k++)
+		rc = add_pin(p, m.files[k].sha256);
+	enpu_sha256_hex(raw.data, raw.len, dig);
+	enpu_manifest_free(&m);
+	enpu_buf_free(&raw);
+	return rc == 0 ? add_pin(p, dig) : -1;
+}
+
+/* Inputs and artifacts (every file and the manifest) of unfinished jobs,
+ * and the artifacts of deployed models. */
 static int collect_pins(srv_ctx *ctx, pins *p)
 {
-	char (*jp)[65] = NULL, dig[65];
-	int n, i, k;
+	char (*jp)[65] = NULL, (*mp)[65] = NULL;
+	int n = 0, nm = 0, i, rc = 0;
 
-	if (!ctx->jobs)
-		return 0;
-	n = srv_jobs_pins(ctx->jobs, &jp);
-	if (n < 0)
+	if ((ctx->jobs && (n = srv_jobs_pins(ctx->jobs, &jp)) < 0) ||
+	    (ctx->models && (nm = srv_models_pins(ctx->models, &mp)) < 0)) {
+		free(jp);
 		return -1;
-	for (i = 0; i < n; i++) {
-		enpu_manifest m;
-		enpu_buf raw = ENPU_BUF_INIT;
-		enpu_err e = ENPU_ERR_INIT;
-
-		if (add_pin(p, jp[i]) != 0)
-			goto fail;
-		if (srv_artifact_manifest(ctx->cas, jp[i], &m, &raw, &e) != 0) {
-			enpu_buf_free(&raw);
-			continue;
-		}
-		for (k = 0; k < m.n; k++)
-			if (add_pin(p, m.files[k].sha256) != 0) {
-				enpu_manifest_free(&m);
-				enpu_buf_free(&raw);
-				goto fail;
-			}
-		enpu_sha256_hex(raw.data, raw.len, dig);
-		enpu_manifest_free(&m);
-		enpu_buf_free(&raw);
-		if (add_pin(p, dig) != 0)
-			goto fail;
 	}
+	for (i = 0; i < n && rc == 0; i++)
+		rc = pin_with_files(ctx, p, jp[i]);
+	for (i = 0; i < nm && rc == 0; i++)
+		rc = pin_with_files(ctx, p, mp[i]);
 	free(jp);
-	if (p->n > 1)
+	free(mp);
+	if (rc == 0 && p->n > 1)
 		qsort(p->d, (size_t)p->n, sizeof *p->d, cmp_dig);
-	return 0;
-fail:
-	free(jp);
-	return -1;
+	return rc;
 }
 
 int srv_cache_pinned(srv_ctx *ctx, const char *digest)

@@ -250,6 +250,7 @@ static job *job_new(const srv_jobreq *q)
 	snprintf(jb->backend, sizeof jb->backend, "%s", q->backend);
 	snprintf(jb->input, sizeof jb->input, "%s", q->input);
 	snprintf(jb->owner, sizeof jb->owner, "%s", q->owner ? q->owner : "");
+	snprintf(jb->model, sizeof jb->model, "%s", q->model ? q->model : "");
 	jb->bk = enpu_backend_parse(q->backend);
 	jb->prio = q->priority >= SRV_PRIO_LOW && q->priority <= SRV_PRIO_HIGH ? q->priority
 		   : SRV_PRIO_NORMAL;
@@ -353,7 +354,7 @@ void srv_jobs_run_here(srv_jobs *j, const char *id)
 int srv_jobs_submit(srv_jobs *j, const char *artifact, const char *backend,
 		    const char *input, const char *input_name, char id[33], enpu_err *e)
 {
-	srv_jobreq q = {artifact, backend, input, input_name, SRV_PRIO_NORMAL, 0, 0, NULL, 0};
+	srv_jobreq q = {artifact, backend, input, input_name, SRV_PRIO_NORMAL, 0, 0, NULL, 0, NULL};
 	return submit(j, &q, 0, id, e);
 }
 
@@ -361,7 +362,7 @@ int srv_jobs_submit_remote(srv_jobs *j, const char *artifact, const char *backen
 			   const char *input, const char *input_name, int timeout_s,
 			   char id[33], enpu_err *e)
 {
-	srv_jobreq q = {artifact, backend, input, input_name, SRV_PRIO_NORMAL, timeout_s, 1, NULL, 0};
+	srv_jobreq q = {artifact, backend, input, input_name, SRV_PRIO_NORMAL, timeout_s, 1, NULL, 0, NULL};
 	return submit(j, &q, 1, id, e);
 }
 

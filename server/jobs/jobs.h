@@ -78,6 +78,7 @@ typedef struct srv_jobreq {
 	int remote;                /* a board job (boards.c runs it) */
 	const char *owner;         /* who submitted it (srv_ident name); NULL = "" */
 	int here;                  /* SRV_HERE_*: the caller waits for it and may run it */
+	const char *model;         /* "name:version" it was submitted as, or NULL */
 } srv_jobreq;
 /* SRV_HERE_ONLY: when a worker slot is free and no job is queued, the job
  * is started for the caller to run (no hand-off to a worker and back);

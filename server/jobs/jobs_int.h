@@ -61,6 +61,7 @@ struct job {
 	char input[65];
 	char *input_name;         /* allocated */
 	char owner[64];           /* who submitted it (srv_ident name) */
+	char model[80];           /* "name:version" it was submitted as, or "" */
 	int state, prio, bk;
 	struct timespec created, started, finished;
 	double t_created, t_started, t_attempt;   /* srv_now() */

@@ -183,6 +183,8 @@ json_object *jobs_job_json(const srv_jobs *j, const job *jb, double run_work[2])
 	/* last: a board's job JSON (extra) names its own caller, not ours */
 	json_object_object_add(o, F_INPUT_NAME, srv_json_text(jb->input_name));
 	json_object_object_add(o, F_OWNER, srv_json_text(jb->owner));
+	if (jb->model[0])
+		json_object_object_add(o, F_MODEL, json_object_new_string(jb->model));
 	return o;
 }
 

@@ -30,5 +30,11 @@ const srv_route srv_routes[] = {
 	{"GET",    API_CACHE_ENTRIES,               SRV_BODY_NONE, srv_get_cache_entries, SRV_ROLE_ADMIN, SRV_ON_THREAD},
 	{"DELETE", API_CACHE_ENTRIES "/*",          SRV_BODY_NONE, srv_delete_cache_entry, SRV_ROLE_ADMIN, SRV_ON_THREAD},
 	{"POST",   API_CACHE_GC,                    SRV_BODY_NONE, srv_post_cache_gc, SRV_ROLE_ADMIN, SRV_ON_THREAD},
+	{"GET",    API_MODELS,                      SRV_BODY_NONE, srv_get_models, SRV_ROLE_USER, SRV_ON_THREAD},
+	{"GET",    API_MODELS "/*",                 SRV_BODY_NONE, srv_get_model, SRV_ROLE_USER, SRV_ON_THREAD},
+	{"DELETE", API_MODELS "/*",                 SRV_BODY_NONE, srv_delete_model, SRV_ROLE_USER, SRV_ON_THREAD},
+	{"POST",   API_MODELS "/*" API_MODEL_VERSIONS, SRV_BODY_FORM, srv_post_model_version, SRV_ROLE_USER, SRV_ON_THREAD},
+	{"PUT",    API_MODELS "/*" API_MODEL_VERSIONS "/*", SRV_BODY_FORM, srv_put_model_version, SRV_ROLE_USER, SRV_ON_THREAD},
+	{"DELETE", API_MODELS "/*" API_MODEL_VERSIONS "/*", SRV_BODY_NONE, srv_delete_model_version, SRV_ROLE_USER, SRV_ON_THREAD},
 };
 const int srv_n_routes = (int)(sizeof srv_routes / sizeof srv_routes[0]);

@@ -52,6 +52,14 @@ void srv_get_cache_entries(srv_ctx *ctx, srv_req *r);
 void srv_delete_cache_entry(srv_ctx *ctx, srv_req *r);
 void srv_post_cache_gc(srv_ctx *ctx, srv_req *r);
 
+/* routes_models.c: named, versioned models */
+void srv_get_models(srv_ctx *ctx, srv_req *r);
+void srv_get_model(srv_ctx *ctx, srv_req *r);
+void srv_delete_model(srv_ctx *ctx, srv_req *r);
+void srv_post_model_version(srv_ctx *ctx, srv_req *r);
+void srv_put_model_version(srv_ctx *ctx, srv_req *r);
+void srv_delete_model_version(srv_ctx *ctx, srv_req *r);
+
 extern const srv_route srv_routes[];
 extern const int srv_n_routes;
 

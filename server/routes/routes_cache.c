@@ -182,7 +182,8 @@ static void reply_in_use(srv_req *r, const char *what, const char *id)
 	enpu_err e = ENPU_ERR_INIT;
 
 	enpu_fail(&e, ENPU_E_CONFLICT, id, "wait for the jobs that use it to finish, or "
-		  "cancel them", "%s '%.12s' is needed by a queued or running job", what, id);
+		  "cancel them; retire a model that runs it (`eulernpu models rm NAME:V`)",
+		  "%s '%.12s' is needed by a queued or running job, or a deployed model", what, id);
 	srv_reply_error(r, &e, NULL);
 }
 

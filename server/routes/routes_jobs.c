@@ -2,10 +2,12 @@
  * timeout; ?wait=S answers when done), GET /v1/jobs (the list, filtered),
  * GET /v1/jobs/{id}[?wait=S] (long-poll), /events (server-sent events of
  * its state changes), DELETE (cancel), /result (the result.npz bytes) and
- * /report. A long poll waits on a handler thread, an event stream between
- * its events too (http.h's srv_where, srv_req_await). On a local or lab
- * server, zynq_ps and fpga_board jobs go to the
- * board pool (boards.c); with no board for them, 503 at once. */
+ * /report. A job names its artifact, or a model (name[:version]; without
+ * a version its newest ready one: models.h), resolved at submit. A long
+ * poll waits on a handler thread, an event stream between its events too
+ * (http.h's srv_where, srv_req_await). On a local or lab server, zynq_ps
+ * and fpga_board jobs go to the board pool (boards.c); with no board for
+ * them, 503 at once. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include "artifact.h"
 #include "jobs.h"
 #include "boards.h"
+#include "models.h"
 #include "routes.h"
 
 #define DEFAULT_INPUT_NAME "input.npz"
@@ -81,16 +84,17 @@ static int known_good(srv_ctx *ctx, srv_req *r, const char *art, char *backend, 
 
 void srv_post_job(srv_ctx *ctx, srv_req *r)
 {
-	const char *art, *input, *input_name, *prio_s;
-	char path[4300], id[33];
+	const char *art, *input, *input_name, *prio_s, *model;
+	char path[4300], id[33], model_art[65], model_ref[96];
 	enpu_manifest m;
 	enpu_err e = ENPU_ERR_INIT;
 	char backend[32];
 	int wait_s, remote = 0, prio = SRV_PRIO_NORMAL, here, on_loop, fast;
 	double timeout;
-	srv_jobreq q;
+	srv_jobreq q = {0};
 
-	if (srv_query_wait(r, &wait_s) || srv_field_str(r, F_ARTIFACT, 1, &art) ||
+	if (srv_query_wait(r, &wait_s) || srv_field_str(r, F_ARTIFACT, 0, &art) ||
+	    srv_field_str(r, F_MODEL, 0, &model) ||
 	    srv_field_str(r, F_INPUT_NAME, 0, &input_name) ||
 	    srv_field_str(r, F_PRIORITY, 0, &prio_s) || srv_field_double(r, F_TIMEOUT, 0, &timeout))
 		return;
@@ -103,6 +107,29 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 		srv_reply_fail(r, ENPU_E_BAD_REQUEST, F_TIMEOUT,
 			       "field 'timeout' must be at most 604800 seconds (0 = the server's)");
 		return;
+	}
+	if (!art == !model) {
+		srv_reply_fail(r, ENPU_E_BAD_REQUEST, art ? F_MODEL : F_ARTIFACT,
+			       art ? "give field 'artifact' or field 'model', not both"
+				   : "missing required field 'artifact' (or 'model': name[:version])");
+		return;
+	}
+	if (model) {
+		/* the model's artifact: its readiness reads the cache, on a thread */
+		char name[SRV_MODEL_NAME_MAX + 1];
+		long v;
+
+		if (srv_req_on_loop(r)) {
+			srv_req_defer(r);
+			return;
+		}
+		if (srv_model_ref_parse(model, F_MODEL, name, sizeof name, &v, &e) != 0 ||
+		    srv_models_resolve(ctx->models, name, v, model_art, &v, &e) != 0) {
+			srv_reply_error(r, &e, NULL);
+			return;
+		}
+		snprintf(model_ref, sizeof model_ref, "%s:%ld", name, v);
+		art = model_art;
 	}
 	if (!enpu_is_sha256_hex(art)) {
 		srv_reply_fail(r, ENPU_E_BAD_REQUEST, F_ARTIFACT,
@@ -173,6 +200,7 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 	q.timeout_s = (int)ceil(timeout);   /* capped by --job-timeout */
 	q.remote = remote;
 	q.owner = srv_req_who(r)->name;
+	q.model = model ? model_ref : NULL;
 	/* a short run the caller waits for: here on the loop, or not at all */
 	q.here = fast ? SRV_HERE_ONLY : SRV_HERE_NO;
 	here = srv_jobs_submit_req(ctx->jobs, &q, id, &e);

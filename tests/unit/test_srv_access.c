@@ -32,6 +32,7 @@
 #include "srv.h"
 #include "http.h"
 #include "cas.h"
+#include "models.h"
 #include "jobs.h"
 #include "boards.h"
 #include "artifact.h"
@@ -227,6 +228,8 @@ static void stop_daemon(void)
 	ctx.boards = NULL;
 	srv_jobs_free(ctx.jobs);
 	ctx.jobs = NULL;
+	srv_models_close(ctx.models);
+	ctx.models = NULL;
 	srv_cas_close(ctx.cas);
 	ctx.cas = NULL;
 	srv_auth_shutdown(&ctx);
@@ -280,6 +283,8 @@ static void start_daemon(void)
 
 	ctx.cas = srv_cas_open(cache_dir, &e);
 	cr_assert_not_null(ctx.cas, "%s", e.message);
+	ctx.models = srv_models_open(ctx.cas, &e);
+	cr_assert_not_null(ctx.models, "%s", e.message);
 	ctx.jobs = srv_jobs_start(ctx.cas, ctx.lim, ctx.cfg.workers, ctx.cfg.threads,
 				  ctx.cfg.max_queue, &e);
 	cr_assert_not_null(ctx.jobs, "%s", e.message);

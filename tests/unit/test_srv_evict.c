@@ -13,6 +13,7 @@
 #include "jobs.h"
 #include "artifact.h"
 #include "cache_util.h"
+#include "models.h"
 
 static char root[256];
 static srv_ctx ctx;
@@ -30,10 +31,13 @@ static void setup(void)
 	/* no workers would take a job: queued ones stay queued (pinned) */
 	ctx.jobs = srv_jobs_start(ctx.cas, ctx.lim, 1, 1, 16, &e);
 	cr_assert_not_null(ctx.jobs, "%s", e.message);
+	ctx.models = srv_models_open(ctx.cas, &e);
+	cr_assert_not_null(ctx.models, "%s", e.message);
 }
 
 static void teardown(void)
 {
+	srv_models_close(ctx.models);
 	srv_jobs_free(ctx.jobs);
 	srv_cas_close(ctx.cas);
 	srv_artifact_cache_clear();
@@ -152,6 +156,30 @@ Test(evict, pinned_reports_what_a_job_needs)
 	cr_expect_eq(srv_cache_pinned(&ctx, a), 1);
 	cr_expect_eq(srv_cache_pinned(&ctx, c), 1);
 	cr_expect_eq(srv_cache_pinned(&ctx, b), 0);
+}
+
+/* A deployed model's artifact (its files and manifest) is never evicted,
+ * whatever the bound; once the model is retired it goes as any other. */
+Test(evict, a_deployed_models_artifact_stays)
+{
+	srv_ident alice = {"alice", 0};
+	enpu_err e = ENPU_ERR_INIT;
+	char art[65], a[65];
+	long v;
+
+	compile_example(ctx.cas, "tiny_mlp", art);
+	put_aged('a', 300, a);
+	cr_assert_eq(srv_models_deploy(ctx.models, "mlp", 0, art, "cpu_ref", &alice, &v, &e), 1,
+		     "%s", e.message);
+	cr_expect_eq(srv_cache_pinned(&ctx, art), 1);
+	ctx.cfg.cache_max = 1;
+	srv_cache_enforce(&ctx);
+	cr_expect_not(srv_cas_has(ctx.cas, a, NULL), "an unpinned blob goes");
+	cr_expect_eq(srv_artifact_present(ctx.cas, art), 1, "the model's artifact stays");
+	cr_assert_eq(srv_models_retire(ctx.models, "mlp", 0, &alice, &e), 0, "%s", e.message);
+	cr_expect_eq(srv_cache_pinned(&ctx, art), 0);
+	srv_cache_enforce(&ctx);
+	cr_expect_eq(srv_artifact_present(ctx.cas, art), 0, "retired: evicted");
 }
 
 Test(evict, gc_evicts_and_drops_dangling_entries_and_stale_tmp)

@@ -72,7 +72,7 @@ TestSuite(jobs, .init = setup, .fini = teardown);
 static void submit(int prio, int timeout_s, char id[33])
 {
 	enpu_err e = ENPU_ERR_INIT;
-	srv_jobreq q = {ART, "zynq_ps", INP, "in.npz", prio, timeout_s, 1, NULL, 0};
+	srv_jobreq q = {ART, "zynq_ps", INP, "in.npz", prio, timeout_s, 1, NULL, 0, NULL};
 	cr_assert_eq(srv_jobs_submit_req(jobs, &q, id, &e), 0, "%s", e.message);
 }
 
@@ -144,7 +144,7 @@ Test(jobs, a_full_queue_refuses)
 {
 	char id[33];
 	enpu_err e = ENPU_ERR_INIT;
-	srv_jobreq q = {ART, "zynq_ps", INP, "in.npz", SRV_PRIO_HIGH, 0, 1, NULL, 0};
+	srv_jobreq q = {ART, "zynq_ps", INP, "in.npz", SRV_PRIO_HIGH, 0, 1, NULL, 0, NULL};
 
 	for (int i = 0; i < 4; i++)
 		submit(SRV_PRIO_NORMAL, 60, id);
@@ -574,7 +574,7 @@ TestSuite(bigtable, .init = big_setup, .fini = big_teardown);
 static void submit_local(int prio, char id[33])
 {
 	enpu_err e = ENPU_ERR_INIT;
-	srv_jobreq q = {ART, "cpu_ref", INP, "in.npz", prio, 0, 0, NULL, 0};
+	srv_jobreq q = {ART, "cpu_ref", INP, "in.npz", prio, 0, 0, NULL, 0, NULL};
 	cr_assert_eq(srv_jobs_submit_req(jobs, &q, id, &e), 0, "%s", e.message);
 }
 
@@ -618,7 +618,7 @@ static const srv_observer end_watch = {NULL, NULL, note_end};
 static int submit_here(char id[33])
 {
 	enpu_err e = ENPU_ERR_INIT;
-	srv_jobreq q = {ART, "cpu_ref", INP, "in.npz", SRV_PRIO_NORMAL, 0, 0, NULL, SRV_HERE_ONLY};
+	srv_jobreq q = {ART, "cpu_ref", INP, "in.npz", SRV_PRIO_NORMAL, 0, 0, NULL, SRV_HERE_ONLY, NULL};
 	int rc = srv_jobs_submit_req(jobs, &q, id, &e);
 
 	cr_assert_geq(rc, 0, "%s", e.message);

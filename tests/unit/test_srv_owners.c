@@ -251,7 +251,7 @@ Test(owners, prune_orphans, .init = setup, .fini = teardown)
 static void submit(srv_jobs *jobs, const char *owner, char id[33])
 {
 	enpu_err e = ENPU_ERR_INIT;
-	srv_jobreq q = {ART, "zynq_ps", INP, "in.npz", SRV_PRIO_NORMAL, 0, 1, owner, 0};
+	srv_jobreq q = {ART, "zynq_ps", INP, "in.npz", SRV_PRIO_NORMAL, 0, 1, owner, 0, NULL};
 
 	cr_assert_eq(srv_jobs_submit_req(jobs, &q, id, &e), 0, "%s", e.message);
 }
