@@ -66,6 +66,8 @@ int cmd_version(cli_ctx *ctx, int argc, char **argv);
 int cmd_daemon(cli_ctx *ctx, int argc, char **argv);
 int cmd_report(cli_ctx *ctx, int argc, char **argv);
 int cmd_boards(cli_ctx *ctx, int argc, char **argv);
+int cmd_deploy(cli_ctx *ctx, int argc, char **argv);
+int cmd_models(cli_ctx *ctx, int argc, char **argv);
 int cmd_jobs(cli_ctx *ctx, int argc, char **argv);
 int cmd_cache(cli_ctx *ctx, int argc, char **argv);
 int cmd_import(cli_ctx *ctx, int argc, char **argv);
@@ -190,6 +192,9 @@ const char *cli_json_str(struct json_object *o, const char *key);
 int cli_json_int(struct json_object *o, const char *key, long long *out);
 /* A verb's --json answer: o as one pretty JSON document on stdout. */
 void cli_print_json(struct json_object *o);
+/* An aligned table on stdout: ncol heads, then rows of cells (row-major,
+ * nrows * ncol strings), two spaces between columns, the last unpadded. */
+void cli_table_print(const char *const *heads, int ncol, char *const *cells, size_t nrows);
 
 /* ---- npu_sim reports (report.c) ---------------------------------------- */
 
@@ -222,5 +227,12 @@ int cli_report_render(struct json_object *rep, const char *label, enpu_buf *out,
  * files of 1 MiB or more while their inode, size and times are unchanged
  * (EULERNPU_DIGEST_CACHE=off: always hashed). */
 int cli_sha256_file(const char *path, char hex[65], enpu_err *e);
+
+/* An artifact named on the command line (artifacts.c): the directory
+ * `compile --out` wrote, or an id. check: it is one of the two (before
+ * connecting); use: its id, a directory's artifact imported when the
+ * server lacks it. 0, or -1 with *e. */
+int cli_artifact_check(const char *art, enpu_err *e);
+int cli_artifact_use(cli_conn *c, const char *art, char id[65], enpu_err *e);
 
 #endif

@@ -81,7 +81,7 @@ int cmd_boards(cli_ctx *ctx, int argc, char **argv)
 	};
 	struct json_object *res = NULL, *arr;
 	char **cells = NULL;
-	size_t w[NCOL], n = 0;
+	size_t n = 0;
 
 	r = cli_parse_opts("boards", argc, argv, opts, pos, 0, &n_pos, &e);
 	if (r == 1) {
@@ -113,32 +113,13 @@ int cmd_boards(cli_ctx *ctx, int argc, char **argv)
 		enpu_fail(&e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
 		goto fail;
 	}
-	for (int c = 0; c < NCOL; c++)
-		w[c] = strlen(heads[c]);
 	for (size_t i = 0; i < n; i++)
-		for (int c = 0; c < NCOL; c++) {
-			cells[i * NCOL + c] = cell(json_object_array_get_idx(arr, i), c);
-			if (!cells[i * NCOL + c]) {
+		for (int c = 0; c < NCOL; c++)
+			if (!(cells[i * NCOL + c] = cell(json_object_array_get_idx(arr, i), c))) {
 				enpu_fail(&e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
 				goto fail;
 			}
-			if (cli_text_width(cells[i * NCOL + c]) > w[c])
-				w[c] = cli_text_width(cells[i * NCOL + c]);
-		}
-	for (int c = 0; c < NCOL; c++) {
-		if (c < NCOL - 1)
-			printf("%-*s  ", (int)w[c], heads[c]);
-		else
-			printf("%s\n", heads[c]);
-	}
-	for (size_t i = 0; i < n; i++)
-		for (int c = 0; c < NCOL; c++) {
-			const char *s = cells[i * NCOL + c];
-			if (c == NCOL - 1)
-				printf("%s\n", s);
-			else
-				printf("%s%*s  ", s, (int)(w[c] - cli_text_width(s)), "");
-		}
+	cli_table_print(heads, NCOL, cells, n);
 	goto out;
 fail:
 	ret = cli_report(&e);

@@ -1,19 +1,18 @@
-/* cmd_run.c: `eulernpu run --artifact DIR|ID --input F --out F`: make sure
- * the server has the artifact (importing a local directory when it does
- * not), submit a job, long-poll it to the end, and download the result (and
+/* cmd_run.c: `eulernpu run --artifact DIR|ID|--model NAME[:V] --input F
+ * --out F`: make sure the server has the artifact (importing a local
+ * directory when it does not: artifacts.c), or name a deployed model,
+ * submit a job, long-poll it to the end, and download the result (and
  * with --report the run's report.json). An npu_sim run adds one line with
  * the cycle model's totals. --detach submits and prints the job id alone
  * (`eulernpu jobs wait ID` follows it); --json prints the final job.
  * Ctrl-C while waiting cancels the job (a second one within INT_GRACE
  * seconds leaves it running) and exits 130. */
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <json-c/json.h>
 #include "api.h"
@@ -24,7 +23,6 @@
 #include "rest.h"
 #include "wire.h"
 
-#define MANIFEST "manifest.json"
 #define POLL_WAIT 60     /* seconds per long-poll */
 #define INT_GRACE 2      /* seconds for a second Ctrl-C to leave the job running */
 #define EXIT_INTERRUPTED 130
@@ -32,12 +30,15 @@
 static const char usage[] =
 	"usage: eulernpu run --artifact DIR|ID --input F --out F [--report F] [--timeout S]\n"
 	"                    [--priority low|normal|high] [--json]\n"
+	"       eulernpu run --model NAME[:V] --input F --out F [options as above]\n"
 	"       eulernpu run --artifact DIR|ID --input F --detach [--priority P] [--timeout S]\n"
 	"\n"
 	"Run a compiled artifact on an input and write the result (.npz).\n"
 	"\n"
 	"  --artifact DIR|ID  the directory `compile --out` wrote (uploaded if the\n"
 	"                     server lacks it), or an artifact id (64 hex digits)\n"
+	"  --model NAME[:V]   a model deployed on the server (`eulernpu deploy`): version\n"
+	"                     V, or without it the newest version whose artifact is there\n"
 	"  --input F          the input tensors (input.npz)\n"
 	"  --out F            where to write the result (result.npz)\n"
 	"  --report F         also write the run's report.json (for npu_sim: cycles,\n"
@@ -56,116 +57,6 @@ static double now_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* PUT /v1/artifacts/{id} with the manifest; the server answers 409 (with
- * the digests it lacks) when a file is missing. */
-static int put_manifest(cli_conn *c, const char *id, const enpu_buf *man, long *status,
-			enpu_err *e)
-{
-	enpu_buf resp = ENPU_BUF_INIT;
-	char path[160];
-	cli_req r = {0};
-	int ret = -1;
-
-	snprintf(path, sizeof path, "%s%s", API_ARTIFACTS, id);
-	r.method = "PUT";
-	r.path = path;
-	r.body = man->data;
-	r.body_len = man->len;
-	if (cli_http_do(c, &r, status, &resp, e) < 0)
-		goto out;
-	if (*status >= 200 && *status < 300)
-		ret = 0;
-	else
-		cli_http_fail(c, *status, &resp, e);
-out:
-	enpu_buf_free(&resp);
-	return ret;
-}
-
-/* dir's files as its manifest lists them, each hashed and checked against
- * its digest: paths and digests into pp and dp (m->n entries; paths[i]
- * malloc'd, freed by the caller). */
-static int check_dir_files(const char *dir, const enpu_manifest *m, char **paths,
-			   char (*digs)[65], const char **pp, const char **dp, enpu_err *e)
-{
-	for (int i = 0; i < m->n; i++) {
-		const enpu_mfile *f = &m->files[i];
-		size_t len = strlen(dir) + strlen(f->path) + 2;
-
-		if (!(paths[i] = malloc(len)))
-			return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
-		snprintf(paths[i], len, "%s/%s", dir, f->path);
-		if (cli_sha256_file(paths[i], digs[i], e) < 0)
-			return -1;
-		if (strcmp(digs[i], f->sha256) != 0)
-			return enpu_fail(e, ENPU_E_ARTIFACT_DIGEST, paths[i],
-					 "compile the artifact again",
-					 "'%s' does not match the manifest's digest", f->path);
-		pp[i] = paths[i];
-		dp[i] = digs[i];
-	}
-	return 0;
-}
-
-/* Upload the n blobs the server lacks and import the manifest. */
-static int import_dir(cli_conn *c, const char *id, const enpu_buf *man, int n, const char **pp,
-		      const char **dp, enpu_err *e)
-{
-	long status = 0;
-
-	if (cli_blobs_ensure(c, n, pp, dp, NULL, e) < 0)
-		return -1;
-	if (put_manifest(c, id, man, &status, e) == 0)
-		return 0;
-	/* 409: a blob went missing between our question and the import (an
-	 * eviction); ask again, upload, and retry once. */
-	if (status != 409 || cli_blobs_ensure(c, n, pp, dp, NULL, e) < 0)
-		return -1;
-	return put_manifest(c, id, man, &status, e);
-}
-
-/* Use the artifact in dir: read its manifest (enpu_manifest_parse), and if
- * the server does not know the id, upload the files it lacks (each checked
- * against the manifest first) and import the manifest. */
-static int use_artifact_dir(cli_conn *c, const char *dir, char id[65], enpu_err *e)
-{
-	enpu_buf man = ENPU_BUF_INIT;
-	enpu_manifest m;
-	struct json_object *res = NULL;
-	char mpath[PATH_MAX], path[160], mdigest[65];
-	char *paths[ENPU_MANIFEST_FILES + 1] = {NULL}, digs[ENPU_MANIFEST_FILES + 1][65];
-	const char *pp[ENPU_MANIFEST_FILES + 1], *dp[ENPU_MANIFEST_FILES + 1];
-	long status = 0;
-	int ret = -1;
-
-	memset(&m, 0, sizeof m);
-	if ((size_t)snprintf(mpath, sizeof mpath, "%s/%s", dir, MANIFEST) >= sizeof mpath)
-		return enpu_fail(e, ENPU_E_IO, dir, NULL, "artifact directory path too long");
-	if (enpu_read_file(mpath, ENPU_MANIFEST_MAX + 1, &man, e) < 0 ||
-	    enpu_manifest_parse(man.data, man.len, mpath, &m, e) < 0)
-		goto out;
-	snprintf(id, 65, "%s", m.id);
-
-	snprintf(path, sizeof path, "%s%s", API_ARTIFACTS, id);
-	if (cli_http_json(c, "GET", path, NULL, 0, &res, &status, NULL, e) == 0) {
-		ret = 0;
-		goto out;
-	}
-	if (status != 404 || check_dir_files(dir, &m, paths, digs, pp, dp, e) < 0)
-		goto out;
-	enpu_sha256_hex(man.data, man.len, mdigest);
-	pp[m.n] = mpath;
-	dp[m.n] = mdigest;
-	ret = import_dir(c, id, &man, m.n + 1, pp, dp, e);
-out:
-	for (int i = 0; i < m.n; i++)
-		free(paths[i]);
-	enpu_manifest_free(&m);
-	json_object_put(res);
-	enpu_buf_free(&man);
-	return ret;
 }
 
 static void print_job(struct json_object *job)
@@ -196,7 +87,7 @@ static int describe_outputs(const enpu_wire_job *wj, char *out, size_t cap, enpu
 
 /* The options of one run. */
 typedef struct run_opts {
-	const char *art, *input, *out, *report, *prio;
+	const char *art, *model, *input, *out, *report, *prio;
 	double timeout;
 	int detach, json;
 } run_opts;
@@ -207,9 +98,12 @@ static int check_opts(const run_opts *o, enpu_err *e)
 	const cli_path outs[2] = {{"--out", o->out}, {"--report", o->report}};
 	const cli_path ins[2] = {{"--input", o->input}, {"--artifact", o->art}};
 
-	if (!o->art || !o->input || (!o->out && !o->detach))
+	if (o->art && o->model)
+		return cli_usage(e, "run", "give --artifact or --model, not both");
+	if ((!o->art && !o->model) || !o->input || (!o->out && !o->detach))
 		return cli_usage(e, "run", "missing required option '%s'",
-				 !o->art ? "--artifact" : !o->input ? "--input" : "--out");
+				 !o->art && !o->model ? "--artifact (or --model)" :
+				 !o->input ? "--input" : "--out");
 	if (o->detach && (o->out || o->report || o->json))
 		return cli_usage(e, "run", "--detach does not wait: drop '%s' (use "
 				 "`eulernpu jobs wait ID`, then the job's result)",
@@ -230,23 +124,11 @@ static int check_opts(const run_opts *o, enpu_err *e)
 static int prepare(cli_ctx *ctx, const run_opts *o, char id[65], char din[65], enpu_err *e)
 {
 	const char *pp[1] = {o->input}, *dp[1] = {din};
-	struct stat st;
 
-	if (stat(o->art, &st) < 0 && !enpu_is_sha256_hex(o->art))
-		return enpu_fail(e, ENPU_E_IO, o->art, "give the directory that `eulernpu compile "
-				 "--out` wrote", "no such artifact directory, and not an artifact "
-				 "id: %s", strerror(errno));
-	if (cli_sha256_file(o->input, din, e) < 0 || cli_connect(ctx, e) < 0)
+	if ((o->art && cli_artifact_check(o->art, e) < 0) ||
+	    cli_sha256_file(o->input, din, e) < 0 || cli_connect(ctx, e) < 0 ||
+	    (o->art && cli_artifact_use(ctx->conn, o->art, id, e) < 0))
 		return -1;
-	if (stat(o->art, &st) == 0 && S_ISDIR(st.st_mode)) {
-		if (use_artifact_dir(ctx->conn, o->art, id, e) < 0)
-			return -1;
-	} else if (enpu_is_sha256_hex(o->art)) {
-		snprintf(id, 65, "%s", o->art);
-	} else {
-		return enpu_fail(e, ENPU_E_IO, o->art, "give the directory that `eulernpu compile "
-				 "--out` wrote", "not an artifact directory");
-	}
 	return cli_blobs_ensure(ctx->conn, 1, pp, dp, NULL, e);
 }
 
@@ -258,7 +140,10 @@ static int submit(cli_ctx *ctx, const run_opts *o, const char *id, const char *d
 	char path[256];
 	int rc = -1;
 
-	json_object_object_add(req, F_ARTIFACT, json_object_new_string(id));
+	if (o->model)   /* the server picks the version (the newest ready one) */
+		json_object_object_add(req, F_MODEL, json_object_new_string(o->model));
+	else
+		json_object_object_add(req, F_ARTIFACT, json_object_new_string(id));
 	json_object_object_add(req, F_INPUT, json_object_new_string(din));
 	json_object_object_add(req, F_INPUT_NAME, json_object_new_string(strrchr(o->input, '/') ?
 				strrchr(o->input, '/') + 1 : o->input));   /* a base name: no local paths */
@@ -429,6 +314,7 @@ int cmd_run(cli_ctx *ctx, int argc, char **argv)
 	static enpu_wire_job wj;   /* large; one run per process */
 	const cli_opt opts[] = {
 		{"--artifact", CLI_OPT_STR, &o.art},
+		{"--model", CLI_OPT_STR, &o.model},
 		{"--input", CLI_OPT_STR, &o.input},
 		{"--out", CLI_OPT_STR, &o.out},
 		{"--report", CLI_OPT_STR, &o.report},

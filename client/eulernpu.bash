@@ -112,7 +112,7 @@ _eulernpu() {
 		fi
 	fi
 	case $verb in
-	explain|version|backends|boards|jobs|cache|daemon) ;;
+	explain|version|backends|boards|jobs|cache|daemon|models) ;;
 	*) COMPREPLY=($(compgen -f -- "$cur")) ;;
 	esac
 }

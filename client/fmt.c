@@ -127,6 +127,28 @@ int cli_json_int(struct json_object *o, const char *key, long long *out)
 	return 0;
 }
 
+void cli_table_print(const char *const *heads, int ncol, char *const *cells, size_t nrows)
+{
+	size_t w[32] = {0};
+
+	if (ncol > 32)
+		ncol = 32;
+	for (int c = 0; c < ncol; c++) {
+		w[c] = cli_text_width(heads[c]);
+		for (size_t i = 0; i < nrows; i++)
+			if (cli_text_width(cells[i * (size_t)ncol + c]) > w[c])
+				w[c] = cli_text_width(cells[i * (size_t)ncol + c]);
+	}
+	for (size_t i = 0; i <= nrows; i++)
+		for (int c = 0; c < ncol; c++) {
+			const char *s = i ? cells[(i - 1) * (size_t)ncol + c] : heads[c];
+			if (c == ncol - 1)
+				printf("%s\n", s);
+			else
+				printf("%s%*s  ", s, (int)(w[c] - cli_text_width(s)), "");
+		}
+}
+
 void cli_print_json(struct json_object *o)
 {
 	/* Pretty, unescaped slashes (paths stay readable), one trailing newline:

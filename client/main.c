@@ -14,6 +14,8 @@ static const cli_verb verbs[] = {
 	{"validate", cmd_validate, "check a spec: validate SPEC [--backend B]"},
 	{"compile",  cmd_compile,  "compile a spec and weights into an artifact directory"},
 	{"run",      cmd_run,      "run an artifact on an input, write the result"},
+	{"deploy",   cmd_deploy,   "name an artifact as a version of a model the server runs"},
+	{"models",   cmd_models,   "the server's models: list, or rm NAME[:V]"},
 	{"compare",  cmd_compare,  "compare a result with golden tensors"},
 	{"report",   cmd_report,   "print an npu_sim run's cycles and memory traffic per op"},
 	{"backends", cmd_backends, "print which ops each backend lowers"},
