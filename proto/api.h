@@ -31,6 +31,29 @@
 #define API_MODEL_VERSIONS    "/versions"         /* POST /v1/models/{name}/versions (the next);
 						   * PUT/DELETE .../versions/{v} */
 
+/* The Open Inference Protocol v2 (KServe, Triton), routes_oip.c. */
+#define API_V2                "/v2"               /* GET: server metadata */
+#define API_V2_LIVE           "/v2/health/live"
+#define API_V2_READY          "/v2/health/ready"
+#define API_V2_MODELS         "/v2/models"        /* + /{name}[/versions/{v}] */
+#define API_V2_VERSIONS       "/versions"
+#define API_V2_MODEL_READY    "/ready"
+#define API_V2_INFER          "/infer"
+#define API_V2_REPO_INDEX     "/v2/repository/index"
+#define H_INFER_HEADER_LEN    "Inference-Header-Content-Length"
+#define F_CODE                "code"
+#define F_DATATYPE            "datatype"
+#define F_DATA                "data"
+#define F_PARAMETERS          "parameters"
+#define F_PLATFORM            "platform"
+#define F_EXTENSIONS          "extensions"
+#define F_LIVE                "live"
+#define F_MODEL_VERSION       "model_version"
+#define F_REASON              "reason"
+#define F_BINARY_DATA         "binary_data"
+#define F_BINARY_DATA_SIZE    "binary_data_size"
+#define F_BINARY_DATA_OUTPUT  "binary_data_output"
+
 /* Query parameters. */
 #define Q_WAIT                "wait"      /* seconds to long-poll for a job to finish */
 

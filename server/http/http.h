@@ -108,6 +108,9 @@ void srv_reply_json(srv_req *r, unsigned status, struct json_object *obj);
 void srv_reply_error(srv_req *r, const enpu_err *e, struct json_object *extra);
 void srv_reply_fail(srv_req *r, enpu_code code, const char *where, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* A body of n bytes (copied). */
+void srv_reply_bytes(srv_req *r, unsigned status, const void *p, size_t n,
+		     const char *content_type);
 /* A text body (copied). */
 void srv_reply_text(srv_req *r, unsigned status, const char *text, const char *content_type);
 /* A file streamed from disk; 404 error when it cannot be opened. */
@@ -130,7 +133,8 @@ struct json_object *srv_json_double(double d);
  * becomes U+FFFD. */
 struct json_object *srv_json_text(const char *s);
 
-/* The {"error": {...}} object of an error. */
+/* The {"error": {...}} object of an error (under /v2, srv_reply_error
+ * answers the Open Inference Protocol's {"error": "message", "code"}). */
 struct json_object *srv_error_json(const enpu_err *e);
 
 #endif

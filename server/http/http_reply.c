@@ -76,10 +76,10 @@ void srv_reply_json(srv_req *r, unsigned status, json_object *obj)
 	set_response(r, status, resp, n);
 }
 
-void srv_reply_text(srv_req *r, unsigned status, const char *text, const char *content_type)
+void srv_reply_bytes(srv_req *r, unsigned status, const void *p, size_t n,
+		     const char *content_type)
 {
-	size_t n = strlen(text);
-	struct MHD_Response *resp = MHD_create_response_from_buffer(n, (void *)text,
+	struct MHD_Response *resp = MHD_create_response_from_buffer(n, (void *)p,
 								    MHD_RESPMEM_MUST_COPY);
 	if (!resp)
 		return;
@@ -87,10 +87,29 @@ void srv_reply_text(srv_req *r, unsigned status, const char *text, const char *c
 	set_response(r, status, resp, n);
 }
 
+void srv_reply_text(srv_req *r, unsigned status, const char *text, const char *content_type)
+{
+	srv_reply_bytes(r, status, text, strlen(text), content_type);
+}
+
+/* The Open Inference Protocol's error form, for every answer under /v2:
+ * {"error": "the message"}, with our code beside it for people. */
+static json_object *oip_error_json(const enpu_err *e, const enpu_code_info *info)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, F_ERROR, json_object_new_string(e->message[0] ? e->message :
+								  info->title));
+	json_object_object_add(o, F_CODE, json_object_new_string(info->id));
+	return o;
+}
+
 void srv_reply_error(srv_req *r, const enpu_err *e, json_object *extra)
 {
 	const enpu_code_info *info = enpu_code_info_of(e->code);
-	json_object *o = srv_error_json(e);
+	int oip = r->url && !strncmp(r->url, API_V2, strlen(API_V2)) &&
+		  (r->url[strlen(API_V2)] == '\0' || r->url[strlen(API_V2)] == '/');
+	json_object *o = oip ? oip_error_json(e, info) : srv_error_json(e);
 
 	if (extra) {
 		json_object_object_foreach(extra, k, v)

@@ -36,5 +36,16 @@ const srv_route srv_routes[] = {
 	{"POST",   API_MODELS "/*" API_MODEL_VERSIONS, SRV_BODY_FORM, srv_post_model_version, SRV_ROLE_USER, SRV_ON_THREAD},
 	{"PUT",    API_MODELS "/*" API_MODEL_VERSIONS "/*", SRV_BODY_FORM, srv_put_model_version, SRV_ROLE_USER, SRV_ON_THREAD},
 	{"DELETE", API_MODELS "/*" API_MODEL_VERSIONS "/*", SRV_BODY_NONE, srv_delete_model_version, SRV_ROLE_USER, SRV_ON_THREAD},
+	/* the Open Inference Protocol v2 (routes_oip.c) */
+	{"GET",    API_V2,                          SRV_BODY_NONE, srv_get_v2, SRV_ROLE_PUBLIC, SRV_ON_LOOP},
+	{"GET",    API_V2_LIVE,                     SRV_BODY_NONE, srv_get_v2_live, SRV_ROLE_PUBLIC, SRV_ON_LOOP},
+	{"GET",    API_V2_READY,                    SRV_BODY_NONE, srv_get_v2_ready, SRV_ROLE_PUBLIC, SRV_ON_LOOP},
+	{"GET",    API_V2_MODELS "/*",              SRV_BODY_NONE, srv_get_v2_model, SRV_ROLE_USER, SRV_ON_THREAD},
+	{"GET",    API_V2_MODELS "/*" API_V2_VERSIONS "/*", SRV_BODY_NONE, srv_get_v2_model_version, SRV_ROLE_USER, SRV_ON_THREAD},
+	{"GET",    API_V2_MODELS "/*" API_V2_MODEL_READY, SRV_BODY_NONE, srv_get_v2_model_ready, SRV_ROLE_USER, SRV_ON_THREAD},
+	{"GET",    API_V2_MODELS "/*" API_V2_VERSIONS "/*" API_V2_MODEL_READY, SRV_BODY_NONE, srv_get_v2_model_version_ready, SRV_ROLE_USER, SRV_ON_THREAD},
+	{"POST",   API_V2_MODELS "/*" API_V2_INFER, SRV_BODY_RAW,  srv_post_v2_infer, SRV_ROLE_USER, SRV_ON_THREAD},
+	{"POST",   API_V2_MODELS "/*" API_V2_VERSIONS "/*" API_V2_INFER, SRV_BODY_RAW, srv_post_v2_version_infer, SRV_ROLE_USER, SRV_ON_THREAD},
+	{"POST",   API_V2_REPO_INDEX,               SRV_BODY_NONE, srv_post_v2_repository_index, SRV_ROLE_USER, SRV_ON_THREAD},
 };
 const int srv_n_routes = (int)(sizeof srv_routes / sizeof srv_routes[0]);

@@ -40,6 +40,12 @@ void srv_get_artifact_file(srv_ctx *ctx, srv_req *r);
 void srv_put_artifact(srv_ctx *ctx, srv_req *r);
 /* routes_jobs.c */
 void srv_post_job(srv_ctx *ctx, srv_req *r);
+/* Queue a run as POST /v1/jobs does, on a handler thread: the artifact
+ * checked, the input present, board jobs routed; for a route of its own
+ * (the Open Inference Protocol's infer). 0 with the job's id, or -1 + *e. */
+int srv_job_submit(srv_ctx *ctx, const srv_ident *who, const char *art, const char *input,
+		   const char *input_name, const char *model, int timeout_s, char id[33],
+		   enpu_err *e);
 void srv_get_job(srv_ctx *ctx, srv_req *r);
 void srv_delete_job(srv_ctx *ctx, srv_req *r);
 void srv_get_job_result(srv_ctx *ctx, srv_req *r);
@@ -51,6 +57,18 @@ void srv_get_cache_stats(srv_ctx *ctx, srv_req *r);
 void srv_get_cache_entries(srv_ctx *ctx, srv_req *r);
 void srv_delete_cache_entry(srv_ctx *ctx, srv_req *r);
 void srv_post_cache_gc(srv_ctx *ctx, srv_req *r);
+
+/* routes_oip.c: the Open Inference Protocol v2 */
+void srv_get_v2(srv_ctx *ctx, srv_req *r);
+void srv_get_v2_live(srv_ctx *ctx, srv_req *r);
+void srv_get_v2_ready(srv_ctx *ctx, srv_req *r);
+void srv_get_v2_model(srv_ctx *ctx, srv_req *r);
+void srv_get_v2_model_version(srv_ctx *ctx, srv_req *r);
+void srv_get_v2_model_ready(srv_ctx *ctx, srv_req *r);
+void srv_get_v2_model_version_ready(srv_ctx *ctx, srv_req *r);
+void srv_post_v2_infer(srv_ctx *ctx, srv_req *r);
+void srv_post_v2_version_infer(srv_ctx *ctx, srv_req *r);
+void srv_post_v2_repository_index(srv_ctx *ctx, srv_req *r);
 
 /* routes_models.c: named, versioned models */
 void srv_get_models(srv_ctx *ctx, srv_req *r);

@@ -82,6 +82,61 @@ static int known_good(srv_ctx *ctx, srv_req *r, const char *art, char *backend, 
 	       srv_artifact_known_good(ctx->cas, art, backend, cap);
 }
 
+/* Whether a job of backend goes to a board: 1, 0, or with *e (E0811) -1
+ * when no board serves it, -2 when all of its boards are down (the
+ * caller's answer adds the boards). Never run here; refused now rather
+ * than queued forever, and said now rather than after the job timeout. */
+static int on_board(srv_ctx *ctx, const char *backend, enpu_err *e)
+{
+	if (ctx->cfg.role == SRV_ROLE_BOARD || !srv_backend_on_board(backend))
+		return 0;
+	if (!srv_boards_serves(ctx->boards, backend)) {
+		enpu_fail(e, ENPU_E_NO_BOARD, F_BACKEND, NULL,
+			  "no board serves backend '%s' (this server fronts %d board%s%s)",
+			  backend, ctx->cfg.n_boards, ctx->cfg.n_boards == 1 ? "" : "s",
+			  ctx->cfg.n_boards ? " and none of them serves it" : "");
+		return -1;
+	}
+	return srv_boards_check_up(ctx->boards, backend, e) != 0 ? -2 : 1;
+}
+
+int srv_job_submit(srv_ctx *ctx, const srv_ident *who, const char *art, const char *input,
+		   const char *input_name, const char *model, int timeout_s, char id[33],
+		   enpu_err *e)
+{
+	enpu_manifest m;
+	srv_jobreq q = {0};
+	int remote, rc = -1;
+
+	srv_cache_pin_begin(ctx);
+	if (!srv_artifact_verify(ctx->cas, art, &m, e))
+		goto out;
+	if (!srv_cas_has(ctx->cas, input, NULL)) {
+		enpu_fail(e, ENPU_E_BLOB_MISSING, F_INPUT, "send it again",
+			  "the input '%.12s' left the cache before its job was queued", input);
+		goto free_m;
+	}
+	if ((remote = on_board(ctx, m.backend, e)) < 0)
+		goto free_m;
+	srv_artifact_touch(ctx->cas, art);
+	q.artifact = art;
+	q.backend = m.backend;
+	q.input = input;
+	q.input_name = input_name;
+	q.priority = SRV_PRIO_NORMAL;
+	q.timeout_s = timeout_s;
+	q.remote = remote;
+	q.owner = who->name;
+	q.model = model;
+	q.here = SRV_HERE_NO;
+	rc = srv_jobs_submit_req(ctx->jobs, &q, id, e) < 0 ? -1 : 0;
+free_m:
+	enpu_manifest_free(&m);
+out:
+	srv_cache_pin_end(ctx);
+	return rc;
+}
+
 void srv_post_job(srv_ctx *ctx, srv_req *r)
 {
 	const char *art, *input, *input_name, *prio_s, *model;
@@ -168,22 +223,9 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 		snprintf(backend, sizeof backend, "%s", m.backend);
 		enpu_manifest_free(&m);
 	}
-	if (ctx->cfg.role != SRV_ROLE_BOARD && srv_backend_on_board(backend)) {
-		/* never run here; refused now rather than queued forever */
-		if (!srv_boards_serves(ctx->boards, backend)) {
-			enpu_fail(&e, ENPU_E_NO_BOARD, F_BACKEND, NULL,
-				  "no board serves backend '%s' (this server fronts %d board%s%s)",
-				  backend, ctx->cfg.n_boards, ctx->cfg.n_boards == 1 ? "" : "s",
-				  ctx->cfg.n_boards ? " and none of them serves it" : "");
-			srv_reply_error(r, &e, NULL);
-			goto unpin;
-		}
-		/* all its boards down: said now, not after the job timeout */
-		if (srv_boards_check_up(ctx->boards, backend, &e) != 0) {
-			srv_reply_error(r, &e, srv_boards_json(ctx->boards));
-			goto unpin;
-		}
-		remote = 1;
+	if ((remote = on_board(ctx, backend, &e)) < 0) {
+		srv_reply_error(r, &e, remote == -2 ? srv_boards_json(ctx->boards) : NULL);
+		goto unpin;
 	}
 	if (srv_blob_field(ctx, r, F_INPUT, path, sizeof path))
 		goto unpin;

@@ -419,8 +419,10 @@ static void error_code(const char *body, char *code, size_t cap)
 	json_object *j = json_tokener_parse(body), *err, *c;
 
 	code[0] = '\0';
+	/* {"error": {"code"}}, or under /v2 the protocol's {"error": "...", "code"} */
 	if (j && json_object_object_get_ex(j, "error", &err) &&
-	    json_object_object_get_ex(err, "code", &c) && json_object_is_type(c, json_type_string))
+	    json_object_object_get_ex(json_object_is_type(err, json_type_string) ? j : err, "code",
+				      &c) && json_object_is_type(c, json_type_string))
 		snprintf(code, cap, "%s", json_object_get_string(c));
 	json_object_put(j);
 }
