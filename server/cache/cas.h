@@ -178,6 +178,9 @@ void srv_cas_touch_artifact(srv_cas *c, const char *id);
  * with its listed blobs to the newest end of the index's LRU (no file is
  * read or touched), and 1; 0 when the caller must touch it in full. */
 int srv_cas_touch_artifact_recent(srv_cas *c, const char *id);
+/* 1 when the index holds artifact id (in memory, no disk: its files are
+ * checked where it is used), else 0. */
+int srv_cas_has_artifact(srv_cas *c, const char *id);
 /* The artifacts listing blob digest / the artifacts that are bad or list
  * a blob the cache lacks: ids into *out (malloc'd); the count, -1 OOM. */
 int srv_cas_blob_users(srv_cas *c, const char *digest, char (**out)[65]);

@@ -262,6 +262,16 @@ void srv_cas_touch_artifact(srv_cas *c, const char *id)
 	UNLOCK(c);
 }
 
+int srv_cas_has_artifact(srv_cas *c, const char *id)
+{
+	int has;
+
+	LOCK(c);
+	has = ix_art_has(c->ix, id);
+	UNLOCK(c);
+	return has;
+}
+
 int srv_cas_touch_artifact_recent(srv_cas *c, const char *id)
 {
 	struct timespec t;

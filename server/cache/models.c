@@ -145,8 +145,8 @@ static json_object *version_json(const mversion *v, int with_ready, srv_cas *c)
 	enpu_json_put(o, F_OWNER, json_object_new_string(v->owner), &bad);
 	enpu_json_put(o, F_DEPLOYED, json_object_new_string(v->deployed), &bad);
 	if (with_ready)
-		enpu_json_put(o, F_READY, json_object_new_boolean(srv_artifact_present(c,
-					v->artifact) == 1), &bad);
+		enpu_json_put(o, F_READY,
+			      json_object_new_boolean(srv_cas_has_artifact(c, v->artifact)), &bad);
 	if (bad) {
 		json_object_put(o);
 		return NULL;
@@ -530,7 +530,8 @@ int srv_models_resolve(srv_models *m, const char *name, long version, char artif
 	model *md = NULL;
 	int found, at, n = 0, i;
 
-	/* what is needed copied out under the lock; the cache asked outside it */
+	/* what is needed copied out under the lock; the cache's index asked
+	 * outside it (in memory: a job's resolve may run on the HTTP loop) */
 	pthread_mutex_lock(&m->mu);
 	at = find_slot(m, name, &found);
 	if (found) {
@@ -551,7 +552,7 @@ int srv_models_resolve(srv_models *m, const char *name, long version, char artif
 		return enpu_fail(e, ENPU_E_NOT_FOUND, name, "see `eulernpu models`",
 				 "model '%s' has no version %ld", name, version);
 	for (i = 0; i < n; i++)
-		if (srv_artifact_present(m->cas, v[i].artifact) == 1) {
+		if (srv_cas_has_artifact(m->cas, v[i].artifact)) {
 			memcpy(artifact, v[i].artifact, 65);
 			*version_out = v[i].version;
 			return 0;

@@ -42,7 +42,9 @@ void srv_put_artifact(srv_ctx *ctx, srv_req *r);
 void srv_post_job(srv_ctx *ctx, srv_req *r);
 /* Queue a run as POST /v1/jobs does, on a handler thread: the artifact
  * checked, the input present, board jobs routed; for a route of its own
- * (the Open Inference Protocol's infer). 0 with the job's id, or -1 + *e. */
+ * (the Open Inference Protocol's infer), which then waits for it. A local
+ * job that would start at once is run here, on the caller's thread,
+ * before this returns. 0 with the job's id, or -1 + *e. */
 int srv_job_submit(srv_ctx *ctx, const srv_ident *who, const char *art, const char *input,
 		   const char *input_name, const char *model, int timeout_s, char id[33],
 		   enpu_err *e);

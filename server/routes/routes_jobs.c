@@ -106,7 +106,7 @@ int srv_job_submit(srv_ctx *ctx, const srv_ident *who, const char *art, const ch
 {
 	enpu_manifest m;
 	srv_jobreq q = {0};
-	int remote, rc = -1;
+	int remote, here = 0, rc = -1;
 
 	srv_cache_pin_begin(ctx);
 	if (!srv_artifact_verify(ctx->cas, art, &m, e))
@@ -128,12 +128,20 @@ int srv_job_submit(srv_ctx *ctx, const srv_ident *who, const char *art, const ch
 	q.remote = remote;
 	q.owner = who->name;
 	q.model = model;
-	q.here = SRV_HERE_NO;
-	rc = srv_jobs_submit_req(ctx->jobs, &q, id, e) < 0 ? -1 : 0;
+	/* the caller waits on this thread anyway: the run here when a worker
+	 * slot is free and nothing is queued, as a short ?wait job's is */
+	q.here = remote ? SRV_HERE_NO : SRV_HERE_ONLY;
+	if ((here = srv_jobs_submit_req(ctx->jobs, &q, id, e)) == SRV_HERE_REFUSED) {
+		q.here = SRV_HERE_NO;
+		here = srv_jobs_submit_req(ctx->jobs, &q, id, e);
+	}
+	rc = here < 0 ? -1 : 0;
 free_m:
 	enpu_manifest_free(&m);
 out:
-	srv_cache_pin_end(ctx);
+	srv_cache_pin_end(ctx);   /* before a run here: it stores, and may evict */
+	if (rc == 0 && here == 1)
+		srv_jobs_run_here(ctx->jobs, id);
 	return rc;
 }
 
@@ -170,14 +178,10 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 		return;
 	}
 	if (model) {
-		/* the model's artifact: its readiness reads the cache, on a thread */
+		/* the model's artifact (readiness is the cache's index: in memory) */
 		char name[SRV_MODEL_NAME_MAX + 1];
 		long v;
 
-		if (srv_req_on_loop(r)) {
-			srv_req_defer(r);
-			return;
-		}
 		if (srv_model_ref_parse(model, F_MODEL, name, sizeof name, &v, &e) != 0 ||
 		    srv_models_resolve(ctx->models, name, v, model_art, &v, &e) != 0) {
 			srv_reply_error(r, &e, NULL);

@@ -5,8 +5,8 @@
  * version, GET /v1/models lists, GET /v1/models/{name} shows one, DELETE
  * /v1/models/{name}[/versions/{v}] retires a version or the model. Anyone
  * with a token reads them; a model's owner (its first deployer) or an
- * admin changes it. Every handler runs on a thread: a model's readiness
- * reads its artifact's manifest. */
+ * admin changes it. Every handler runs on a thread: a deploy verifies its
+ * artifact, a change writes the model's file. */
 #include <stdio.h>
 #include <string.h>
 #include <json-c/json.h>
