@@ -163,6 +163,17 @@ wrk.method = "POST"
 wrk.body = '{"artifact":"$ART","input":"$IN"}'
 wrk.headers["Content-Type"] = "application/json"
 EOF
+# the same run as a KServe/Triton client asks for it: OIP v2 JSON infer
+EULERNPU_SERVER=$HU "$BIN/eulernpu" deploy "$T/mlp" --name mlp >/dev/null || die "tiny_mlp deploy failed"
+OIP_BODY=$("$PY" -c 'import json, sys, numpy as np
+x = np.load(sys.argv[1])["x"]
+print(json.dumps({"inputs": [{"name": "x", "shape": list(x.shape), "datatype": "FP32",
+                              "data": [float("%.9g" % v) for v in x.ravel()]}]}))' $M/input.npz)
+cat >"$T/oip.lua" <<EOF
+wrk.method = "POST"
+wrk.body = '$OIP_BODY'
+wrk.headers["Content-Type"] = "application/json"
+EOF
 NP=$(free_port)
 mkdir -p "$T/www" "$T/nginx"
 chmod 755 "$T" "$T/www"   # nginx's workers run as another user
@@ -187,14 +198,23 @@ PIDS+=($!)
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$NP/f" && break; sleep 0.05; done
 curl -sf -o /dev/null "http://127.0.0.1:$NP/f" || die "nginx did not start: $(cat "$T/nginx.err")"
 rps() { sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p'; }
+# wrk's median latency in microseconds
+p50() { awk '/^ *50%/ {v = $2; u = 1; if (v ~ /ms$/) u = 1000; else if (v ~ /[0-9]s$/) u = 1000000; sub(/[a-z]+$/, "", v); printf "%.0f\n", v * u}'; }
 for r in $(seq "$ROUNDS"); do
 	wrk -t2 -c16 -d"${HTTP_S}s" -s "$T/post.lua" "$HU/v1/jobs?wait=60" | rps >>"$T/jobs.ours"
+	wrk -t2 -c16 -d"${HTTP_S}s" -s "$T/oip.lua" "$HU/v2/models/mlp/infer" | rps >>"$T/oip.ours"
+	wrk -t1 -c1 -d"${HTTP_S}s" --latency -s "$T/post.lua" "$HU/v1/jobs?wait=60" | p50 >>"$T/jobs.p50"
+	wrk -t1 -c1 -d"${HTTP_S}s" --latency -s "$T/oip.lua" "$HU/v2/models/mlp/infer" | p50 >>"$T/oip.p50"
 	wrk -t2 -c16 -d"${HTTP_S}s" "$HU/v1/health" | rps >>"$T/health.ours"
 	wrk -t2 -c16 -d"${HTTP_S}s" "http://127.0.0.1:$NP/f" | rps >>"$T/nginx.rps"
 done
 N=$(med <"$T/nginx.rps")
 o=$(med <"$T/jobs.ours"); row "tiny_mlp POST /v1/jobs?wait, 16 connections, req/s" "$o" "nginx 200-byte file $N" "$(ratio "$o" "$N")"
 o=$(med <"$T/health.ours"); row "GET /v1/health, 16 connections, req/s" "$o" "nginx 200-byte file $N" "$(ratio "$o" "$N")"
+J=$(med <"$T/jobs.ours"); o=$(med <"$T/oip.ours")
+row "tiny_mlp OIP v2 JSON infer, 16 connections, req/s" "$o" "POST /v1/jobs?wait $J" "$(ratio "$o" "$J")"
+J=$(med <"$T/jobs.p50"); o=$(med <"$T/oip.p50")
+row "tiny_mlp OIP v2 JSON infer, 1 connection, p50 µs" "$o" "POST /v1/jobs?wait $J" "$(ratio "$J" "$o")"
 
 fi
 # ---- compiles of big weights: a miss against cp, a hit against openssl dgst ----
