@@ -27,6 +27,7 @@
 #define API_CACHE_ENTRIES     "/v1/cache/entries" /* GET: list; DELETE /v1/cache/entries/{digest or artifact id} */
 #define API_CACHE_GC          "/v1/cache/gc"      /* POST: evict down to --cache-max, drop unreferenced temp files */
 #define API_BOARDS            "/v1/boards"
+#define API_EVENTS            "/v1/events"        /* GET: server-sent events of all jobs, status */
 #define API_MODELS            "/v1/models"        /* GET: list; GET/DELETE /v1/models/{name} */
 #define API_MODEL_VERSIONS    "/versions"         /* POST /v1/models/{name}/versions (the next);
 						   * PUT/DELETE .../versions/{v} */
@@ -54,8 +55,12 @@
 #define F_BINARY_DATA_SIZE    "binary_data_size"
 #define F_BINARY_DATA_OUTPUT  "binary_data_output"
 
+#define F_HEALTH              "health"    /* /v1/events' status event */
+#define F_CACHE               "cache"
+
 /* Query parameters. */
 #define Q_WAIT                "wait"      /* seconds to long-poll for a job to finish */
+#define Q_SINCE               "since"     /* /v1/events: resume after this change (Last-Event-ID) */
 
 /* Request fields (JSON bodies and multipart part names alike). Files are
  * given either as the digest of an uploaded blob (JSON) or as a multipart

@@ -126,6 +126,19 @@ void srv_reply_stream(srv_req *r, unsigned status, const char *content_type,
 		      srv_stream_fn fn, void *cls, void (*free_fn)(void *));
 void srv_reply_header(srv_req *r, const char *name, const char *value);
 
+/* A server-sent event stream (http_sse.c): first (may be NULL) at once,
+ * then whatever next appends. next(src, wait_s, out) runs on a handler
+ * thread: it waits up to wait_s (a second at most) for what comes, appends
+ * its events to out (srv_sse_event) and answers 0 to go on, -1 when the
+ * stream ends after what it appended. The stream also ends when *stopping
+ * is set or srv_now() passes end; src_free(src) runs once it is done. */
+typedef int (*srv_sse_next_fn)(void *src, double wait_s, enpu_buf *out);
+void srv_reply_sse(srv_req *r, const enpu_buf *first, srv_sse_next_fn next, void *src,
+		   void (*src_free)(void *), const volatile int *stopping, double end);
+/* "id: ID\n" (when id is not NULL), "event: EVENT\n", "data: JSON\n\n"
+ * appended to out (json on one line); 0 or -1 out of memory. */
+int srv_sse_event(enpu_buf *out, const char *event, const char *id, const char *json);
+
 /* A JSON number printed with 9 significant digits (null if not finite). */
 struct json_object *srv_json_double(double d);
 

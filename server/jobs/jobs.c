@@ -156,6 +156,7 @@ void jobs_set_state(srv_jobs *j, job *jb, int state)
 		jb->snaps->state[k] = state;
 	}
 	pthread_cond_broadcast(jobs_done_cv(j, jb->id));
+	jobs_feed_push(j, jb);
 }
 
 void jobs_start_run(srv_jobs *j, job *jb)
@@ -288,6 +289,7 @@ static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, job *jb, c
 	jb->deadline = jb->t_created + jb->timeout_s;
 	if (jobs_add(j, jb) != 0)   /* nothing holds it yet */
 		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
+	jobs_feed_push(j, jb);
 	if (jb->remote) {
 		pthread_cond_broadcast(&j->rwork);
 	} else if (q->here == SRV_HERE_ONLY) {

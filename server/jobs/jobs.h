@@ -140,6 +140,23 @@ int srv_jobs_watch_next(srv_jobs *j, const char *id, unsigned *seq, double wait_
 			char **json, int *final);
 void srv_jobs_unwatch(srv_jobs *j, const char *id);
 
+/* The changes of every job (its submission, each state), numbered 1, 2,
+ * ... in order: the stream of all jobs (GET /v1/events). next waits up to
+ * wait_s for changes after *since, copies up to cap of them into out and
+ * moves *since past them: the count, or -1 once the table stops. When
+ * *since is older than the last SRV_JOBS_FEED changes, or newer than the
+ * last (from before a restart), *reset = 1 and it starts from now (the
+ * reader reloads the list). seq: the last number. */
+#define SRV_JOBS_FEED 4096
+typedef struct srv_feed_ev {
+	uint64_t seq;
+	char id[33];
+	char owner[64];
+} srv_feed_ev;
+int srv_jobs_feed_next(srv_jobs *j, uint64_t *since, double wait_s, srv_feed_ev *out, int cap,
+		       int *reset);
+uint64_t srv_jobs_feed_seq(srv_jobs *j);
+
 /* ---- board jobs (run by boards.c, not by the workers) --------------------- */
 
 /* How a forwarded run ended (board.c). */

@@ -150,7 +150,18 @@ struct srv_jobs {
 	void (*on_store)(void *);
 	void *on_store_arg;
 	const srv_observer *obs;   /* told of each final state; NULL = none */
+	/* every job's changes, for the event stream of all jobs (jobs_feed.c) */
+	srv_feed_ev *feed;         /* a ring of SRV_JOBS_FEED entries */
+	uint64_t feed_seq;         /* the last change's number (0: none yet) */
+	int feed_readers;          /* streams waiting on feed_cv */
+	pthread_cond_t feed_cv;
 };
+
+/* The feed (jobs_feed.c): init/free with the table; jobs_feed_push, under
+ * the lock, records that jb changed (its submission, each state). */
+int jobs_feed_init(srv_jobs *j);
+void jobs_feed_free(srv_jobs *j);
+void jobs_feed_push(srv_jobs *j, const job *jb);
 
 /* The blobs jobs use, counted by (owner, digest) and by digest alone, so
  * that srv_jobs_uses is one lookup, not a walk of the table: a job's input

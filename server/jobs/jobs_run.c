@@ -328,9 +328,11 @@ srv_jobs *srv_jobs_start(srv_cas *cas, const enpu_limits *lim, int workers, int 
 	srv_jobs *j = calloc(1, sizeof *j);
 	int i;
 
-	if (!j || workers < 1 || jobs_index_init(j) != 0) {
-		if (j)
+	if (!j || workers < 1 || jobs_index_init(j) != 0 || jobs_feed_init(j) != 0) {
+		if (j) {
 			jobs_index_free(j);
+			jobs_feed_free(j);
+		}
 		free(j);
 		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot create the job table");
 		return NULL;
@@ -415,6 +417,7 @@ void srv_jobs_free(srv_jobs *j)
 		return;
 	srv_jobs_shutdown(j);
 	jobs_index_free(j);
+	jobs_feed_free(j);
 	free(j->threads);
 	pthread_mutex_destroy(&j->mu);
 	pthread_cond_destroy(&j->work);

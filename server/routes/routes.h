@@ -21,6 +21,11 @@ void srv_blob_uploaded(srv_ctx *ctx, srv_req *r, const char *digest);
 
 /* routes_misc.c */
 void srv_get_health(srv_ctx *ctx, srv_req *r);
+/* The bodies of GET /v1/health and GET /v1/cache, for the event stream too. */
+struct json_object *srv_health_json(srv_ctx *ctx);
+struct json_object *srv_cache_stats_json(srv_ctx *ctx);
+/* routes_events.c: GET /v1/events, one stream of all jobs, boards, cache */
+void srv_get_events(srv_ctx *ctx, srv_req *r);
 void srv_get_backends(srv_ctx *ctx, srv_req *r);
 void srv_post_compare(srv_ctx *ctx, srv_req *r);
 void srv_get_metrics(srv_ctx *ctx, srv_req *r);

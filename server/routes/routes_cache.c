@@ -30,7 +30,7 @@ static json_object *rate(uint64_t hits, uint64_t misses)
 	return srv_json_double((double)hits / (double)(hits + misses));
 }
 
-void srv_get_cache_stats(srv_ctx *ctx, srv_req *r)
+json_object *srv_cache_stats_json(srv_ctx *ctx)
 {
 	srv_cache_stats st;
 	json_object *o = json_object_new_object();
@@ -53,7 +53,12 @@ void srv_get_cache_stats(srv_ctx *ctx, srv_req *r)
 	json_object_object_add(o, F_ARTIFACT_LOADS, u64(st.artifact_loads));
 	json_object_object_add(o, F_EVICTING, json_object_new_boolean(srv_cache_evicting()));
 	json_object_object_add(o, F_RECLAIMING, json_object_new_int64(srv_cas_reclaiming(ctx->cas)));
-	srv_reply_json(r, 200, o);
+	return o;
+}
+
+void srv_get_cache_stats(srv_ctx *ctx, srv_req *r)
+{
+	srv_reply_json(r, 200, srv_cache_stats_json(ctx));
 }
 
 static const char *const kind_names[IX_NKINDS] = {KIND_BLOB, KIND_AC, KIND_ARTIFACT};

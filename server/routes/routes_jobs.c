@@ -362,81 +362,36 @@ void srv_list_jobs(srv_ctx *ctx, srv_req *r)
 	srv_reply_json(r, 200, o);
 }
 
-/* One event of the stream appended to out: "event: state" and the job's
- * JSON on one data line (it has no newline). */
-static int sse_event(enpu_buf *out, const char *json)
-{
-	return enpu_buf_addf(out, "event: state\ndata: %s\n\n", json);
-}
-
-/* The state of one event stream: events are formatted into pending and
- * handed to MHD as it pulls. The reader never blocks its HTTP thread: with
- * nothing to send it has sse_wait run on a handler thread (srv_req_await),
- * which waits up to a second for the next state change; MHD pulls again
- * when that returns. The stream ends after the final state. */
-typedef struct sse_stream {
+/* The source of a job's event stream: each state change once, as it
+ * comes (srv_jobs_watch_next); the stream ends after the final state. */
+typedef struct job_watch {
 	srv_ctx *ctx;
-	srv_req *r;
 	char id[64];
 	unsigned seq;
 	int final;
-	double end;
-	enpu_buf pending;
-	size_t sent;
-	int rc;                    /* sse_wait's: srv_jobs_watch_next's answer */
-	char *json;
-} sse_stream;
+} job_watch;
 
-static void sse_wait(void *cls)
+static int job_next(void *cls, double wait_s, enpu_buf *out)
 {
-	sse_stream *st = cls;
+	job_watch *w = cls;
+	char *json = NULL;
+	int rc;
 
-	st->rc = srv_jobs_watch_next(st->ctx->jobs, st->id, &st->seq,
-				     fmin(1.0, st->end - srv_now()), &st->json, &st->final);
+	if (w->final)
+		return -1;
+	rc = srv_jobs_watch_next(w->ctx->jobs, w->id, &w->seq, wait_s, &json, &w->final);
+	if (rc == 1 && json && srv_sse_event(out, "state", NULL, json) != 0)
+		rc = -1;
+	free(json);
+	return rc < 0 ? -1 : 0;
 }
 
-static ssize_t sse_read(void *cls, uint64_t pos, char *buf, size_t max)
+static void job_unwatch(void *cls)
 {
-	sse_stream *st = cls;
-	size_t n;
+	job_watch *w = cls;
 
-	(void)pos;
-	while (st->sent == st->pending.len) {
-		enpu_buf_reset(&st->pending);
-		st->sent = 0;
-		if (st->rc < 0)
-			return MHD_CONTENT_READER_END_OF_STREAM;
-		if (st->rc == 1 && st->json) {
-			int bad = sse_event(&st->pending, st->json);
-			free(st->json);
-			st->json = NULL;
-			st->rc = 0;
-			if (bad)
-				return MHD_CONTENT_READER_END_WITH_ERROR;
-			continue;
-		}
-		if (st->final || st->ctx->stopping || srv_now() >= st->end)
-			return MHD_CONTENT_READER_END_OF_STREAM;
-		st->rc = 0;
-		if (srv_req_await(st->r, sse_wait, st) == 0)
-			return 0;   /* pulled again once sse_wait is done */
-	}
-	n = st->pending.len - st->sent;
-	if (n > max)
-		n = max;
-	memcpy(buf, st->pending.data + st->sent, n);
-	st->sent += n;
-	return (ssize_t)n;
-}
-
-static void sse_free(void *cls)
-{
-	sse_stream *st = cls;
-
-	srv_jobs_unwatch(st->ctx->jobs, st->id);
-	enpu_buf_free(&st->pending);
-	free(st->json);
-	free(st);
+	srv_jobs_unwatch(w->ctx->jobs, w->id);
+	free(w);
 }
 
 /* GET /v1/jobs/{id}/events: server-sent events, one "state" event per state
@@ -445,35 +400,34 @@ static void sse_free(void *cls)
 void srv_get_job_events(srv_ctx *ctx, srv_req *r)
 {
 	const char *id = srv_req_param(r, 0);
-	sse_stream *st = calloc(1, sizeof *st);
+	job_watch *w = calloc(1, sizeof *w);
+	enpu_buf first = ENPU_BUF_INIT;
 	char *json = NULL;
 
-	if (!st) {
+	if (!w) {
 		srv_reply_fail(r, ENPU_E_NOMEM, NULL, "out of memory");
 		return;
 	}
 	if (not_yours(ctx, r, id)) {
-		free(st);
+		free(w);
 		return;
 	}
-	if (srv_jobs_watch(ctx->jobs, id, &st->seq, &json, &st->final) != 0) {
-		free(st);
+	if (srv_jobs_watch(ctx->jobs, id, &w->seq, &json, &w->final) != 0) {
+		free(w);
 		srv_reply_fail(r, ENPU_E_NOT_FOUND, id, "no job '%.40s' on this server", id);
 		return;
 	}
-	st->ctx = ctx;
-	st->r = r;
-	snprintf(st->id, sizeof st->id, "%s", id);
-	st->end = srv_now() + SRV_WAIT_MAX;
-	if (json && sse_event(&st->pending, json) != 0) {
+	w->ctx = ctx;
+	snprintf(w->id, sizeof w->id, "%s", id);
+	if (json && srv_sse_event(&first, "state", NULL, json) != 0) {
 		free(json);
-		sse_free(st);
+		job_unwatch(w);
 		srv_reply_fail(r, ENPU_E_NOMEM, NULL, "out of memory");
 		return;
 	}
 	free(json);
-	srv_reply_stream(r, 200, "text/event-stream", sse_read, st, sse_free);
-	srv_reply_header(r, "Cache-Control", "no-cache");
+	srv_reply_sse(r, &first, job_next, w, job_unwatch, &ctx->stopping, srv_now() + SRV_WAIT_MAX);
+	enpu_buf_free(&first);
 }
 
 /* A succeeded job's blob (result.npz or report.json), 404 before that. */

@@ -70,7 +70,7 @@ static unsigned runnable_mask(srv_ctx *ctx)
 
 static const char *const role_names[] = {"local", "server", "board"};
 
-void srv_get_health(srv_ctx *ctx, srv_req *r)
+json_object *srv_health_json(srv_ctx *ctx)
 {
 	json_object *o = json_object_new_object();
 	int q, run, w;
@@ -99,7 +99,12 @@ void srv_get_health(srv_ctx *ctx, srv_req *r)
 		(int64_t)atomic_load(&ctx->blobs_received)));
 	json_object_object_add(o, F_BLOBS_BYTES, json_object_new_int64(
 		(int64_t)atomic_load(&ctx->blobs_bytes_received)));
-	srv_reply_json(r, ctx->draining ? 503 : 200, o);
+	return o;
+}
+
+void srv_get_health(srv_ctx *ctx, srv_req *r)
+{
+	srv_reply_json(r, ctx->draining ? 503 : 200, srv_health_json(ctx));
 }
 
 void srv_get_boards(srv_ctx *ctx, srv_req *r)

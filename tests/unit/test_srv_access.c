@@ -319,6 +319,7 @@ typedef struct reply {
 	char body[4096];
 	size_t body_len;
 	int www_bearer;   /* a WWW-Authenticate: Bearer header came */
+	int stream;       /* an event stream: its first bytes say enough */
 } reply;
 
 static size_t on_body(char *p, size_t size, size_t n, void *arg)
@@ -329,7 +330,7 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
 	memcpy(r->body + r->body_len, p, k < room ? k : room);
 	r->body_len += k < room ? k : room;
 	r->body[r->body_len] = '\0';
-	return size * n;
+	return r->stream ? 0 : size * n;   /* a stream answered: stop it (not an error) */
 }
 
 static size_t on_header(char *p, size_t size, size_t n, void *arg)
@@ -338,6 +339,8 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
 	size_t k = size * n;
 	static const char name[] = "WWW-Authenticate:";
 
+	if (k > 13 && !strncasecmp(p, "Content-Type:", 13) && strstr(p, "text/event-stream"))
+		r->stream = 1;
 	if (k > sizeof name && !strncasecmp(p, name, sizeof name - 1)) {
 		const char *v = p + sizeof name - 1;
 		while (*v == ' ' || *v == '\t')
@@ -406,6 +409,8 @@ static void call(const srv_route *rt, const char *token, reply *r)
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
 	rc = curl_easy_perform(c);
+	if (rc == CURLE_WRITE_ERROR && r->stream)
+		rc = CURLE_OK;
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
 	curl_slist_free_all(h);

@@ -814,3 +814,50 @@ Test(bigtable, before_the_drain_deadline_jobs_go_on)
 	cr_expect_str_eq(field(o, F_STATE), JOB_QUEUED);
 	json_object_put(o);
 }
+
+/* The feed of every job's changes (GET /v1/events): each submission and
+ * state change numbered in order, with its job and owner; a reader too far
+ * behind, or ahead (a number from before a restart), is told to reload. */
+Test(jobs, the_feed_numbers_every_change_and_says_when_to_reload)
+{
+	srv_feed_ev ev[8];
+	uint64_t since = srv_jobs_feed_seq(jobs), start = since;
+	char a[33], b[33];
+	int reset, n;
+
+	cr_expect_eq(srv_jobs_feed_next(jobs, &since, 0.01, ev, 8, &reset), 0, "nothing yet");
+	cr_expect_eq(reset, 0);
+	submit(SRV_PRIO_NORMAL, 0, a);
+	submit(SRV_PRIO_NORMAL, 0, b);
+	cr_assert_eq(srv_jobs_cancel(jobs, a), 0);
+	n = srv_jobs_feed_next(jobs, &since, 1.0, ev, 8, &reset);
+	cr_assert_eq(n, 3, "two submissions and a cancel");
+	cr_expect_eq(reset, 0);
+	cr_expect_str_eq(ev[0].id, a);
+	cr_expect_str_eq(ev[1].id, b);
+	cr_expect_str_eq(ev[2].id, a);
+	cr_expect_eq(ev[0].seq, start + 1);
+	cr_expect_eq(ev[2].seq, start + 3);
+	cr_expect_eq(since, start + 3);
+	/* a page at a time */
+	since = start;
+	cr_expect_eq(srv_jobs_feed_next(jobs, &since, 0, ev, 2, &reset), 2);
+	cr_expect_eq(srv_jobs_feed_next(jobs, &since, 0, ev, 2, &reset), 1);
+	cr_expect_str_eq(ev[0].id, a);
+	/* from the future: reset to now */
+	since = start + 1000;
+	cr_expect_eq(srv_jobs_feed_next(jobs, &since, 0, ev, 8, &reset), 0);
+	cr_expect_eq(reset, 1);
+	cr_expect_eq(since, start + 3);
+	/* more than the ring behind: reset */
+	for (int i = 0; i < SRV_JOBS_FEED / 2 + 2; i++) {
+		char id[33];
+		submit(SRV_PRIO_NORMAL, 0, id);
+		cr_assert_eq(srv_jobs_cancel(jobs, id), 0);
+	}
+	since = start;
+	cr_expect_eq(srv_jobs_feed_next(jobs, &since, 0, ev, 8, &reset), 0);
+	cr_expect_eq(reset, 1, "the ring no longer holds what follows %llu",
+		     (unsigned long long)start);
+	cr_expect_eq(since, srv_jobs_feed_seq(jobs));
+}
