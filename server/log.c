@@ -84,12 +84,7 @@ static void *log_writer(void *arg)
 		if (!q_stop && !q_sync && lines >= LOG_GATHER_LINES && q_len < LOG_QUEUE / 2 &&
 		    left > 0) {
 			struct timespec until;   /* q_more's clock is CLOCK_REALTIME */
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_nsec += (long)(left * 1e9);
-			if (until.tv_nsec >= 1000000000L) {
-				until.tv_sec++;
-				until.tv_nsec -= 1000000000L;
-			}
+			srv_realtime_after(left, &until);
 			q_gather = 1;
 			pthread_cond_timedwait(&q_more, &q_mu, &until);
 			q_gather = 0;
@@ -241,6 +236,17 @@ void srv_time_str(const struct timespec *t, char *buf, size_t cap)
 		last = s;
 	}
 	snprintf(buf, cap, "%s.%03ldZ", base, (long)(t->tv_nsec / 1000000));
+}
+
+void srv_realtime_after(double s, struct timespec *out)
+{
+	clock_gettime(CLOCK_REALTIME, out);
+	out->tv_sec += (time_t)s;
+	out->tv_nsec += (long)((s - (double)(time_t)s) * 1e9);
+	if (out->tv_nsec >= 1000000000L) {
+		out->tv_sec++;
+		out->tv_nsec -= 1000000000L;
+	}
 }
 
 double srv_now(void)

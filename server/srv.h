@@ -208,5 +208,8 @@ void srv_log(const char *level, const char *fmt, ...) __attribute__((format(prin
 /* RFC 3339 UTC ("2025-01-31T12:00:00.123Z") of a CLOCK_REALTIME time. */
 void srv_time_str(const struct timespec *t, char *buf, size_t cap);
 double srv_now(void);                    /* CLOCK_MONOTONIC seconds */
+/* CLOCK_REALTIME now plus s seconds (s >= 0): a pthread_cond_timedwait
+ * deadline on a condition variable of the default clock. */
+void srv_realtime_after(double s, struct timespec *out);
 
 #endif

@@ -195,13 +195,7 @@ static void wait_until(srv_boards *p, double t)
 		return;
 	if (dt > 1)
 		dt = 1;            /* wake now and then: stop, and state changes */
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += (time_t)dt;
-	ts.tv_nsec += (long)((dt - (double)(time_t)dt) * 1e9);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	srv_realtime_after(dt, &ts);
 	pthread_cond_timedwait(&p->cv, &p->mu, &ts);
 }
 

@@ -54,13 +54,7 @@ int srv_jobs_feed_next(srv_jobs *j, uint64_t *since, double wait_s, srv_feed_ev 
 	int n = 0;
 
 	*reset = 0;
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += (time_t)wait_s;
-	until.tv_nsec += (long)((wait_s - (double)(time_t)wait_s) * 1e9);
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	srv_realtime_after(wait_s > 0 ? wait_s : 0, &until);
 	pthread_mutex_lock(&j->mu);
 	j->feed_readers++;
 	while (j->feed_seq <= *since && !j->stopping && wait_s > 0 &&

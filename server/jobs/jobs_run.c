@@ -311,12 +311,7 @@ static void *timer_main(void *arg)
 		drain_check(j);
 		if (j->timer_stop)
 			break;
-		clock_gettime(CLOCK_REALTIME, &t);
-		t.tv_nsec += TICK_NS;
-		if (t.tv_nsec >= 1000000000L) {
-			t.tv_sec++;
-			t.tv_nsec -= 1000000000L;
-		}
+		srv_realtime_after(TICK_NS / 1e9, &t);
 		pthread_cond_timedwait(&j->tick, &j->mu, &t);
 	}
 	pthread_mutex_unlock(&j->mu);
