@@ -376,6 +376,22 @@ static void table_swap(srv_models *m, const char *name, model *md)
 	model_free(old);
 }
 
+/* A changed copy made the model: its file written, then swapped in (md is
+ * the table's, or freed, on 0; still the caller's on -1). Under wmu. */
+static int model_commit(srv_models *m, const char *name, model *md, enpu_err *e)
+{
+	if (model_store(m, md, e) != 0)
+		return -1;
+	table_swap(m, name, md);
+	return 0;
+}
+
+static int no_model(const char *name, enpu_err *e)
+{
+	return enpu_fail(e, ENPU_E_NOT_FOUND, name, "see `eulernpu models`", "no model '%.80s'",
+			 name);
+}
+
 /* A copy of name's entry (under wmu: no change meanwhile), or a new one. */
 static model *model_take(srv_models *m, const char *name, int *existed)
 {
@@ -466,9 +482,8 @@ int srv_models_deploy(srv_models *m, const char *name, long version, const char 
 	clock_gettime(CLOCK_REALTIME, &now);
 	srv_time_str(&now, md->v[at].deployed, sizeof md->v[at].deployed);
 	md->n++;
-	if (model_store(m, md, e) != 0)
+	if (model_commit(m, name, md, e) != 0)
 		goto out;
-	table_swap(m, name, md);
 	md = NULL;
 	rc = 1;
 out:
@@ -489,8 +504,7 @@ int srv_models_retire(srv_models *m, const char *name, long version, const srv_i
 		goto out;
 	}
 	if (!existed) {
-		enpu_fail(e, ENPU_E_NOT_FOUND, name, "see `eulernpu models`",
-			  "no model '%.80s'", name);
+		no_model(name, e);
 		goto out;
 	}
 	if (version && (at = find_version(md, version)) < 0) {
@@ -510,9 +524,8 @@ int srv_models_retire(srv_models *m, const char *name, long version, const srv_i
 	} else {
 		md->n = 0;
 	}
-	if (model_store(m, md, e) != 0)
+	if (model_commit(m, name, md, e) != 0)
 		goto out;
-	table_swap(m, name, md);
 	md = NULL;
 	rc = 0;
 out:
@@ -546,8 +559,7 @@ int srv_models_resolve(srv_models *m, const char *name, long version, char artif
 	}
 	pthread_mutex_unlock(&m->mu);
 	if (!found)
-		return enpu_fail(e, ENPU_E_NOT_FOUND, name, "see `eulernpu models`",
-				 "no model '%.80s'", name);
+		return no_model(name, e);
 	if (version && !n)
 		return enpu_fail(e, ENPU_E_NOT_FOUND, name, "see `eulernpu models`",
 				 "model '%s' has no version %ld", name, version);
@@ -619,8 +631,7 @@ json_object *srv_models_json(srv_models *m, const char *name, enpu_err *e)
 		if (!snap || found)
 			enpu_fail(e, ENPU_E_NOMEM, name, NULL, "out of memory");
 		else
-			enpu_fail(e, ENPU_E_NOT_FOUND, name, "see `eulernpu models`",
-				  "no model '%.80s'", name);
+			no_model(name, e);
 		free(snap);
 		return NULL;
 	}
