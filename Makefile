@@ -19,7 +19,7 @@ DEBS    := libmicrohttpd-dev libcurl4-openssl-dev libyaml-dev libjson-c-dev libs
            libc6-dev-armhf-cross libc6-dev-arm64-cross qemu-user-static systemd \
            clang libclang-rt-14-dev valgrind bsdutils groff-base man-db lowdown \
            protobuf-c-compiler libprotobuf-c-dev libonnx-dev libonnx-testdata \
-           python3-onnx python3-torch python3-torchvision
+           python3-onnx python3-torch python3-torchvision chromium
 NPM_DEBS := nodejs npm
 WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wno-unused-parameter
@@ -125,7 +125,7 @@ CROSS_HOST    := $(B)/cross/bundle $(B)/cross/runner
 # pages, the bash completion, the systemd units (lab server service and
 # socket, board agent; ExecStart follows BINDIR), the sysusers.d entry of
 # user eulernpu, the example config /etc/eulernpu/eulernpud.yaml.example
-# and the documents (README.md, docs/*.md) in DOCDIR.
+# the documents (README.md, docs/*.md) in DOCDIR and the status page in WWWDIR.
 # Then: systemd-sysusers; systemctl daemon-reload (README, "Operating a lab
 # server"). make uninstall removes the same files (never a config you made).
 PREFIX  ?= /usr/local
@@ -136,6 +136,10 @@ SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 SYSCONFDIR ?= /etc
 DOCDIR  ?= $(PREFIX)/share/doc/eulernpu
+# The status page's files (server/www/), where eulernpud looks for them by
+# default: ../share/eulernpu/www beside BINDIR (--www DIR otherwise).
+WWWDIR  ?= $(PREFIX)/share/eulernpu/www
+WWW     := $(sort $(wildcard $(addprefix server/www/*.,html css js svg png ico txt)))
 UNITS   := eulernpud.service eulernpud.socket eulernpud-board.service
 
 .PHONY: all deps npm-deps demo test test-unit test-e2e test-san clean tests check-deps \
@@ -263,6 +267,8 @@ install: all
 	install -m 0644 systemd/eulernpud.yaml.example $(DESTDIR)$(SYSCONFDIR)/eulernpu/
 	install -d $(DESTDIR)$(DOCDIR)
 	install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	install -d $(DESTDIR)$(WWWDIR)
+	install -m 0644 $(WWW) $(DESTDIR)$(WWWDIR)/
 
 # The board agent's unit comes with `install` now; kept for old instructions.
 install-board: install
@@ -273,7 +279,7 @@ uninstall:
 	  $(DESTDIR)$(MANDIR)/man5/eulernpu-spec.5.gz \
 	  $(addprefix $(DESTDIR)$(UNITDIR)/,$(UNITS)) $(DESTDIR)$(SYSUSERSDIR)/eulernpu.conf \
 	  $(DESTDIR)$(COMPLETIONDIR)/eulernpu $(DESTDIR)$(SYSCONFDIR)/eulernpu/eulernpud.yaml.example
-	rm -rf $(DESTDIR)$(DOCDIR)
+	rm -rf $(DESTDIR)$(DOCDIR) $(DESTDIR)$(WWWDIR)
 
 # eulernpu-spec(5) is docs/spec-format.md as a man page, generated with
 # lowdown and kept in the repository (tests/e2e/docs.sh checks it is
@@ -301,13 +307,21 @@ deps:
 # build/npm (never globally). The version is the last whose engines (and its
 # dependencies', cheerio held at 1.0.0 by an override for that) accept
 # Debian 12's nodejs 18 and npm 9; openapi.sh checks that they still do.
+# The browser driver of tests/e2e/page.sh likewise: puppeteer-core as pinned
+# by tests/tools/browser/, into build/npm-browser. It drives Debian's
+# chromium (DEBS); no browser is ever downloaded (--ignore-scripts runs no
+# install script, and the test names /usr/bin/chromium).
 NPM_DIR := build/npm
 REDOCLY := $(NPM_DIR)/node_modules/.bin/redocly
-npm-deps: $(REDOCLY)
+BROWSER_NPM_DIR := build/npm-browser
+PUPPETEER := $(BROWSER_NPM_DIR)/node_modules/puppeteer-core/package.json
+npm-deps: $(REDOCLY) $(PUPPETEER)
 $(REDOCLY): tests/tools/redocly/package.json tests/tools/redocly/package-lock.json
+$(PUPPETEER): tests/tools/browser/package.json tests/tools/browser/package-lock.json
+$(REDOCLY) $(PUPPETEER):
 	@command -v npm >/dev/null || { echo "npm is not installed: run make deps (apt-get install $(NPM_DEBS))" >&2; exit 1; }
-	$(Q)mkdir -p $(NPM_DIR) && cp $^ $(NPM_DIR)/
-	$(Q)cd $(NPM_DIR) && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	$(Q)dir=$(firstword $(subst /node_modules/, ,$@)) && mkdir -p $$dir && cp $^ $$dir/ && \
+	  cd $$dir && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	$(Q)touch $@
 
 demo: deps

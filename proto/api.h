@@ -33,6 +33,8 @@
 						   * PUT/DELETE .../versions/{v} */
 
 /* The Open Inference Protocol v2 (KServe, Triton), routes_oip.c. */
+#define API_ROOT              "/"                 /* GET: the status page (index.html) */
+#define API_UI                "/ui/"              /* GET /ui/{file}: its other files */
 #define API_V2                "/v2"               /* GET: server metadata */
 #define API_V2_LIVE           "/v2/health/live"
 #define API_V2_READY          "/v2/health/ready"
@@ -57,6 +59,17 @@
 
 #define F_HEALTH              "health"    /* /v1/events' status event */
 #define F_CACHE               "cache"
+#define F_METRICS             "metrics"   /* its job figures (metrics.c) */
+#define F_DONE                "done"      /* jobs finished, by final state */
+#define F_LE                  "le"        /* the histograms' bucket bounds (s) */
+#define F_QUEUE_S             "queue_s"   /* {"buckets" (per bucket), "count", "sum"} */
+#define F_RUN_S               "run_s"
+#define F_BUCKETS             "buckets"
+#define F_COUNT               "count"
+#define F_SUM                 "sum"
+#define F_ADMIN               "admin"     /* /v1/events' hello event: {"name", "admin", "seq"} */
+#define F_SEQ                 "seq"
+#define F_SINCE               "since"     /* a board's state, since when */
 
 /* Query parameters. */
 #define Q_WAIT                "wait"      /* seconds to long-poll for a job to finish */

@@ -26,6 +26,7 @@
 #include "daemon.h"
 #include "sd.h"
 #include "models.h"
+#include "routes.h"
 
 static void enforce_cb(void *ctx)
 {
@@ -51,8 +52,6 @@ static int report(const enpu_err *e)
 	fputs(line, stderr);
 	return 2;
 }
-
-static srv_cfg_file cfgf;     /* its strings back ctx.cfg until exit */
 
 static srv_cfg_file cfgf;     /* its strings back ctx.cfg until exit */
 
@@ -159,6 +158,33 @@ static int init_process(srv_ctx *ctx, int activated, sigset_t *sigs)
 	sigaddset(sigs, SIGINT);
 	sigaddset(sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, sigs, NULL);
+	return 0;
+}
+
+/* The status page's files (--www, or the directory beside the program),
+ * read whole at start-up: 0, or -1 after the three-line error
+ * (a --www that cannot be read, lacks index.html or is past the bounds). */
+static int open_www(srv_ctx *ctx)
+{
+	const char *dir = ctx->cfg.www_dir;
+	enpu_err e = ENPU_ERR_INIT;
+
+	if (dir && !strcmp(dir, "none"))
+		return 0;
+	if (!dir)
+		dir = srv_www_default_dir();
+	if (!dir) {
+		srv_log("info", "no status page: no www directory beside the program (--www DIR)");
+		return 0;
+	}
+	ctx->www = srv_www_load(dir, &e);
+	if (!ctx->www) {
+		if (ctx->cfg.log_file)   /* else the log is stderr: the three lines say it */
+			srv_log("error", "%s", e.message);
+		report(&e);
+		return -1;
+	}
+	srv_log("info", "status page: %d files from %s", srv_www_count(ctx->www), dir);
 	return 0;
 }
 
@@ -315,6 +341,8 @@ static void shut_down(srv_ctx *ctx, srv_listeners *l, int status)
 		unlink(ctx->cfg.socket_path);
 	srv_jobs_free(ctx->jobs);
 	srv_models_close(ctx->models);
+	srv_www_free(ctx->www);
+	ctx->www = NULL;
 	ctx->models = NULL;
 	srv_cas_close(ctx->cas);
 	srv_state_release(&ctx->cfg, status);   /* the cache lock, then the pid file */
@@ -358,6 +386,8 @@ int main(int argc, char **argv)
 	if (load_secrets(&ctx) != 0)
 		goto early;
 	if (check) {
+		if (open_www(&ctx) != 0)   /* the log is closed: its lines go nowhere */
+			goto early;
 		printf("eulernpud: configuration OK%s%s%s\n", cpath ? " (" : "", cpath ? cpath : "",
 		       cpath ? ")" : "");
 		status = 0;
@@ -368,8 +398,10 @@ int main(int argc, char **argv)
 		goto early;
 
 	status = 1;
-	if (start_services(&ctx) == 0 && srv_listen_open(&ctx, &l) == 0 &&
-	    announce(&ctx, &l, cpath) == 0 && srv_listen_serve(&ctx, &l) == 0) {
+	if (open_www(&ctx) != 0)
+		status = 2;   /* a configuration error (E0816), as --check-config says */
+	else if (start_services(&ctx) == 0 && srv_listen_open(&ctx, &l) == 0 &&
+		 announce(&ctx, &l, cpath) == 0 && srv_listen_serve(&ctx, &l) == 0) {
 		serve(&ctx, &sigs);
 		status = 0;
 	}
@@ -380,6 +412,7 @@ early:
 	free(ctx.board_token);
 	free(ctx.tls_cert_pem);
 	free(ctx.tls_key_pem);
+	srv_www_free(ctx.www);   /* --check-config's */
 	srv_cfg_free(&cfgf);
 	return status;
 }

@@ -411,3 +411,53 @@ int srv_metrics_render(srv_ctx *ctx, enpu_buf *out)
 	pthread_mutex_unlock(&mu);
 	return p.err ? -1 : 0;
 }
+
+/* ---- the status event's figures (GET /v1/events) ---------------------------- */
+
+static json_object *hist_json(const hist *h)
+{
+	json_object *o = json_object_new_object(), *b = json_object_new_array();
+
+	for (int i = 0; i < SRV_METRICS_NBUCKETS; i++)
+		json_object_array_add(b, json_object_new_int64((int64_t)h->b[i]));
+	json_object_object_add(o, F_BUCKETS, b);
+	json_object_object_add(o, F_COUNT, json_object_new_int64((int64_t)h->count));
+	json_object_object_add(o, F_SUM, srv_json_double(h->sum));
+	return o;
+}
+
+json_object *srv_metrics_jobs_json(void)
+{
+	json_object *o = json_object_new_object(), *done = json_object_new_object(),
+		    *le = json_object_new_array();
+	hist q, r;
+
+	memset(&q, 0, sizeof q);
+	memset(&r, 0, sizeof r);
+	for (int i = 0; i < SRV_METRICS_NBUCKETS; i++)
+		json_object_array_add(le, srv_json_double(bucket_le[i]));
+	pthread_mutex_lock(&mu);
+	for (int s = 0; s < N_STATES; s++) {
+		uint64_t n = 0;
+		for (int i = 0; i < N_BK; i++)
+			n += jobs_total[i][s];
+		json_object_object_add(done, job_states[s], json_object_new_int64((int64_t)n));
+	}
+	for (int i = 0; i < N_BK; i++)
+		for (int k = 0; k < SRV_METRICS_NBUCKETS; k++) {
+			q.b[k] += job_queue[i].b[k];
+			r.b[k] += job_run[i].b[k];
+		}
+	for (int i = 0; i < N_BK; i++) {
+		q.count += job_queue[i].count;
+		q.sum += job_queue[i].sum;
+		r.count += job_run[i].count;
+		r.sum += job_run[i].sum;
+	}
+	pthread_mutex_unlock(&mu);
+	json_object_object_add(o, F_DONE, done);
+	json_object_object_add(o, F_LE, le);
+	json_object_object_add(o, F_QUEUE_S, hist_json(&q));
+	json_object_object_add(o, F_RUN_S, hist_json(&r));
+	return o;
+}

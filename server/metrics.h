@@ -37,6 +37,12 @@ void srv_metrics_job_done(const char *backend, const char *state, double queue_s
  * 0, or -1 when out's cap is reached. */
 int srv_metrics_render(srv_ctx *ctx, enpu_buf *out);
 
+/* The job figures of the status event (GET /v1/events), summed over the
+ * backends: {"done": {state: count}, "le": [bucket bounds], "queue_s" and
+ * "run_s": {"buckets": [count per bucket, not cumulative], "count", "sum"}}.
+ * A page takes rates and quantiles from the difference of two. */
+struct json_object *srv_metrics_jobs_json(void);
+
 /* A label value escaped for the text format (\\, \", \n), appended. */
 int srv_prom_escape(enpu_buf *out, const char *s);
 

@@ -113,6 +113,10 @@ static const char usage[] =
 "                        and lets the cache and socket directories be group-writable\n"
 "  --tls-cert FILE       serve HTTPS on --listen with this certificate (PEM)...\n"
 "  --tls-key FILE        ...and this private key (PEM)\n"
+"  --www DIR             the status page's files, served at / and /ui/ (default\n"
+"                        ../share/eulernpu/www or ../server/www beside the\n"
+"                        program, where one has an index.html; 'none' = no page).\n"
+"                        Read at start-up: at most 64 files, 8 MiB in all\n"
 "\n"
 "Limits (a request past one fails with a clear error):\n"
 "  --max-json-bytes N    JSON request bodies (default 1048576)\n"
@@ -232,6 +236,7 @@ static const opt opts[] = {   /* sorted by name */
 	{"--token-file",   O_STR, OFF(token_file), 0, 0},
 	{"--tokens",       O_STR, OFF(tokens_file), 0, 0},
 	{"--workers",      O_INT, OFF(workers), 1, 1024},
+	{"--www",          O_STR, OFF(www_dir), 0, 0},
 };
 
 static const opt *find_opt(const char *name)

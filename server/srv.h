@@ -64,6 +64,7 @@ typedef struct srv_config {
 	int socket_mode;           /* of the Unix socket (default 0600) */
 	const char *socket_group;  /* group of the Unix socket, or NULL */
 	const char *tls_cert, *tls_key;   /* PEM files: TLS on the TCP listener */
+	const char *www_dir;       /* --www: the status page's files; "none" = no page */
 	const char *board_cacert;  /* CA file for https:// boards */
 	const char *config_file;   /* the YAML file read, or NULL */
 	const char *log_level;     /* error|warn|info|debug, or NULL (info) */
@@ -87,6 +88,7 @@ typedef struct srv_ctx {
 	struct srv_cas *cas;
 	struct srv_jobs *jobs;
 	struct srv_models *models;     /* named versions of artifacts (models.h) */
+	struct srv_www *www;           /* the status page's files, or NULL (routes_www.c) */
 	const enpu_limits *lim;
 	struct srv_boards *boards;     /* NULL in the board role */
 	char *token;                   /* unused: tokens live in auth (auth.c) */

@@ -32,7 +32,7 @@ typedef struct board {
 	unsigned mask;              /* board backends it serves (bits) */
 	char pl[200];
 	char last_error[800];
-	struct timespec last_seen, down_since;
+	struct timespec last_seen, since;   /* since: in this state (up/down) */
 	double next_check;
 	long long faults;           /* board faults of jobs it ran (metrics) */
 	int busy;
@@ -134,8 +134,8 @@ static void mark_down(board *b, const char *why)
 	int wait;
 
 	b->up = 0;
-	if (was || !b->down_since.tv_sec)
-		clock_gettime(CLOCK_REALTIME, &b->down_since);
+	if (was || !b->since.tv_sec)
+		clock_gettime(CLOCK_REALTIME, &b->since);
 	b->failures++;
 	wait = srv_board_backoff(b->failures, b->pool->ctx->cfg.board_backoff_max);
 	b->next_check = srv_now() + wait;
@@ -167,6 +167,8 @@ static void mark_up(board *b, json_object *h)
 	json_object *v;
 	int was = b->up;
 
+	if (!was)
+		clock_gettime(CLOCK_REALTIME, &b->since);
 	b->up = 1;
 	b->seen = 1;
 	b->failures = 0;
@@ -332,8 +334,8 @@ static void down_text(const srv_boards *p, int bk, char *out, size_t cap)
 		const board *b = &p->b[i];
 		if (!may_serve(b, bk))
 			continue;
-		if (b->down_since.tv_sec)
-			srv_time_str(&b->down_since, ts, sizeof ts);
+		if (b->since.tv_sec)
+			srv_time_str(&b->since, ts, sizeof ts);
 		else
 			snprintf(ts, sizeof ts, "the start");
 		k += (size_t)snprintf(out + k, cap - k, "%s%s %s since %s: %.200s", k ? "; " : "",
@@ -601,6 +603,12 @@ json_object *srv_boards_json(srv_boards *p)
 			json_object_object_add(x, F_LAST_SEEN, json_object_new_string(ts));
 		} else {
 			json_object_object_add(x, F_LAST_SEEN, NULL);
+		}
+		if (b->since.tv_sec) {
+			srv_time_str(&b->since, ts, sizeof ts);
+			json_object_object_add(x, F_SINCE, json_object_new_string(ts));
+		} else {
+			json_object_object_add(x, F_SINCE, NULL);   /* not checked yet */
 		}
 		json_object_object_add(x, F_ARTIFACTS_CACHED, json_object_new_int64(b->artifacts_cached));
 		json_object_object_add(x, F_JOBS_DONE, json_object_new_int64(b->jobs_done));

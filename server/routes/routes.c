@@ -37,6 +37,9 @@ const srv_route srv_routes[] = {
 	{"PUT",    API_MODELS "/*" API_MODEL_VERSIONS "/*", SRV_BODY_FORM, srv_put_model_version, SRV_ROLE_USER, SRV_ON_THREAD},
 	{"DELETE", API_MODELS "/*" API_MODEL_VERSIONS "/*", SRV_BODY_NONE, srv_delete_model_version, SRV_ROLE_USER, SRV_ON_THREAD},
 	{"GET",    API_EVENTS,                      SRV_BODY_NONE, srv_get_events, SRV_ROLE_USER, SRV_ON_LOOP},
+	/* the status page (routes_www.c): files only, its data comes from the API */
+	{"GET",    API_ROOT,                        SRV_BODY_NONE, srv_get_www_index, SRV_ROLE_PUBLIC, SRV_ON_LOOP},
+	{"GET",    API_UI "*",                      SRV_BODY_NONE, srv_get_www_file, SRV_ROLE_PUBLIC, SRV_ON_LOOP},
 	/* the Open Inference Protocol v2 (routes_oip.c) */
 	{"GET",    API_V2,                          SRV_BODY_NONE, srv_get_v2, SRV_ROLE_PUBLIC, SRV_ON_LOOP},
 	{"GET",    API_V2_LIVE,                     SRV_BODY_NONE, srv_get_v2_live, SRV_ROLE_PUBLIC, SRV_ON_LOOP},

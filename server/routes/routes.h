@@ -30,6 +30,22 @@ void srv_get_backends(srv_ctx *ctx, srv_req *r);
 void srv_post_compare(srv_ctx *ctx, srv_req *r);
 void srv_get_metrics(srv_ctx *ctx, srv_req *r);
 void srv_get_boards(srv_ctx *ctx, srv_req *r);
+/* routes_www.c: the status page (GET /, GET /ui/{file}) from --www DIR,
+ * read at start-up: at most SRV_WWW_MAX_FILES files of SRV_WWW_MAX_BYTES
+ * in all (--help and eulernpud.8 give both numbers), named
+ * [a-z0-9][a-z0-9._-]* with a known extension (others left out). */
+#define SRV_WWW_MAX_FILES 64
+#define SRV_WWW_MAX_BYTES (8 << 20)
+typedef struct srv_www srv_www;
+/* NULL + *e (E0816 naming DIR) when it cannot be read, lacks index.html
+ * or is past the bounds. */
+srv_www *srv_www_load(const char *dir, enpu_err *e);
+void srv_www_free(srv_www *w);
+int srv_www_count(const srv_www *w);
+/* BINDIR/../share/eulernpu/www or bin/../server/www, or NULL. */
+const char *srv_www_default_dir(void);
+void srv_get_www_index(srv_ctx *ctx, srv_req *r);
+void srv_get_www_file(srv_ctx *ctx, srv_req *r);
 /* routes_blobs.c */
 void srv_post_blobs_missing(srv_ctx *ctx, srv_req *r);
 void srv_put_blob(srv_ctx *ctx, srv_req *r);

@@ -1,7 +1,13 @@
 /* routes_events.c: GET /v1/events, one server-sent event stream of what a
  * status page shows, so that it polls nothing:
- *   event: status  {"health" (without uptime_s), "cache", "boards"}: at once,
- *                  then at most once a second and only when it changed
+ *   event: hello   {"name", "admin", "seq"}: first, who the stream is for
+ *                  (what a page may offer to cancel) and the change number
+ *                  it starts after (a job list read after it is current)
+ *   event: status  {"health" (without uptime_s), "cache", "boards",
+ *                  "metrics" (the job figures, metrics.h)}: at once,
+ *                  then only when it changed: at most once a second, or
+ *                  0.2 s after job changes (its queue counts then agree
+ *                  with the jobs' events at once)
  *   event: job     the job's JSON, at its submission and each state change,
  *                  with "id: N" (the change's number) for Last-Event-ID
  *   event: reset   {"seq"}: the reader fell more than SRV_JOBS_FEED changes
@@ -11,6 +17,7 @@
  * /v1/jobs lists them). A stream lasts SRV_WAIT_MAX seconds; EventSource
  * reconnects with Last-Event-ID and misses nothing the ring still holds.
  * A job changing twice before it is sent is sent once, as it is then. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,15 +26,19 @@
 #include "api.h"
 #include "boards.h"
 #include "jobs.h"
+#include "metrics.h"
 #include "routes.h"
 
 #define FEED_BATCH 64   /* changes taken per wait */
+#define STATUS_GAP 1.0   /* seconds between status events at most... */
+#define STATUS_OWED 0.2  /* ...or this soon after job changes (queue counts) */
 
 typedef struct feed_reader {
 	srv_ctx *ctx;
 	srv_ident who;
 	uint64_t since;
 	double status_at;       /* srv_now() of the last status event */
+	int owed;               /* jobs changed since: the status likely did too */
 	char *status;           /* its text, to send only a change */
 	srv_feed_ev ev[FEED_BATCH];
 } feed_reader;
@@ -46,6 +57,7 @@ static json_object *status_json(srv_ctx *ctx)
 		json_object_object_add(o, F_BOARDS, json_object_get(json_object_object_get(b, F_BOARDS)));
 		json_object_put(b);
 	}
+	json_object_object_add(o, F_METRICS, srv_metrics_jobs_json());
 	return o;
 }
 
@@ -56,9 +68,10 @@ static int add_status(feed_reader *f, enpu_buf *out, int force)
 	const char *s;
 	int rc = 0;
 
-	if (!force && srv_now() - f->status_at < 1.0)
+	if (!force && srv_now() - f->status_at < (f->owed ? STATUS_OWED : STATUS_GAP))
 		return 0;
 	f->status_at = srv_now();
+	f->owed = 0;
 	o = status_json(f->ctx);
 	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (!f->status || strcmp(f->status, s)) {
@@ -70,15 +83,33 @@ static int add_status(feed_reader *f, enpu_buf *out, int force)
 	return rc;
 }
 
+static int add_hello(feed_reader *f, enpu_buf *out)
+{
+	json_object *o = json_object_new_object();
+	int rc;
+
+	json_object_object_add(o, F_NAME, json_object_new_string(f->who.name));
+	json_object_object_add(o, F_ADMIN, json_object_new_boolean(f->who.admin));
+	json_object_object_add(o, F_SEQ, json_object_new_int64((int64_t)f->since));
+	rc = srv_sse_event(out, "hello", NULL, json_object_to_json_string_ext(o,
+			   JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return rc;
+}
+
 static int feed_next(void *cls, double wait_s, enpu_buf *out)
 {
 	feed_reader *f = cls;
 	int n, reset, i;
 	char num[24];
 
+	if (f->owed)   /* wake in time to send it */
+		wait_s = fmin(wait_s, fmax(0, STATUS_OWED - (srv_now() - f->status_at)));
 	n = srv_jobs_feed_next(f->ctx->jobs, &f->since, wait_s, f->ev, FEED_BATCH, &reset);
 	if (n < 0)
 		return -1;
+	if (n > 0)
+		f->owed = 1;
 	if (reset) {
 		snprintf(num, sizeof num, "{\"seq\":%llu}", (unsigned long long)f->since);
 		if (srv_sse_event(out, "reset", NULL, num) != 0)
@@ -141,7 +172,7 @@ void srv_get_events(srv_ctx *ctx, srv_req *r)
 		}
 		f->since = s;   /* past the last one: feed_next says reset */
 	}
-	if (add_status(f, &first, 1) != 0) {
+	if (add_hello(f, &first) != 0 || add_status(f, &first, 1) != 0) {
 		enpu_buf_free(&first);
 		feed_free(f);
 		srv_reply_fail(r, ENPU_E_NOMEM, NULL, "out of memory");

@@ -21,38 +21,6 @@ printf 'tok-%s\n' "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$TM
 echo wrong-token >"$TMP/badtok"
 chmod 600 "$TMP/tok" "$TMP/badtok"   # token files must be private
 
-# start_board NAME [PORT [ARGS...]]: a board agent on 127.0.0.1 (port 0 = a
-# free one); its port in $TMP/NAME.port.
-start_board() {
-	local name=$1 port=${2:-0}
-	shift; [ $# -gt 0 ] && shift
-	rm -f "$TMP/$name.port"
-	"$BIN/eulernpud" --role board --listen "127.0.0.1:$port" --port-file "$TMP/$name.port" \
-		--token-file "$TMP/tok" --cache "$TMP/$name.cache" --log "$TMP/$name.log" --workers 1 \
-		"$@" </dev/null >/dev/null 2>>"$TMP/$name.stderr" &
-	T_PIDS[$name]=$!
-	disown "${T_PIDS[$name]}"   # no "Killed" notice when a test kills it
-	for _ in $(seq 200); do
-		if [ -s "$TMP/$name.port" ] &&
-		   curl -sf --max-time 2 "http://127.0.0.1:$(cat "$TMP/$name.port")/v1/health" >/dev/null 2>&1; then
-			return 0
-		fi
-		kill -0 "${T_PIDS[$name]}" 2>/dev/null || break
-		sleep 0.05
-	done
-	echo "board '$name' did not start" >&2
-	tail -5 "$TMP/$name.log" "$TMP/$name.stderr" >&2
-	return 1
-}
-bport() { cat "$TMP/$1.port"; }
-# kill_board NAME: SIGKILL, gone within 5 s.
-kill_board() {
-	local p=${T_PIDS[$1]:-}
-	[ -n "$p" ] || return 0
-	kill -KILL "$p" 2>/dev/null
-	for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
-	unset "T_PIDS[$1]"
-}
 bcurl() { local n=$1; shift; curl -s --max-time 10 "$@" "http://127.0.0.1:$(bport "$n")$P"; }
 health() { curl -s --max-time 5 "http://127.0.0.1:$(bport "$1")/v1/health" -o "$2"; }
 
@@ -249,8 +217,13 @@ expect_eq "no board up: the 503 retried twice, then E0811" \
 	"2 error[E0811]:"
 
 # ---- a restarted board rejoins ------------------------------------------------------------------
+restart_at=$(date -u +%Y-%m-%dT%H:%M:%S)
 start_board b2 "$P2" || { finish; exit 1; }
 check "b2 restarted on its port: back up within 10 s" wait_state lab b2 up
+dcurl lab -o "$TMP/bs.json" "$U/v1/boards"
+check "b2 up: since its restart (GET /v1/boards' since)" "$PY" -c \
+	"import json, sys; b = {x['name']: x for x in json.load(open(sys.argv[1]))['boards']}; sys.exit(not (b['b2']['since'] >= sys.argv[2] and b['b1']['since'] and b['b1']['since'] < sys.argv[2]))" \
+	"$TMP/bs.json" "$restart_at"
 check "b2 restarted: runs jobs again" enpu run --artifact "$TMP/tiny_mlp.fpga_board" \
 	--input "$EX/tiny_mlp/input.npz" --out "$TMP/y.npz"
 check "b2 restarted: same bytes" cmp "$TMP/y.npz" "$TMP/tiny_mlp.fpga_board.npz"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # config.sh: eulernpud's configuration file (applied, overridden by flags,
-# --check-config with file:line:col errors), the limits (each with its
+# --check-config with file:line:col errors, a wrong --www), the limits (each with its
 # error and status), SIGHUP (tokens and boards reloaded live), SIGTERM drain
 # (a running slow job finishes, new jobs get 503, exit 0; at --drain-timeout
 # the jobs left are cancelled, a running one at its next op) and socket
@@ -68,6 +68,19 @@ out=$("$BIN/eulernpud" --check-config --config none 2>&1); rc=$?
 expect_eq "--config none: nothing to read, OK" "$rc $out" "0 eulernpud: configuration OK"
 "$BIN/eulernpud" --check-config --config "$TMP/good.yaml" --workers 0 >"$TMP/o" 2>"$TMP/e"; rc=$?
 expect_eq "--check-config checks the flags too: exit 2" "$rc" 2
+# --www: a directory that is not one, or has no index.html, is E0816
+mkdir -p "$TMP/www-empty"
+printf 'www: %s\n' "$TMP/www-empty" >"$TMP/www.yaml"
+"$BIN/eulernpud" --check-config --config "$TMP/www.yaml" >"$TMP/o" 2>"$TMP/e"; rc=$?
+expect_eq "www without index.html: exit 2, three lines" "$rc $(wc -l <"$TMP/e")" "2 3"
+expect_match "www without index.html: E0816 naming it" "$(head -2 "$TMP/e" | tr '\n' ' ')" \
+	"^error\\[E0816\\]: invalid configuration   --www: '$TMP/www-empty' has no index.html"
+"$BIN/eulernpud" --socket "$TMP/w.sock" --cache "$TMP/w.cache" --www "$TMP/none-such" \
+	</dev/null >"$TMP/o" 2>"$TMP/e"; rc=$?
+expect_eq "--www DIR that is missing: the daemon does not start, exit 2" "$rc" 2
+expect_match "... with E0816 naming the directory" "$(cat "$TMP/e")" "--www: cannot read the status page's directory '$TMP/none-such'"
+out=$("$BIN/eulernpud" --check-config --www none 2>&1); rc=$?
+expect_eq "--www none: OK" "$rc $out" "0 eulernpud: configuration OK"
 
 # ---- the file is applied; flags override it -----------------------------------------------------------
 start_daemon c --config "$TMP/good.yaml" || { finish; exit 1; }

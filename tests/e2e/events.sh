@@ -35,7 +35,12 @@ stream alice "$UTOK"
 stream bob "$BTOK"
 stream ops "$ATOK"
 check "the status event comes at once" until_in alice '^event: status$'
-check "  ... with health, cache and boards" until_in alice '^data: \{"health":\{.*"cache":\{.*"boards":\['
+check "  ... with health, cache, boards and the job figures" until_in alice \
+	'^data: \{"health":\{.*"cache":\{.*"boards":\[.*"metrics":\{"done":\{"succeeded":0,'
+expect_eq "the hello event comes first, naming the stream's user" "$(sed -n 1,2p "$TMP/alice.sse" | tr '\n' ' ')" \
+	'event: hello data: {"name":"alice","admin":false,"seq":0} '
+until_in ops '^event: hello$' >/dev/null
+expect_match "  ... and an admin's, as admin" "$(sed -n 2p "$TMP/ops.sse")" '^data: \{"name":"ops","admin":true,'
 
 AJ=$(as "$UTOK" run --artifact "$TMP/mlp" --input "$MLP/input.npz" --detach)
 check "alice's stream: her job, queued or running" until_in alice "\"id\":\"$AJ\",\"state\":\"(queued|running)\""

@@ -6,6 +6,7 @@
 #   expect_eq "prints OK" "$out" "Compile  OK: ..."
 #   v=$(jget "$TMP/j.json" jobs.0.state)   # one value of a JSON document (see jget)
 #   skip no-foo "foo is not installed"       # a skip, by an id of tests/skips.allow
+#   start_board b1; kill_board b1    # a board agent on 127.0.0.1, token $TMP/tok
 #   finish                          # "N passed, M failed" (+ "K skipped"); exit status 1 on failures
 #
 # A skip is never a pass. Outside CI it is reported ("skip - ID: text", and
@@ -303,6 +304,39 @@ wait_job() {
 	return 1
 }
 
+# start_board NAME [PORT [ARGS...]]: a board agent on 127.0.0.1 (port 0 = a
+# free one) whose token is the one in $TMP/tok (the test writes it, mode
+# 600); its port in $TMP/NAME.port, its pid in T_PIDS[NAME].
+start_board() {
+	local name=$1 port=${2:-0}
+	shift; [ $# -gt 0 ] && shift
+	rm -f "$TMP/$name.port"
+	"$BIN/eulernpud" --role board --listen "127.0.0.1:$port" --port-file "$TMP/$name.port" \
+		--token-file "$TMP/tok" --cache "$TMP/$name.cache" --log "$TMP/$name.log" --workers 1 \
+		"$@" </dev/null >/dev/null 2>>"$TMP/$name.stderr" &
+	T_PIDS[$name]=$!
+	disown "${T_PIDS[$name]}"   # no "Killed" notice when a test kills it
+	for _ in $(seq 200); do
+		if [ -s "$TMP/$name.port" ] &&
+		   curl -sf --max-time 2 "http://127.0.0.1:$(cat "$TMP/$name.port")/v1/health" >/dev/null 2>&1; then
+			return 0
+		fi
+		kill -0 "${T_PIDS[$name]}" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "board '$name' did not start" >&2
+	tail -5 "$TMP/$name.log" "$TMP/$name.stderr" >&2
+	return 1
+}
+bport() { cat "$TMP/$1.port"; }
+# kill_board NAME: SIGKILL, gone within 5 s.
+kill_board() {
+	local p=${T_PIDS[$1]:-}
+	[ -n "$p" ] || return 0
+	kill -KILL "$p" 2>/dev/null
+	for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+	unset "T_PIDS[$1]"
+}
 # The daemon's job gate (EULERNPUD_HOLD, server/fault.h): a daemon started
 # with EULERNPUD_HOLD=$HOLD keeps every job it takes running, before its
 # first op, while the file $HOLD exists. hold creates it, release removes

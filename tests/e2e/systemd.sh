@@ -79,9 +79,11 @@ else
 	sed 's/^/    | /' "$TMP/install.out" | head -10
 fi
 docs=$(cd "$ROOT" && for f in README.md docs/*.md; do printf './opt/enpu/share/doc/eulernpu/%s\n' "${f#docs/}"; done | sort | tr '\n' ' ')
-expect_eq "make install installs programs, man pages, completion, units, sysusers entry, example config, documents" \
+www=$(cd "$ROOT/server/www" && ls | grep -E '\.(html|css|js|svg|png|ico|txt)$' |
+	sed 's|^|./opt/enpu/share/eulernpu/www/|' | sort | tr '\n' ' ')
+expect_eq "make install installs programs, man pages, completion, units, sysusers entry, example config, documents, status page" \
 	"$(cd "$TMP/root" && find . -type f | sort | tr '\n' ' ')" \
-	"./etc/eulernpu/eulernpud.yaml.example ./opt/enpu/bin/eulernpu ./opt/enpu/bin/eulernpud ./opt/enpu/lib/systemd/system/eulernpud-board.service ./opt/enpu/lib/systemd/system/eulernpud.service ./opt/enpu/lib/systemd/system/eulernpud.socket ./opt/enpu/lib/sysusers.d/eulernpu.conf ./opt/enpu/share/bash-completion/completions/eulernpu ${docs}./opt/enpu/share/man/man1/eulernpu.1.gz ./opt/enpu/share/man/man5/eulernpu-spec.5.gz ./opt/enpu/share/man/man8/eulernpud.8.gz "
+	"./etc/eulernpu/eulernpud.yaml.example ./opt/enpu/bin/eulernpu ./opt/enpu/bin/eulernpud ./opt/enpu/lib/systemd/system/eulernpud-board.service ./opt/enpu/lib/systemd/system/eulernpud.service ./opt/enpu/lib/systemd/system/eulernpud.socket ./opt/enpu/lib/sysusers.d/eulernpu.conf ./opt/enpu/share/bash-completion/completions/eulernpu ${docs}${www}./opt/enpu/share/man/man1/eulernpu.1.gz ./opt/enpu/share/man/man5/eulernpu-spec.5.gz ./opt/enpu/share/man/man8/eulernpud.8.gz "
 check "the installed spec format is the repository's" cmp "$TMP/root/opt/enpu/share/doc/eulernpu/spec-format.md" \
 	"$ROOT/docs/spec-format.md"
 check "it installs eulernpud and eulernpu executable" test -x "$TMP/root/opt/enpu/bin/eulernpud" -a \
@@ -97,6 +99,19 @@ check "the installed socket unit is the source's" cmp "$inst/eulernpud.socket" "
 expect_eq "man pages are gzip -n (no name, no time stamp: reproducible)" \
 	"$(od -An -tx1 -j4 -N4 "$TMP/root/opt/enpu/share/man/man8/eulernpud.8.gz" | tr -d ' '):$(gzip -dc "$TMP/root/opt/enpu/share/man/man8/eulernpud.8.gz" | cmp - "$ROOT/server/eulernpud.8" && echo same)" \
 	"00000000:same"
+# the installed daemon finds its page beside it (../share/eulernpu/www)
+"$TMP/root/opt/enpu/bin/eulernpud" --socket "$TMP/inst.sock" --cache "$TMP/inst.cache" \
+	--log "$TMP/inst.log" </dev/null >/dev/null 2>&1 &
+EXTRA_PIDS+=($!)
+for _ in $(seq 200); do
+	curl -sf --max-time 2 --unix-socket "$TMP/inst.sock" http://localhost/v1/health >/dev/null 2>&1 && break
+	sleep 0.05
+done
+expect_eq "the installed daemon serves its installed status page at /" \
+	"$(curl -s --max-time 5 --unix-socket "$TMP/inst.sock" http://localhost/ | cmp - "$ROOT/server/www/index.html" && echo same)" same
+expect_match "... which it found in ../share/eulernpu/www" "$(cat "$TMP/inst.log")" \
+	"status page: [0-9]+ files from $TMP/root/opt/enpu/share/eulernpu/www"
+kill -TERM "${EXTRA_PIDS[-1]}" 2>/dev/null
 check "make install-board still works (the same install)" make -s --no-print-directory -C "$ROOT" -o all \
 	install-board DESTDIR="$TMP/root2" PREFIX=/opt/enpu
 check "make uninstall removes every installed file" make -s --no-print-directory -C "$ROOT" -o all \

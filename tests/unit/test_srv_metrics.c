@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <json-c/json.h>
 #include "metrics.h"
 #include "obs.h"
 
@@ -91,6 +92,46 @@ Test(metrics, jobs_by_backend_and_state)
 	cr_assert(has_line(page, "eulernpu_job_run_seconds_bucket{backend=\"cpu_ref\",le=\"0.1\"} 0"));
 	cr_assert(has_line(page, "eulernpu_job_run_seconds_sum{backend=\"cpu_ref\"} 0.3"));
 	free(page);
+}
+
+/* The status event's figures: the same counters, summed over backends,
+ * histograms per bucket (not cumulative), in the JSON a page reads. */
+Test(metrics, job_figures_for_the_status_event)
+{
+	json_object *o, *v;
+	srv_metrics_reset();
+	srv_metrics_job_done("cpu_ref", "succeeded", 0.002, 0.3);
+	srv_metrics_job_done("npu_sim", "succeeded", 0.0005, 0.0004);
+	srv_metrics_job_done("cpu_ref", "cancelled", 2.0, -1);     /* never ran */
+	srv_metrics_job_done("warp_drive", "exploded", 0.0, 7.0);  /* "other", past the last bound */
+	o = srv_metrics_jobs_json();
+	cr_assert_not_null(o);
+	cr_assert(json_object_object_get_ex(o, "done", &v));
+	cr_expect_eq(json_object_get_int(json_object_object_get(v, "succeeded")), 2, "%s",
+		     json_object_to_json_string(o));
+	cr_expect_eq(json_object_get_int(json_object_object_get(v, "cancelled")), 1);
+	cr_expect_eq(json_object_get_int(json_object_object_get(v, "failed")), 0);
+	cr_expect_eq(json_object_get_int(json_object_object_get(v, "other")), 1);
+	cr_assert(json_object_object_get_ex(o, "le", &v));
+	cr_expect_eq(json_object_array_length(v), SRV_METRICS_NBUCKETS);
+	cr_expect_float_eq(json_object_get_double(json_object_array_get_idx(v, 0)), 0.001, 1e-12);
+	cr_assert(json_object_object_get_ex(o, "run_s", &v));
+	cr_expect_eq(json_object_get_int(json_object_object_get(v, "count")), 3, "%s",
+		     json_object_to_json_string(v));
+	cr_expect_float_eq(json_object_get_double(json_object_object_get(v, "sum")), 7.3004, 1e-9);
+	json_object *b = json_object_object_get(v, "buckets");
+	cr_assert_eq(json_object_array_length(b), SRV_METRICS_NBUCKETS);
+	/* 0.0004 in le=0.001 (index 0), 0.3 in le=0.5 (index 5), 7.0 past 5 s: in none */
+	int want[SRV_METRICS_NBUCKETS] = {1, 0, 0, 0, 0, 1, 0, 0};
+	for (int i = 0; i < SRV_METRICS_NBUCKETS; i++)
+		cr_expect_eq(json_object_get_int(json_object_array_get_idx(b, i)), want[i],
+			     "bucket %d of %s", i, json_object_to_json_string(b));
+	cr_assert(json_object_object_get_ex(o, "queue_s", &v));
+	cr_expect_eq(json_object_get_int(json_object_object_get(v, "count")), 4);
+	b = json_object_object_get(v, "buckets");
+	cr_expect_eq(json_object_get_int(json_object_array_get_idx(b, 0)), 2, "0.0 and 0.0005");
+	cr_expect_eq(json_object_get_int(json_object_array_get_idx(b, 1)), 1, "0.002");
+	json_object_put(o);
 }
 
 Test(metrics, gauges_without_a_daemon_are_zero)

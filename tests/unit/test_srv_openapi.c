@@ -189,7 +189,7 @@ static void load_sources(void)
 {
 	static const char *const files[] = {"routes_artifacts.c", "routes_blobs.c", "routes_cache.c",
 					    "routes_compile.c", "routes_import.c", "routes_jobs.c",
-					    "routes_misc.c", "routes_models.c", "routes_oip.c",
+					    "routes_misc.c", "routes_models.c", "routes_oip.c", "routes_www.c",
 					    "routes_events.c"};
 	size_t i;
 	char path[128];
