@@ -25,14 +25,17 @@ function ok(cond, what, detail) {
   }
   return cond;
 }
-// A step that waits for the page: ok when it happens within WAIT.
+// A step that waits for the page: ok when it happens within WAIT. When it
+// does not, what follows it cannot happen either: the test ends there.
+class Bail extends Error {}
 async function until(what, fn) {
   try {
     await fn();
-    return ok(true, what);
   } catch (e) {
-    return ok(false, what, e.message);
+    ok(false, what, e.message);
+    throw new Bail(what);
   }
+  return ok(true, what);
 }
 // eulernpu as a user (the CLI, as a person at a terminal would do it).
 function enpu(token, ...args) {
@@ -279,7 +282,10 @@ main().then(() => {
   console.log(`${pass} passed, ${fail} failed`);
   process.exit(fail ? 1 : 0);
 }, (e) => {
-  console.log('not ok - the browser test ran to its end\n    | ' + (e && e.stack || e));
-  console.log(`${pass} passed, ${fail + 1} failed`);
+  if (!(e instanceof Bail)) {
+    console.log('not ok - the browser test ran to its end\n    | ' + (e && e.stack || e));
+    fail++;
+  }
+  console.log(`${pass} passed, ${fail} failed`);
   process.exit(1);
 });
