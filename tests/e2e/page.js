@@ -91,20 +91,24 @@ async function main() {
     args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-extensions'],
   });
   const errors = [];
-  let signedIn = false;
-  try {
-    const page = await browser.newPage();
-    page.setDefaultTimeout(WAIT);
-    page.on('pageerror', (e) => errors.push('page error: ' + e.message));
-    page.on('console', (m) => {
-      // the one expected error: the stream's 401 before a token is given
-      if (m.type() === 'error' && !(!signedIn && /status of 401/.test(m.text())))
+  // A tab whose errors count; the one expected is the stream's 401 before
+  // a token is given (st.signedIn false).
+  async function tab() {
+    const p = await browser.newPage(), st = {signedIn: false};
+    p.setDefaultTimeout(WAIT);
+    p.on('pageerror', (e) => errors.push('page error: ' + e.message));
+    p.on('console', (m) => {
+      if (m.type() === 'error' && !(!st.signedIn && /status of 401/.test(m.text())))
         errors.push('console: ' + m.text());
     });
-    page.on('response', (r) => {
-      if (r.status() >= 400 && !(!signedIn && r.status() === 401))
+    p.on('response', (r) => {
+      if (r.status() >= 400 && !(!st.signedIn && r.status() === 401))
         errors.push(`HTTP ${r.status()} for ${r.url()}`);
     });
+    return [p, st];
+  }
+  try {
+    const [page, st] = await tab();
     await page.setViewport({width: 1280, height: 900});
 
     // ---- load: the page and its files, and what they cost --------------------
@@ -135,7 +139,7 @@ async function main() {
     await shot(page, 'login.png');
     const focused = await page.evaluate(() => document.activeElement && document.activeElement.id);
     ok(focused === 'token', 'the token field has the focus', focused);
-    signedIn = true;
+    st.signedIn = true;
     await page.type('#token', E.ALICE_TOKEN);
     await page.keyboard.press('Enter');
     await until('signed in: the stream is live', () => page.waitForFunction(
@@ -176,6 +180,19 @@ async function main() {
     await until('her cancel button cancels the queued job', () => page.waitForSelector(
       jobRow('recent-table', j2, 'cancelled')));
     ok((await api(E.ALICE_TOKEN, '/v1/jobs/' + j2)).json.state === 'cancelled', '... as the server says too');
+
+    // ---- an admin, in another tab: every job, a Cancel button on each -------------------
+    const [adm, ast] = await tab();
+    await adm.goto(URL0 + '/');
+    await adm.waitForSelector('#login:not([hidden]) #token');
+    ast.signedIn = true;
+    await adm.type('#token', E.ADMIN_TOKEN);
+    await adm.keyboard.press('Enter');
+    await until("an admin's page shows bob's job with a Cancel button", () => adm.waitForSelector(
+      `${jobRow('queue-table', jb, 'queued')} button[aria-label="Cancel job ${jb}"]`));
+    ok(/as ops \(admin\)$/.test(await adm.$eval('#who', (e) => e.textContent)), '... signed in as the admin');
+    await adm.close();
+    await page.bringToFront();   // a background tab draws no frames
 
     // ---- a board goes down: its job moves to the other ---------------------------------
     const busy = await page.$$eval('#boards-table tr', (rs, id) => rs.filter(

@@ -5,7 +5,8 @@
 # lab server with tokens in front of two board agents, all on loopback.
 # page.js signs in with a user's token, sees both boards, a job running and
 # one queued behind it (the daemons hold every job while $HOLD exists),
-# cancels the queued one with its button, sees a board job on its board,
+# cancels the queued one with its button, sees another user's job on an
+# admin's page (in another tab) with a Cancel button, sees a board job on its board,
 # kills that board and sees it go down and the job move to the other, lets
 # the jobs end and reads the npu_sim and fpga_board charts against the
 # reports, checks text alternatives, contrast, keyboard order and a phone's
@@ -26,7 +27,8 @@ fi
 printf 'tok-%s\n' "$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')" >"$TMP/tok"
 ATOK=u-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
 BTOK=u-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
-printf '%s user alice\n%s user bob\n' "$ATOK" "$BTOK" >"$TMP/tokens"
+OTOK=a-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+printf '%s user alice\n%s user bob\n%s admin ops\n' "$ATOK" "$BTOK" "$OTOK" >"$TMP/tokens"
 chmod 600 "$TMP/tok" "$TMP/tokens"
 
 export EULERNPUD_HOLD=$HOLD
@@ -50,7 +52,7 @@ check "the models compile" test -d "$TMP/mlp_fpga"
 
 rm -rf "$OUT"
 PUPPETEER=$NODE_MODULES/puppeteer-core CHROMIUM=$CHROMIUM LAB_URL=$URL OUT_DIR=$OUT BIN=$BIN HOLD=$HOLD \
-	ALICE_TOKEN=$ATOK BOB_TOKEN=$BTOK B1_PID=${T_PIDS[b1]} B2_PID=${T_PIDS[b2]} \
+	ALICE_TOKEN=$ATOK BOB_TOKEN=$BTOK ADMIN_TOKEN=$OTOK B1_PID=${T_PIDS[b1]} B2_PID=${T_PIDS[b2]} \
 	CNN_SIM=$TMP/cnn_sim CNN_INPUT=$CNN/input.npz MLP_SIM=$TMP/mlp_sim MLP_SIM_BOB=$TMP/mlp_sim_bob \
 	MLP_FPGA=$TMP/mlp_fpga MLP_INPUT=$MLP/input.npz \
 	timeout 300 node "$ROOT/tests/e2e/page.js" >"$TMP/page.out" 2>&1
