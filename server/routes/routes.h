@@ -30,6 +30,11 @@ void srv_get_backends(srv_ctx *ctx, srv_req *r);
 void srv_post_compare(srv_ctx *ctx, srv_req *r);
 void srv_get_metrics(srv_ctx *ctx, srv_req *r);
 void srv_get_boards(srv_ctx *ctx, srv_req *r);
+/* routes_models.c: a route's {name} (path param 0) and {v} (param 1)
+ * checked by proto/wire.c's rules, for the v1 and the v2 model routes:
+ * the name, or NULL with a 400 answered; the version (1 ..), or 0 so. */
+const char *srv_model_path_name(srv_req *r);
+long srv_model_path_version(srv_req *r);
 /* routes_www.c: the status page (GET /, GET /ui/{file}) from --www DIR,
  * read at start-up: at most SRV_WWW_MAX_FILES files of SRV_WWW_MAX_BYTES
  * in all (--help and eulernpud.8 give both numbers), named

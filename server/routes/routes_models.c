@@ -17,8 +17,7 @@
 #include "models.h"
 #include "routes.h"
 
-/* The {name} of the path, or a 400 answered. */
-static const char *path_name(srv_req *r)
+const char *srv_model_path_name(srv_req *r)
 {
 	const char *name = srv_req_param(r, 0);
 
@@ -32,8 +31,7 @@ static const char *path_name(srv_req *r)
 	return name;
 }
 
-/* The {v} of the path (1 ..), or 0 with a 400 answered. */
-static long path_version(srv_req *r)
+long srv_model_path_version(srv_req *r)
 {
 	const char *s = srv_req_param(r, 1);
 	long v = enpu_model_version_parse(s);
@@ -92,19 +90,19 @@ static json_object *deploy(srv_ctx *ctx, srv_req *r, const char *name, long vers
 
 void srv_put_model_version(srv_ctx *ctx, srv_req *r)
 {
-	const char *name = path_name(r);
+	const char *name = srv_model_path_name(r);
 	json_object *o;
 	long v;
 	int created;
 
-	if (name && (v = path_version(r)) && (o = deploy(ctx, r, name, v, &created)))
+	if (name && (v = srv_model_path_version(r)) && (o = deploy(ctx, r, name, v, &created)))
 		srv_reply_json(r, created ? 201 : 200, o);
 }
 
 /* the next version: always a new one */
 void srv_post_model_version(srv_ctx *ctx, srv_req *r)
 {
-	const char *name = path_name(r);
+	const char *name = srv_model_path_name(r);
 	json_object *o;
 	int created;
 
@@ -126,7 +124,7 @@ void srv_get_models(srv_ctx *ctx, srv_req *r)
 void srv_get_model(srv_ctx *ctx, srv_req *r)
 {
 	enpu_err e = ENPU_ERR_INIT;
-	const char *name = path_name(r);
+	const char *name = srv_model_path_name(r);
 	json_object *o;
 
 	if (!name)
@@ -159,7 +157,7 @@ static void retire(srv_ctx *ctx, srv_req *r, const char *name, long version)
 
 void srv_delete_model(srv_ctx *ctx, srv_req *r)
 {
-	const char *name = path_name(r);
+	const char *name = srv_model_path_name(r);
 
 	if (name)
 		retire(ctx, r, name, 0);
@@ -167,9 +165,9 @@ void srv_delete_model(srv_ctx *ctx, srv_req *r)
 
 void srv_delete_model_version(srv_ctx *ctx, srv_req *r)
 {
-	const char *name = path_name(r);
+	const char *name = srv_model_path_name(r);
 	long v;
 
-	if (name && (v = path_version(r)))
+	if (name && (v = srv_model_path_version(r)))
 		retire(ctx, r, name, v);
 }

@@ -73,21 +73,13 @@ void srv_get_v2_ready(srv_ctx *ctx, srv_req *r)
 static int resolve(srv_ctx *ctx, srv_req *r, int versioned, char art[65], long *version,
 		   enpu_artifact **a)
 {
-	const char *name = srv_req_param(r, 0), *vs = versioned ? srv_req_param(r, 1) : NULL;
+	const char *name = srv_model_path_name(r);
 	enpu_err e = ENPU_ERR_INIT;
 
 	*version = 0;
 	*a = NULL;
-	if (!enpu_model_name_ok(name)) {
-		srv_reply_fail(r, ENPU_E_BAD_REQUEST, F_NAME, "'%.80s' is not a model name",
-			       name ? name : "");
+	if (!name || (versioned && !(*version = srv_model_path_version(r))))
 		return -1;
-	}
-	if (vs && !(*version = enpu_model_version_parse(vs))) {
-		srv_reply_fail(r, ENPU_E_BAD_REQUEST, F_VERSION,
-			       "'%.40s' is not a model version (a number from 1)", vs);
-		return -1;
-	}
 	if (srv_models_resolve(ctx->models, name, *version, art, version, &e) != 0 ||
 	    srv_artifact_get(ctx->cas, art, ctx->lim, a, &e) != 0) {
 		srv_reply_error(r, &e, NULL);
