@@ -348,7 +348,7 @@ stress: deps
 
 # make conformance: ONNX's node tests (libonnx-testdata) through import,
 # compile and run on one daemon, against their outputs and npu_sim against
-# cpu_ref; checks README.md's per-op table (tests/conformance/nodetests.sh;
+# cpu_ref; checks docs/conformance.md's per-op table (tests/conformance/nodetests.sh;
 # --write rewrites it); then PyTorch's model families exported with torch,
 # imported and run on cpu_ref (against torch), npu_sim and fpga_board
 # (tests/conformance/models.sh). make test runs both (tests/run.sh).

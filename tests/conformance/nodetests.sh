@@ -8,11 +8,11 @@
 # and compared with the test's output_N.pb at ONNX's tolerance (rtol 1e-3,
 # atol 1e-7), and compiled and run on npu_sim, which must give cpu_ref's
 # bytes (`compare --exact`). Prints the per-op table (passed, failed, not
-# applicable with reasons) and checks that README.md's copy of it (between
+# applicable with reasons) and checks that docs/conformance.md's copy of it (between
 # <!-- nodetests:begin --> and <!-- nodetests:end -->) is current.
 #
 #   nodetests.sh            check: fails when a test fails or the table is stale
-#   nodetests.sh --write    rewrite README.md's table (still fails on a failed test)
+#   nodetests.sh --write    rewrite docs/conformance.md's table (still fails on a failed test)
 #   nodetests.sh TEST...    only these tests (no table check)
 #
 # Every command is bounded (NODETEST_TIMEOUT seconds, 120), so a hang is a
@@ -121,11 +121,11 @@ echo "nodetests: $(wc -l <"$TMP/prep.tsv") tests, $n_app applicable, $(( $(date 
 if [ ${#only[@]} = 0 ]; then
 	if [ "$write" = 1 ]; then
 		awk -v t="$table" '/<!-- nodetests:begin -->/ { print; print t; skip = 1; next }
-			/<!-- nodetests:end -->/ { skip = 0 } !skip' "$ROOT/README.md" >"$TMP/README.md" &&
-			cp "$TMP/README.md" "$ROOT/README.md"
+			/<!-- nodetests:end -->/ { skip = 0 } !skip' "$ROOT/docs/conformance.md" >"$TMP/conformance.md" &&
+			cp "$TMP/conformance.md" "$ROOT/docs/conformance.md"
 	fi
-	got=$(sed -n '/<!-- nodetests:begin -->/,/<!-- nodetests:end -->/p' "$ROOT/README.md" | sed '1d;$d')
-	expect_eq "README's node-test table is current (tests/conformance/nodetests.sh --write)" \
+	got=$(sed -n '/<!-- nodetests:begin -->/,/<!-- nodetests:end -->/p' "$ROOT/docs/conformance.md" | sed '1d;$d')
+	expect_eq "docs/conformance.md's node-test table is current (tests/conformance/nodetests.sh --write)" \
 		"$got" "$table"
 fi
 finish
