@@ -17,6 +17,7 @@
 #include "jobs.h"
 #include "board.h"
 #include "boards.h"
+#include "http.h"
 
 #define TICK_S 0.2              /* the job-timeout timer's period */
 
@@ -580,7 +581,6 @@ json_object *srv_boards_json(srv_boards *p)
 		int queue = srv_jobs_remote_queued(p->ctx->jobs, masks[i]);
 		board *b = &p->b[i];
 		json_object *x = json_object_new_object(), *bks = json_object_new_array();
-		char ts[48];
 
 		pthread_mutex_lock(&p->mu);
 		for (bk = 0; bk < enpu_backend_count(); bk++)
@@ -598,18 +598,8 @@ json_object *srv_boards_json(srv_boards *p)
 		json_object_object_add(x, F_PL, b->pl[0] ? json_object_new_string(b->pl) : NULL);
 		json_object_object_add(x, F_LAST_ERROR, b->last_error[0] ?
 				       json_object_new_string(b->last_error) : NULL);
-		if (b->last_seen.tv_sec) {
-			srv_time_str(&b->last_seen, ts, sizeof ts);
-			json_object_object_add(x, F_LAST_SEEN, json_object_new_string(ts));
-		} else {
-			json_object_object_add(x, F_LAST_SEEN, NULL);
-		}
-		if (b->since.tv_sec) {
-			srv_time_str(&b->since, ts, sizeof ts);
-			json_object_object_add(x, F_SINCE, json_object_new_string(ts));
-		} else {
-			json_object_object_add(x, F_SINCE, NULL);   /* not checked yet */
-		}
+		json_object_object_add(x, F_LAST_SEEN, srv_json_time(&b->last_seen));
+		json_object_object_add(x, F_SINCE, srv_json_time(&b->since));   /* null: not checked yet */
 		json_object_object_add(x, F_ARTIFACTS_CACHED, json_object_new_int64(b->artifacts_cached));
 		json_object_object_add(x, F_JOBS_DONE, json_object_new_int64(b->jobs_done));
 		pthread_mutex_unlock(&p->mu);

@@ -142,6 +142,10 @@ int srv_sse_event(enpu_buf *out, const char *event, const char *id, const char *
 /* A JSON number printed with 9 significant digits (null if not finite). */
 struct json_object *srv_json_double(double d);
 
+/* A time as srv_time_str writes it (UTC, milliseconds), or null when it
+ * was never set (tv_sec 0). */
+struct json_object *srv_json_time(const struct timespec *t);
+
 /* A JSON string of text that may hold a client's bytes: invalid UTF-8
  * becomes U+FFFD. */
 struct json_object *srv_json_text(const char *s);

@@ -178,6 +178,16 @@ void srv_reply_header(srv_req *r, const char *name, const char *value)
 		MHD_add_response_header(r->resp, name, value);
 }
 
+json_object *srv_json_time(const struct timespec *t)
+{
+	char buf[48];
+
+	if (t->tv_sec == 0)
+		return NULL;
+	srv_time_str(t, buf, sizeof buf);
+	return json_object_new_string(buf);
+}
+
 json_object *srv_json_double(double d)
 {
 	char buf[64];

@@ -83,17 +83,6 @@ static json_object *parsed(const char *text)
 	return text ? json_tokener_parse(text) : NULL;
 }
 
-static void add_time(json_object *o, const char *key, const struct timespec *t)
-{
-	char buf[48];
-	if (t->tv_sec == 0) {
-		json_object_object_add(o, key, NULL);
-		return;
-	}
-	srv_time_str(t, buf, sizeof buf);
-	json_object_object_add(o, key, json_object_new_string(buf));
-}
-
 /* What a succeeded job made: result, outputs, report, npu_sim's totals. */
 static void add_results(json_object *o, const job *jb)
 {
@@ -165,9 +154,9 @@ json_object *jobs_job_json(const srv_jobs *j, const job *jb, double run_work[2])
 		json_object_object_add(o, F_POSITION, NULL);
 		json_object_object_add(o, F_ETA, NULL);
 	}
-	add_time(o, F_CREATED, &jb->created);
-	add_time(o, F_STARTED, &jb->started);
-	add_time(o, F_FINISHED, &jb->finished);
+	json_object_object_add(o, F_CREATED, srv_json_time(&jb->created));
+	json_object_object_add(o, F_STARTED, srv_json_time(&jb->started));
+	json_object_object_add(o, F_FINISHED, srv_json_time(&jb->finished));
 	json_object_object_add(o, F_SECONDS, FINAL(jb->state) ? srv_json_double(jb->seconds) : NULL);
 	add_results(o, jb);
 	if (jb->remote)
