@@ -426,6 +426,14 @@ static json_object *hist_json(const hist *h)
 	return o;
 }
 
+static void hist_add(hist *to, const hist *h)
+{
+	for (int k = 0; k < SRV_METRICS_NBUCKETS; k++)
+		to->b[k] += h->b[k];
+	to->count += h->count;
+	to->sum += h->sum;
+}
+
 json_object *srv_metrics_jobs_json(void)
 {
 	json_object *o = json_object_new_object(), *done = json_object_new_object(),
@@ -443,16 +451,9 @@ json_object *srv_metrics_jobs_json(void)
 			n += jobs_total[i][s];
 		json_object_object_add(done, job_states[s], json_object_new_int64((int64_t)n));
 	}
-	for (int i = 0; i < N_BK; i++)
-		for (int k = 0; k < SRV_METRICS_NBUCKETS; k++) {
-			q.b[k] += job_queue[i].b[k];
-			r.b[k] += job_run[i].b[k];
-		}
 	for (int i = 0; i < N_BK; i++) {
-		q.count += job_queue[i].count;
-		q.sum += job_queue[i].sum;
-		r.count += job_run[i].count;
-		r.sum += job_run[i].sum;
+		hist_add(&q, &job_queue[i]);
+		hist_add(&r, &job_run[i]);
 	}
 	pthread_mutex_unlock(&mu);
 	json_object_object_add(o, F_DONE, done);
