@@ -408,10 +408,9 @@
       return v == null ? '—' : v === Infinity ? `> ${secs(m.le[m.le.length - 1])}` : secs(v);
     };
     const r = use(run);
+    const rate = first ? (doneTotal(m) - doneTotal(first.m)) / span : null;
     dl('rates', [
-      ['jobs/s (last minute)', first ? (doneTotal(m) - doneTotal(first.m)) / span >= 10
-        ? Math.round((doneTotal(m) - doneTotal(first.m)) / span)
-        : ((doneTotal(m) - doneTotal(first.m)) / span).toFixed(2) : '—'],
+      ['jobs/s (last minute)', rate == null ? '—' : rate >= 10 ? Math.round(rate) : rate.toFixed(2)],
       ['run p50' + (run.count ? '' : ' (all)'), q(0.5, r)],
       ['run p95' + (run.count ? '' : ' (all)'), q(0.95, r)],
       ['mean run', r.count ? secs(r.sum / r.count) : '—'],
