@@ -150,9 +150,8 @@ void srv_metrics_request(const char *method, const char *route, unsigned status,
 	observe(&req_dur[slot], seconds);
 	pthread_mutex_unlock(&mu);
 
-	srv_log("info", "req=%s method=%s route=%s status=%u bytes=%" PRIu64 " ms=%.1f",
-		request_id && *request_id ? request_id : "-", methods[m], slot_name(slot),
-		status, bytes, seconds * 1000.0);
+	srv_log_access(request_id && *request_id ? request_id : "-", methods[m], slot_name(slot),
+		       status, bytes, seconds * 1000.0);
 }
 
 void srv_metrics_job_done(const char *backend, const char *state, double queue_s, double run_s)

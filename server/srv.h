@@ -206,6 +206,12 @@ void srv_cfg_free(srv_cfg_file *f);
 int srv_log_open(const char *path);      /* NULL = stderr; -1 if it cannot be opened */
 void srv_log_close(void);
 void srv_log(const char *level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The access line of a request, as srv_log("info", "req=%s method=%s route=%s
+ * status=%u bytes=%llu ms=%.1f") writes it, formatted without printf (every
+ * request writes one). rid, method and route are the daemon's own strings
+ * (a request id, a method and a route of metrics.c's tables): not scrubbed. */
+void srv_log_access(const char *rid, const char *method, const char *route, unsigned status,
+		    uint64_t bytes, double ms);
 
 /* RFC 3339 UTC ("2025-01-31T12:00:00.123Z") of a CLOCK_REALTIME time. */
 void srv_time_str(const struct timespec *t, char *buf, size_t cap);

@@ -3,6 +3,7 @@
  * cumulative histograms, job counters by backend and final state, and the
  * log level (log.c). */
 #include <criterion/criterion.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,6 +234,48 @@ static char *slurp(const char *path, size_t *n)
 	b[*n] = '\0';
 	fclose(f);
 	return b;
+}
+
+/* The access line, formatted without printf, is the line srv_log's printf
+ * form gives for the same fields (the timestamp aside): the rounding of ms
+ * to a tenth, large counts, an id that is not the daemon's own (scrubbed
+ * through srv_log), and nothing at a level above info. */
+Test(log, access_line_as_printf_gives_it)
+{
+	static const struct { const char *rid; unsigned status; uint64_t bytes; double ms; } c[] = {
+		{"0123456789abcdef", 200, 658, 0.04}, {"-", 404, 0, 0.05}, {"fedcba9876543210", 503, 123456789012ULL, 12.34},
+		{"00000000000000ff", 999, UINT64_MAX, 1234567.96}, {"a", 0, 1, 0.0},
+		{"Bearer s3cret-tok", 200, 1, 2.5},
+	};
+	char path[] = "/tmp/enpu-log-XXXXXX";
+	int fd = mkstemp(path);
+	size_t n, i = 0;
+	char *text, *p, *save = NULL;
+
+	cr_assert(fd >= 0);
+	close(fd);
+	cr_assert_eq(srv_log_open(path), 0);
+	for (size_t k = 0; k < sizeof c / sizeof c[0]; k++) {
+		srv_log_access(c[k].rid, "POST", "/v1/jobs", c[k].status, c[k].bytes, c[k].ms);
+		srv_log("info", "req=%s method=%s route=%s status=%u bytes=%" PRIu64 " ms=%.1f",
+			c[k].rid, "POST", "/v1/jobs", c[k].status, c[k].bytes, c[k].ms);
+	}
+	cr_assert_eq(srv_log_set_level("warn"), 0);
+	srv_log_access("0123456789abcdef", "GET", "/v1/health", 200, 1, 1.0);
+	cr_assert_eq(srv_log_set_level("info"), 0);
+	srv_log_close();
+	text = slurp(path, &n);
+	unlink(path);
+	cr_assert_null(strstr(text, "s3cret-tok"), "%s", text);
+	for (p = strtok_r(text, "\n", &save); p; p = strtok_r(NULL, "\n", &save), i++) {
+		char *q = strtok_r(NULL, "\n", &save);
+		cr_assert_not_null(q, "line %zu has no twin", i);
+		cr_assert_eq(strncmp(p, "ts=", 3), 0);
+		cr_assert_eq(strlen(p), strlen(q), "%s\n%s", p, q);
+		cr_assert_str_eq(strstr(p, " level="), strstr(q, " level="), "case %zu", i);
+	}
+	cr_assert_eq(i, sizeof c / sizeof c[0], "%s", text);
+	free(text);
 }
 
 Test(log, batched_lines_from_many_threads_all_arrive_whole_and_errors_at_once)
