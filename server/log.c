@@ -323,25 +323,21 @@ static char *put_pad(char *p, const char *end, unsigned v, int width)
 	return p + width < end ? p + width : (char *)end;
 }
 
-void srv_log_access(const char *rid, const char *method, const char *route, unsigned status,
-		    uint64_t bytes, double ms)
+/* A line built without printf (the lines of every request and every job):
+ * "ts=... level=LEVEL " then the caller's fields. Bounded: a field past
+ * the end is cut, and the line still ends with its newline. */
+typedef struct fast_line {
+	char b[512];
+	char *p;
+} fast_line;
+#define FL_END(l) ((l)->b + sizeof (l)->b - 1)   /* room for the newline */
+
+static void fl_begin(fast_line *l, int lv)
 {
 	static _Thread_local time_t last = (time_t)-1;
 	static _Thread_local char day[24];   /* "2026-12-04T16:41:42" */
-	char line[512];
-	const char *end = line + sizeof line - 1;
 	struct timespec now;
-	uint64_t tenths;
-	char *p = line;
 
-	if (LV_INFO > __atomic_load_n(&min_level, __ATOMIC_RELAXED))
-		return;
-	if (journal || strspn(rid, "0123456789abcdef-") != strlen(rid)) {
-		/* the journal's own fields, or an id to scrub: srv_log's path */
-		srv_log("info", "req=%s method=%s route=%s status=%u bytes=%" PRIu64 " ms=%.1f",
-			rid, method, route, status, bytes, ms);
-		return;
-	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	if (now.tv_sec != last) {
 		struct tm tm;
@@ -349,28 +345,90 @@ void srv_log_access(const char *rid, const char *method, const char *route, unsi
 		strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
 		last = now.tv_sec;
 	}
-	/* %.1f of ms, rounded half up (ms is never negative) */
-	tenths = ms > 0 ? (uint64_t)(ms * 10.0 + 0.5) : 0;
-	p = put_str(p, end, "ts=");
-	p = put_str(p, end, day);
-	p = put_str(p, end, ".");
-	p = put_pad(p, end, (unsigned)(now.tv_nsec / 1000000), 3);
-	p = put_str(p, end, "Z level=info req=");
-	p = put_str(p, end, rid);
-	p = put_str(p, end, " method=");
-	p = put_str(p, end, method);
-	p = put_str(p, end, " route=");
-	p = put_str(p, end, route);
-	p = put_str(p, end, " status=");
-	p = put_u64(p, end, status);
-	p = put_str(p, end, " bytes=");
-	p = put_u64(p, end, bytes);
-	p = put_str(p, end, " ms=");
-	p = put_u64(p, end, tenths / 10);
-	p = put_str(p, end, ".");
-	p = put_u64(p, end, tenths % 10);
-	*p++ = '\n';   /* end leaves room for it */
-	log_put(line, (size_t)(p - line), 0);
+	l->p = put_str(l->b, FL_END(l), "ts=");
+	l->p = put_str(l->p, FL_END(l), day);
+	l->p = put_str(l->p, FL_END(l), ".");
+	l->p = put_pad(l->p, FL_END(l), (unsigned)(now.tv_nsec / 1000000), 3);
+	l->p = put_str(l->p, FL_END(l), "Z level=");
+	l->p = put_str(l->p, FL_END(l), lv_names[lv]);
+	l->p = put_str(l->p, FL_END(l), " ");
+}
+
+static void fl_str(fast_line *l, const char *s) { l->p = put_str(l->p, FL_END(l), s); }
+static void fl_u64(fast_line *l, uint64_t v) { l->p = put_u64(l->p, FL_END(l), v); }
+
+/* v >= 0 with `places` decimals (1 to 3), rounded half up: %.Nf's digits
+ * but at an exact tie */
+static void fl_fixed(fast_line *l, double v, int places)
+{
+	unsigned scale = places == 1 ? 10 : places == 2 ? 100 : 1000;
+	uint64_t n = v > 0 ? (uint64_t)(v * scale + 0.5) : 0;
+
+	fl_u64(l, n / scale);
+	fl_str(l, ".");
+	l->p = put_pad(l->p, FL_END(l), (unsigned)(n % scale), places);
+}
+
+static void fl_end(fast_line *l)
+{
+	*l->p++ = '\n';
+	log_put(l->b, (size_t)(l->p - l->b), 0);
+}
+
+/* Fast lines go to the file or stderr; the journal takes srv_log's fields,
+ * and a text that is not the daemon's own ids (lowercase letters, digits,
+ * '-': no "bearer ", no newline) only ever goes through srv_log's scrub. */
+static int fl_ok(int lv, const char *own)
+{
+	return lv <= __atomic_load_n(&min_level, __ATOMIC_RELAXED) && !journal &&
+	       strspn(own, "0123456789abcdefghijklmnopqrstuvwxyz-") == strlen(own);
+}
+
+void srv_log_access(const char *rid, const char *method, const char *route, unsigned status,
+		    uint64_t bytes, double ms)
+{
+	fast_line l;
+
+	if (!fl_ok(LV_INFO, rid)) {
+		srv_log("info", "req=%s method=%s route=%s status=%u bytes=%" PRIu64 " ms=%.1f",
+			rid, method, route, status, bytes, ms);
+		return;
+	}
+	fl_begin(&l, LV_INFO);
+	fl_str(&l, "req=");
+	fl_str(&l, rid);
+	fl_str(&l, " method=");
+	fl_str(&l, method);
+	fl_str(&l, " route=");
+	fl_str(&l, route);
+	fl_str(&l, " status=");
+	fl_u64(&l, status);
+	fl_str(&l, " bytes=");
+	fl_u64(&l, bytes);
+	fl_str(&l, " ms=");
+	fl_fixed(&l, ms, 1);
+	fl_end(&l);
+}
+
+void srv_log_job_done(const char *id, const char *artifact, double seconds)
+{
+	fast_line l;
+	char art[13];
+
+	snprintf(art, sizeof art, "%.12s", artifact);
+	if (!fl_ok(LV_INFO, id) || !fl_ok(LV_INFO, art)) {
+		srv_log("info", "job=%s artifact=%s succeeded in %.3fs", id, art, seconds);
+		return;
+	}
+	fl_begin(&l, LV_INFO);
+	fl_str(&l, "job=");
+	fl_str(&l, id);
+	fl_str(&l, " artifact=");
+	fl_str(&l, art);
+	fl_str(&l, " succeeded in ");
+	fl_fixed(&l, seconds, 3);
+	fl_str(&l, "s");
+	fl_end(&l);
 }
 
 void srv_log(const char *level, const char *fmt, ...)

@@ -212,6 +212,9 @@ void srv_log(const char *level, const char *fmt, ...) __attribute__((format(prin
  * (a request id, a method and a route of metrics.c's tables): not scrubbed. */
 void srv_log_access(const char *rid, const char *method, const char *route, unsigned status,
 		    uint64_t bytes, double ms);
+/* A local job's success line, srv_log("info", "job=%s artifact=%.12s
+ * succeeded in %.3fs"), formatted the same way (every job writes one). */
+void srv_log_job_done(const char *id, const char *artifact, double seconds);
 
 /* RFC 3339 UTC ("2025-01-31T12:00:00.123Z") of a CLOCK_REALTIME time. */
 void srv_time_str(const struct timespec *t, char *buf, size_t cap);

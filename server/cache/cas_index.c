@@ -169,8 +169,10 @@ static void now(struct timespec *t)
 static ix_blob *blob_find(const srv_index *ix, const char *digest)
 {
 	ix_blob k;
+	size_t n = strnlen(digest, sizeof k.digest - 1);   /* every lookup of a use: no printf */
 
-	snprintf(k.digest, sizeof k.digest, "%s", digest);
+	memcpy(k.digest, digest, n);
+	k.digest[n] = '\0';
 	return RB_FIND(blob_id, (struct blob_id *)&ix->blob_id, &k);
 }
 

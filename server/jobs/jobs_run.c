@@ -162,8 +162,7 @@ static void run_taken(srv_jobs *j, job *jb, enpu_par *par, int here)
 	if (rc == 0 && j->on_store)
 		j->on_store(j->on_store_arg);
 	if (rc == 0)
-		srv_log("info", "job=%s artifact=%.12s succeeded in %.3fs", jb->id,
-			jb->artifact, srv_now() - t0);
+		srv_log_job_done(jb->id, jb->artifact, srv_now() - t0);
 	else
 		srv_log("warn", "job=%s artifact=%.12s %s: %s %s", jb->id, jb->artifact,
 			jb->cancel == SRV_CANCEL_TIMEOUT ? "timed out" : jb->cancel ? "cancelled"

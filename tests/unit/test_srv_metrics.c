@@ -236,8 +236,8 @@ static char *slurp(const char *path, size_t *n)
 	return b;
 }
 
-/* The access line, formatted without printf, is the line srv_log's printf
- * form gives for the same fields (the timestamp aside): the rounding of ms
+/* The access line and a job's success line, formatted without printf, are
+ * the lines srv_log's printf form gives for the same fields (the timestamp aside): the rounding of ms
  * to a tenth, large counts, an id that is not the daemon's own (scrubbed
  * through srv_log), and nothing at a level above info. */
 Test(log, access_line_as_printf_gives_it)
@@ -260,8 +260,15 @@ Test(log, access_line_as_printf_gives_it)
 		srv_log("info", "req=%s method=%s route=%s status=%u bytes=%" PRIu64 " ms=%.1f",
 			c[k].rid, "POST", "/v1/jobs", c[k].status, c[k].bytes, c[k].ms);
 	}
+	srv_log_job_done("0123456789abcdef", "e65d08f6ef01908b0f2c6ebed6f640656cf79ba6460392e15f4caf0ca0edc314", 0.0123);
+	srv_log("info", "job=%s artifact=%.12s succeeded in %.3fs", "0123456789abcdef",
+		"e65d08f6ef01908b0f2c6ebed6f640656cf79ba6460392e15f4caf0ca0edc314", 0.0123);
+	srv_log_job_done("n1-0123456789abcdef", "e65d08f6ef01", 12345.6789);
+	srv_log("info", "job=%s artifact=%.12s succeeded in %.3fs", "n1-0123456789abcdef",
+		"e65d08f6ef01", 12345.6789);
 	cr_assert_eq(srv_log_set_level("warn"), 0);
 	srv_log_access("0123456789abcdef", "GET", "/v1/health", 200, 1, 1.0);
+	srv_log_job_done("0123456789abcdef", "e65d08f6ef01", 1.0);
 	cr_assert_eq(srv_log_set_level("info"), 0);
 	srv_log_close();
 	text = slurp(path, &n);
@@ -274,7 +281,7 @@ Test(log, access_line_as_printf_gives_it)
 		cr_assert_eq(strlen(p), strlen(q), "%s\n%s", p, q);
 		cr_assert_str_eq(strstr(p, " level="), strstr(q, " level="), "case %zu", i);
 	}
-	cr_assert_eq(i, sizeof c / sizeof c[0], "%s", text);
+	cr_assert_eq(i, sizeof c / sizeof c[0] + 2, "%s", text);
 	free(text);
 }
 
