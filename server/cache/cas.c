@@ -165,6 +165,8 @@ void srv_cas_close(srv_cas *c)
 	pthread_cond_destroy(&c->rc_more);
 	pthread_cond_destroy(&c->rc_idle);
 	pthread_mutex_destroy(&c->memo_mu);
+	for (int i = 0; i < BYTES_SLOTS; i++)
+		free(c->bmemo[i].bytes);
 	free(c->root);
 	free(c);
 }

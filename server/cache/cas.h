@@ -53,6 +53,14 @@ void srv_cas_memo_good(srv_cas *c, const char *path, const char *digest);
  * since (one stat; never reads it); 0 when that is not known. */
 int srv_cas_known_good(srv_cas *c, const char *path, const char *digest);
 
+/* The bytes of a blob of at most max bytes, appended to out: 0, or -1
+ * when it is absent, larger or cannot be read. No hashing: the caller has
+ * verified the blob (srv_cas_verify or srv_cas_known_good). A small blob
+ * read before, whose file stats the same, is copied from memory (a job's
+ * input, read at every run of it). */
+struct enpu_buf;
+int srv_cas_read_small(srv_cas *c, const char *digest, size_t max, struct enpu_buf *out);
+
 /* Every blob with its size and last use, oldest first (from the index).
  * *out is malloc'd. */
 typedef struct srv_cas_entry {

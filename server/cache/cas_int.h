@@ -33,12 +33,25 @@ typedef struct memo {
 	char digest[65];
 } memo;
 
+/* The bytes of small blobs a job reads again and again (its input), by
+ * digest, with the stat of the file they were read from: a read that
+ * stats the same is a copy from here, not an open and a read. Only bytes
+ * the verify memo vouched for are kept (cas_verify.c, srv_cas_read_small). */
+#define BYTES_SLOTS 64
+#define BYTES_MAX (64 * 1024)
+typedef struct bytes_memo {
+	memo id;              /* the file's stat and the blob's digest */
+	unsigned char *bytes;
+	size_t len;
+} bytes_memo;
+
 struct srv_cas {
 	char *root;
 	char cas[4096], ac[4096], tmp[4096], art[4096];
 	atomic_ullong cnt[CNT_N];
-	pthread_mutex_t memo_mu;
+	pthread_mutex_t memo_mu;   /* memo and bmemo */
 	memo memo[MEMO_SLOTS];
+	bytes_memo bmemo[BYTES_SLOTS];
 	/* the index (cas_index.h) and the mutex of every change to the index
 	 * and of the disk change that goes with it (a blob's unlink, an
 	 * artifact directory's rename out of artifacts/) */

@@ -94,6 +94,75 @@ int srv_cas_known_good(srv_cas *c, const char *path, const char *digest)
 	return known;
 }
 
+static bytes_memo *bytes_slot(srv_cas *c, const char *digest)
+{
+	unsigned h = 0;
+
+	for (int i = 0; i < 8; i++)   /* a digest's hex: any 8 digits spread */
+		h = h * 16 + (unsigned)(digest[i] <= '9' ? digest[i] - '0' : digest[i] - 'a' + 10);
+	return &c->bmemo[h % BYTES_SLOTS];
+}
+
+/* n bytes of fd from its start into p; -1 on an error or a short file. */
+static int read_all(int fd, unsigned char *p, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = read(fd, p + got, n - got);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+int srv_cas_read_small(srv_cas *c, const char *digest, size_t max, enpu_buf *out)
+{
+	char p[4200];
+	struct stat st, st2;
+	bytes_memo *bm;
+	unsigned char *b = NULL;
+	size_t n = 0;
+	int fd, rc = -1;
+
+	if (!enpu_is_sha256_hex(digest))
+		return -1;
+	srv_cas_blob_path(c, digest, p, sizeof p);
+	if (stat(p, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size > max)
+		return -1;
+	bm = bytes_slot(c, digest);
+	pthread_mutex_lock(&c->memo_mu);
+	if (bm->bytes && memo_same(&bm->id, &st, digest))
+		rc = enpu_buf_add(out, bm->bytes, bm->len);
+	pthread_mutex_unlock(&c->memo_mu);
+	if (rc == 0)
+		return 0;
+	if ((fd = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	if (fstat(fd, &st) == 0 && (uint64_t)st.st_size <= max &&
+	    (b = malloc((n = (size_t)st.st_size) + 1)) != NULL && read_all(fd, b, n) == 0 &&
+	    fstat(fd, &st2) == 0)
+		rc = enpu_buf_add(out, b, n);
+	close(fd);
+	/* kept only when the verify memo says these very bytes hash right */
+	if (rc == 0 && n <= BYTES_MAX && srv_stat_same_file(&st, &st2)) {
+		pthread_mutex_lock(&c->memo_mu);
+		if (memo_same(memo_slot(c, &st), &st, digest)) {
+			free(bm->bytes);
+			bm->bytes = b;
+			bm->len = n;
+			bm->id = *memo_slot(c, &st);
+			b = NULL;
+		}
+		pthread_mutex_unlock(&c->memo_mu);
+	}
+	free(b);
+	return rc;
+}
+
 /* srv_cas_check_file of the file at path that stats as st (a regular file). */
 static int check_stated(srv_cas *c, const char *path, const struct stat *st, const char *digest,
 			int force)

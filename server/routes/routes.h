@@ -9,6 +9,9 @@
 /* Shared by the routes: a required digest field naming a blob the CAS must
  * hold; its path in path. Answers 400 / 409 (with "missing") and returns -1. */
 int srv_blob_field(srv_ctx *ctx, srv_req *r, const char *key, char *path, size_t cap);
+/* The same for a blob the handler has just found good (srv_cas_known_good,
+ * on the HTTP loop): who may read it, its touch and path, no second stat. */
+int srv_blob_field_known(srv_ctx *ctx, srv_req *r, const char *key, char *path, size_t cap);
 /* 409 E0804 with "missing" (a JSON array of digests, taken): "blob FIRST
  * ('KEY') WHY", so that the client uploads them (routes_misc.c). */
 void srv_reply_blobs_missing(srv_req *r, json_object *missing, const char *key,

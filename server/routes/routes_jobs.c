@@ -231,7 +231,8 @@ void srv_post_job(srv_ctx *ctx, srv_req *r)
 		srv_reply_error(r, &e, remote == -2 ? srv_boards_json(ctx->boards) : NULL);
 		goto unpin;
 	}
-	if (srv_blob_field(ctx, r, F_INPUT, path, sizeof path))
+	/* on the loop, known_good has just checked the input */
+	if ((on_loop ? srv_blob_field_known : srv_blob_field)(ctx, r, F_INPUT, path, sizeof path))
 		goto unpin;
 	srv_field_str(r, F_INPUT, 1, &input);
 	input_name = base_name(input_name);

@@ -153,13 +153,14 @@ void srv_reply_blobs_missing(srv_req *r, json_object *missing, const char *key,
 	srv_reply_error(r, &e, extra);
 }
 
-int srv_blob_field(srv_ctx *ctx, srv_req *r, const char *key, char *path, size_t cap)
+static int blob_field(srv_ctx *ctx, srv_req *r, const char *key, char *path, size_t cap,
+		      int known)
 {
 	const char *d;
 	if (srv_field_digest(r, key, &d) != 0)
 		return -1;
 	/* a damaged blob counts as missing, and so does one r may not read */
-	if (!srv_cas_verify(ctx->cas, d, NULL) || !srv_blob_readable(ctx, r, d)) {
+	if ((!known && !srv_cas_verify(ctx->cas, d, NULL)) || !srv_blob_readable(ctx, r, d)) {
 		json_object *m = json_object_new_array();
 		json_object_array_add(m, json_object_new_string(d));
 		srv_reply_blobs_missing(r, m, key, d, "is not on the server");
@@ -168,6 +169,16 @@ int srv_blob_field(srv_ctx *ctx, srv_req *r, const char *key, char *path, size_t
 	srv_cas_touch(ctx->cas, d);
 	srv_cas_blob_path(ctx->cas, d, path, cap);
 	return 0;
+}
+
+int srv_blob_field(srv_ctx *ctx, srv_req *r, const char *key, char *path, size_t cap)
+{
+	return blob_field(ctx, r, key, path, cap, 0);
+}
+
+int srv_blob_field_known(srv_ctx *ctx, srv_req *r, const char *key, char *path, size_t cap)
+{
+	return blob_field(ctx, r, key, path, cap, 1);
 }
 
 void srv_post_compare(srv_ctx *ctx, srv_req *r)

@@ -590,6 +590,47 @@ Test(srv_cas, verify_drops_a_blob_with_wrong_bytes)
 	srv_cas_close(c);
 }
 
+/* srv_cas_read_small: a job's input, read again and again. The bytes are
+ * the file's, from memory when it stats as it did; never the memory's
+ * once the file changed (a flipped byte is read as it now is), and
+ * nothing past max or absent. */
+Test(srv_cas, read_small_gives_the_file_bytes_never_stale_ones)
+{
+	srv_cas *c = open_cache("rs");
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_buf b = ENPU_BUF_INIT, now = ENPU_BUF_INIT;
+	char d[65], p[4300];
+	static const char text[] = "a small input, read at every run";
+
+	cr_assert_eq(srv_cas_put_mem(c, text, sizeof text - 1, d, &e), 0, "%s", e.message);
+	cr_assert_eq(srv_cas_verify(c, d, NULL), 1);
+	for (int i = 0; i < 3; i++) {   /* from the file, then from memory */
+		enpu_buf_reset(&b);
+		cr_assert_eq(srv_cas_read_small(c, d, 1024, &b), 0);
+		cr_assert_eq(b.len, sizeof text - 1);
+		cr_assert_eq(memcmp(b.data, text, b.len), 0, "read %d", i);
+	}
+	srv_cas_blob_path(c, d, p, sizeof p);
+	flip_byte(p);
+	read_all(p, &now);
+	for (int i = 0; i < 2; i++) {
+		enpu_buf_reset(&b);
+		cr_assert_eq(srv_cas_read_small(c, d, 1024, &b), 0);
+		cr_assert_eq(b.len, now.len);
+		cr_assert_eq(memcmp(b.data, now.data, b.len), 0, "a changed file is read as it is");
+		cr_assert_neq(memcmp(b.data, text, b.len), 0);
+	}
+	enpu_buf_reset(&b);
+	cr_assert_eq(srv_cas_read_small(c, d, sizeof text - 2, &b), -1, "past max");
+	cr_assert_eq(b.len, 0);
+	cr_assert_eq(srv_cas_read_small(c, HELLO_SHA, 1024, &b), -1, "absent");
+	cr_assert_eq(srv_cas_read_small(c, "not-a-digest", 1024, &b), -1);
+	cr_assert_eq(b.len, 0);
+	enpu_buf_free(&b);
+	enpu_buf_free(&now);
+	srv_cas_close(c);
+}
+
 static void set_mtime(const char *p, time_t t)
 {
 	struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_sec = t}};
