@@ -183,6 +183,35 @@ int enpu_tlist_push(enpu_tlist *l, enpu_tensor *t, enpu_err *e)
 	return 0;
 }
 
+int enpu_tlist_copy(const enpu_tlist *src, enpu_tlist *dst, enpu_err *e)
+{
+	for (size_t i = 0; i < src->n; i++) {
+		const enpu_tensor *s = &src->items[i];
+		enpu_tensor t;
+		uint64_t n = 0;
+		size_t es = enpu_dtype_size(s->dtype) ? enpu_dtype_size(s->dtype) : sizeof(float);
+
+		memset(&t, 0, sizeof t);
+		t.dtype = s->dtype;
+		t.shape = s->shape;
+		if (enpu_shape_numel(&t.shape, &n) != 0 || n > SIZE_MAX / es)
+			return enpu_fail(e, ENPU_E_LIMIT, s->name, NULL, "tensor '%s' is too large",
+					 s->name ? s->name : "?");
+		if ((s->name && !(t.name = strdup(s->name))) ||
+		    !(t.bytes = malloc(n ? (size_t)n * es : 1))) {
+			enpu_tensor_free(&t);
+			return enpu_fail(e, ENPU_E_NOMEM, s->name, NULL, "out of memory");
+		}
+		if (n && s->bytes)
+			memcpy(t.bytes, s->bytes, (size_t)n * es);
+		if (enpu_tlist_push(dst, &t, e) != 0) {
+			enpu_tensor_free(&t);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 enpu_tensor *enpu_tlist_find(const enpu_tlist *l, const char *name)
 {
 	for (size_t i = 0; i < l->n; i++)

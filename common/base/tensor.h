@@ -78,6 +78,9 @@ void enpu_tensor_free(enpu_tensor *t);
 
 /* Append: the list takes ownership of t's name and data (t is zeroed). */
 int enpu_tlist_push(enpu_tlist *l, enpu_tensor *t, enpu_err *e);
+/* Append a copy of every tensor of src (names and data) to dst. 0, or -1
+ * with *e (NOMEM): dst then holds what was copied, for the caller to free. */
+int enpu_tlist_copy(const enpu_tlist *src, enpu_tlist *dst, enpu_err *e);
 enpu_tensor *enpu_tlist_find(const enpu_tlist *l, const char *name);
 void enpu_tlist_free(enpu_tlist *l);
 /* "a, b, c": the names in list order, truncated to fit cap. */

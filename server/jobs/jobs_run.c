@@ -21,10 +21,72 @@
 
 /* The job's input tensors. A small input (most are) is read whole and
  * parsed in memory: libzip's file source costs two stats and five seeks
- * more per job; read before, it is a copy from the cache's memory
- * (srv_cas_read_small: a stat, no open and read). A larger one, or one that does not read, goes through
- * enpu_npz_read (its words for what is wrong). */
+ * more per job; read before, its bytes are a copy from the cache's memory
+ * (srv_cas_read_small: a stat, no open and read). A larger one, or one
+ * that does not read, goes through enpu_npz_read (its words for what is
+ * wrong). An input whose bytes equal those of one parsed before (of at
+ * most INPUT_MEMO_BYTES, INPUT_MEMO_SLOTS of them by digest) is a copy of
+ * its tensors: the same bytes parse to the same tensors, and libzip's
+ * open of an archive was a tenth of a small job's time. */
 #define SMALL_INPUT (1 << 20)
+#define INPUT_MEMO_SLOTS 16
+#define INPUT_MEMO_BYTES (64 * 1024)
+typedef struct input_memo {
+	char digest[65];
+	enpu_buf bytes;      /* what was parsed */
+	enpu_tlist t;        /* into these */
+} input_memo;
+static input_memo input_memo_tab[INPUT_MEMO_SLOTS];
+static pthread_mutex_t input_memo_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static input_memo *input_slot(const char *digest)
+{
+	/* a digest's first hex digit: 16 slots */
+	return &input_memo_tab[(digest[0] <= '9' ? digest[0] - '0' : digest[0] - 'a' + 10) %
+			       INPUT_MEMO_SLOTS];
+}
+
+/* 1 with *out the copy of the tensors b parsed to before, 0 when not known. */
+static int input_memo_get(const char *digest, const enpu_buf *b, enpu_tlist *out, enpu_err *e)
+{
+	input_memo *m = input_slot(digest);
+	int hit = 0;
+
+	pthread_mutex_lock(&input_memo_mu);
+	if (!strcmp(m->digest, digest) && m->bytes.len == b->len &&
+	    !memcmp(m->bytes.data, b->data, b->len))
+		hit = enpu_tlist_copy(&m->t, out, e) == 0 ? 1 : -1;
+	pthread_mutex_unlock(&input_memo_mu);
+	return hit;
+}
+
+static void input_memo_put(const char *digest, const enpu_buf *b, const enpu_tlist *t)
+{
+	input_memo *m = input_slot(digest);
+	enpu_err ign = ENPU_ERR_INIT;
+
+	if (b->len > INPUT_MEMO_BYTES)
+		return;
+	pthread_mutex_lock(&input_memo_mu);
+	m->digest[0] = '\0';
+	enpu_buf_reset(&m->bytes);
+	enpu_tlist_free(&m->t);
+	if (enpu_buf_add(&m->bytes, b->data, b->len) == 0 && enpu_tlist_copy(t, &m->t, &ign) == 0)
+		memcpy(m->digest, digest, sizeof m->digest);
+	pthread_mutex_unlock(&input_memo_mu);
+}
+
+static void input_memo_clear(void)
+{
+	pthread_mutex_lock(&input_memo_mu);
+	for (int i = 0; i < INPUT_MEMO_SLOTS; i++) {
+		input_memo_tab[i].digest[0] = '\0';
+		enpu_buf_free(&input_memo_tab[i].bytes);
+		enpu_tlist_free(&input_memo_tab[i].t);
+	}
+	pthread_mutex_unlock(&input_memo_mu);
+}
+
 static int read_input(srv_cas *c, const char *digest, const char *path, const char *label,
 		      const enpu_limits *lim, enpu_tlist *out, enpu_err *e)
 {
@@ -33,8 +95,10 @@ static int read_input(srv_cas *c, const char *digest, const char *path, const ch
 
 	if (srv_cas_read_small(c, digest, SMALL_INPUT, &b) != 0)
 		rc = enpu_npz_read(path, label, lim, out, e);
-	else
-		rc = enpu_npz_read_mem(b.data, b.len, label, lim, out, e);
+	else if ((rc = input_memo_get(digest, &b, out, e)) != 0)
+		rc = rc > 0 ? 0 : -1;
+	else if ((rc = enpu_npz_read_mem(b.data, b.len, label, lim, out, e)) == 0)
+		input_memo_put(digest, &b, out);
 	enpu_buf_free(&b);
 	return rc;
 }
@@ -421,4 +485,5 @@ void srv_jobs_free(srv_jobs *j)
 	pthread_cond_destroy(&j->tick);
 	pthread_cond_destroy(&j->here_done);
 	free(j);
+	input_memo_clear();   /* a cache of every table's inputs: no state */
 }

@@ -66,6 +66,52 @@ Test(tensor, alloc_respects_limits_and_lists_own)
 	enpu_tlist_free(&l);
 }
 
+/* A copy is deep: every name, dtype, shape and byte, appended after what
+ * the destination held, and changing it changes nothing of the source. */
+Test(tensor, tlist_copy_is_deep)
+{
+	enpu_tlist src = ENPU_TLIST_INIT, dst = ENPU_TLIST_INIT;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_tensor a = {0}, b = {0}, c = {0};
+
+	a.name = strdup("x");
+	a.shape = (enpu_shape){2, {2, 3}};
+	cr_assert_eq(enpu_tensor_alloc(&a, NULL, &e), 0);
+	for (int i = 0; i < 6; i++)
+		a.data[i] = (float)i - 2.5f;
+	b.name = strdup("idx");
+	b.dtype = ENPU_DT_I64;
+	b.shape = (enpu_shape){1, {2}};
+	cr_assert_eq(enpu_tensor_alloc(&b, NULL, &e), 0);
+	b.i64[0] = -7;
+	b.i64[1] = INT64_MAX;
+	c.name = strdup("scalar0");
+	c.shape = (enpu_shape){1, {0}};   /* no elements */
+	cr_assert_eq(enpu_tensor_alloc(&c, NULL, &e), 0);
+	cr_assert_eq(enpu_tlist_push(&src, &a, &e), 0);
+	cr_assert_eq(enpu_tlist_push(&src, &b, &e), 0);
+	cr_assert_eq(enpu_tlist_push(&src, &c, &e), 0);
+	cr_assert_eq(enpu_tlist_copy(&src, &dst, &e), 0);
+	cr_assert_eq(enpu_tlist_copy(&src, &dst, &e), 0, "appends");
+	cr_assert_eq(dst.n, 6);
+	for (size_t k = 0; k < dst.n; k++) {
+		const enpu_tensor *s = &src.items[k % 3], *d = &dst.items[k];
+		cr_assert_str_eq(d->name, s->name);
+		cr_assert_neq(d->name, s->name, "its own name");
+		cr_assert_eq(d->dtype, s->dtype);
+		cr_assert(enpu_shape_eq(&d->shape, &s->shape));
+		cr_assert(d->bytes && d->bytes != s->bytes, "its own data");
+	}
+	cr_assert_eq(memcmp(dst.items[0].data, src.items[0].data, 6 * sizeof(float)), 0);
+	cr_assert_eq(dst.items[4].i64[1], INT64_MAX);
+	cr_assert_eq(dst.items[4].i64[0], -7);
+	dst.items[0].data[5] = 99.0f;
+	cr_assert_eq(src.items[0].data[5], 2.5f);
+	enpu_tlist_free(&src);
+	cr_assert_eq(dst.items[3].data[1], -1.5f, "outlives its source");
+	enpu_tlist_free(&dst);
+}
+
 Test(digest, sha256_known_vectors)
 {
 	char h[65];
