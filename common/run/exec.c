@@ -123,11 +123,11 @@ static int build_report(const enpu_artifact *a, void *run, enpu_buf *b, enpu_err
 		json_object_put(outs);
 		goto nomem;
 	}
-	json_object_object_add(root, "format", json_object_new_string("eulernpu-report"));
-	json_object_object_add(root, "version", json_object_new_int(2));
-	json_object_object_add(root, "backend", json_object_new_string(enpu_artifact_backend(a)));
-	json_object_object_add(root, "artifact", json_object_new_string(enpu_artifact_id(a)));
-	json_object_object_add(root, "outputs", outs);
+	enpu_json_addc(root, "format", json_object_new_string("eulernpu-report"));
+	enpu_json_addc(root, "version", json_object_new_int(2));
+	enpu_json_addc(root, "backend", json_object_new_string(enpu_artifact_backend(a)));
+	enpu_json_addc(root, "artifact", json_object_new_string(enpu_artifact_id(a)));
+	enpu_json_addc(root, "outputs", outs);
 	if (def->report_json) {
 		if (!(sec = def->report_json(g, enpu_artifact_options(a), enpu_artifact_state(a), run)))
 			goto nomem;

@@ -89,21 +89,21 @@ static void add_results(json_object *o, const job *jb)
 	json_object *out = jb->outputs ? enpu_json_raw(jb->outputs) : NULL;
 	int ok = jb->state == S_SUCCEEDED;
 
-	json_object_object_add(o, F_RESULT, ok ? json_object_new_string(jb->result) : NULL);
-	json_object_object_add(o, F_OUTPUTS, out ? out : json_object_new_array());
-	json_object_object_add(o, F_REPORT, ok ? json_object_new_string(jb->report) : NULL);
+	enpu_json_addc(o, F_RESULT, ok ? json_object_new_string(jb->result) : NULL);
+	enpu_json_addc(o, F_OUTPUTS, out ? out : json_object_new_array());
+	enpu_json_addc(o, F_REPORT, ok ? json_object_new_string(jb->report) : NULL);
 	if (ok && jb->has_npu) {
 		json_object *n = json_object_new_object();
 
-		json_object_object_add(n, F_CYCLES, json_object_new_int64(
+		enpu_json_addc(n, F_CYCLES, json_object_new_int64(
 			jb->npu_cycles > INT64_MAX ? INT64_MAX : (int64_t)jb->npu_cycles));
-		json_object_object_add(n, F_TIME_US, srv_json_double(jb->npu_time_us));
-		json_object_object_add(n, F_CLOCK_MHZ, jb->npu_clock_mhz > 0 ?
+		enpu_json_addc(n, F_TIME_US, srv_json_double(jb->npu_time_us));
+		enpu_json_addc(n, F_CLOCK_MHZ, jb->npu_clock_mhz > 0 ?
 				       srv_json_double(jb->npu_clock_mhz) : NULL);
-		json_object_object_add(n, F_DRAM_BYTES, json_object_new_int64(
+		enpu_json_addc(n, F_DRAM_BYTES, json_object_new_int64(
 			jb->npu_dram_bytes > INT64_MAX ? INT64_MAX : (int64_t)jb->npu_dram_bytes));
-		json_object_object_add(n, F_UTILISATION, srv_json_double(jb->npu_utilisation));
-		json_object_object_add(o, F_NPU, n);
+		enpu_json_addc(n, F_UTILISATION, srv_json_double(jb->npu_utilisation));
+		enpu_json_addc(o, F_NPU, n);
 	}
 }
 
@@ -114,17 +114,17 @@ static void add_board(json_object *o, const srv_jobs *j, const job *jb)
 	json_object *x = jb->state == S_SUCCEEDED ? parsed(jb->extra) : NULL;
 	const char *why = jobs_waiting(j, jb);
 
-	json_object_object_add(o, F_BOARD, jb->board[0] ? json_object_new_string(jb->board) : NULL);
-	json_object_object_add(o, F_ATTEMPTS, json_object_new_int(jb->attempts));
+	enpu_json_addc(o, F_BOARD, jb->board[0] ? json_object_new_string(jb->board) : NULL);
+	enpu_json_addc(o, F_ATTEMPTS, json_object_new_int(jb->attempts));
 	if (x && json_object_is_type(x, json_type_object)) {
 		json_object_object_foreach(x, k, v)
 			json_object_object_add(o, k, json_object_get(v));
 	}
 	json_object_put(x);
 	if (jb->state == S_QUEUED)
-		json_object_object_add(o, F_WAITING, why ? srv_json_text(why) : NULL);
+		enpu_json_addc(o, F_WAITING, why ? srv_json_text(why) : NULL);
 	if (jb->state == S_FAILED && jb->board_error)
-		json_object_object_add(o, F_BOARD_ERROR, parsed(jb->board_error));
+		enpu_json_addc(o, F_BOARD_ERROR, parsed(jb->board_error));
 }
 
 /* Under the lock, or without it for a finished local job that is held
@@ -137,27 +137,27 @@ json_object *jobs_job_json(const srv_jobs *j, const job *jb, double run_work[2])
 
 	if (!run_work)
 		run_work = rw;
-	json_object_object_add(o, F_ID, json_object_new_string(jb->id));
-	json_object_object_add(o, F_STATE, json_object_new_string(jobs_state_names[jb->state]));
-	json_object_object_add(o, F_ARTIFACT, json_object_new_string(jb->artifact));
-	json_object_object_add(o, F_BACKEND, json_object_new_string(jb->backend));
-	json_object_object_add(o, F_INPUT, json_object_new_string(jb->input));
-	json_object_object_add(o, F_PRIORITY, json_object_new_string(srv_prio_name(jb->prio)));
-	json_object_object_add(o, F_TIMEOUT, json_object_new_int(jb->timeout_s));
+	enpu_json_addc(o, F_ID, json_object_new_string(jb->id));
+	enpu_json_addc(o, F_STATE, json_object_new_string(jobs_state_names[jb->state]));
+	enpu_json_addc(o, F_ARTIFACT, json_object_new_string(jb->artifact));
+	enpu_json_addc(o, F_BACKEND, json_object_new_string(jb->backend));
+	enpu_json_addc(o, F_INPUT, json_object_new_string(jb->input));
+	enpu_json_addc(o, F_PRIORITY, json_object_new_string(srv_prio_name(jb->prio)));
+	enpu_json_addc(o, F_TIMEOUT, json_object_new_int(jb->timeout_s));
 	if (jb->state == S_QUEUED) {
 		int pos;
 		double eta;
 		queue_place(j, jb, run_work, &pos, &eta);
-		json_object_object_add(o, F_POSITION, json_object_new_int(pos));
-		json_object_object_add(o, F_ETA, eta >= 0 ? srv_json_double(eta) : NULL);
+		enpu_json_addc(o, F_POSITION, json_object_new_int(pos));
+		enpu_json_addc(o, F_ETA, eta >= 0 ? srv_json_double(eta) : NULL);
 	} else {
-		json_object_object_add(o, F_POSITION, NULL);
-		json_object_object_add(o, F_ETA, NULL);
+		enpu_json_addc(o, F_POSITION, NULL);
+		enpu_json_addc(o, F_ETA, NULL);
 	}
-	json_object_object_add(o, F_CREATED, srv_json_time(&jb->created));
-	json_object_object_add(o, F_STARTED, srv_json_time(&jb->started));
-	json_object_object_add(o, F_FINISHED, srv_json_time(&jb->finished));
-	json_object_object_add(o, F_SECONDS, FINAL(jb->state) ? srv_json_double(jb->seconds) : NULL);
+	enpu_json_addc(o, F_CREATED, srv_json_time(&jb->created));
+	enpu_json_addc(o, F_STARTED, srv_json_time(&jb->started));
+	enpu_json_addc(o, F_FINISHED, srv_json_time(&jb->finished));
+	enpu_json_addc(o, F_SECONDS, FINAL(jb->state) ? srv_json_double(jb->seconds) : NULL);
 	add_results(o, jb);
 	if (jb->remote)
 		add_board(o, j, jb);
@@ -165,15 +165,15 @@ json_object *jobs_job_json(const srv_jobs *j, const job *jb, double run_work[2])
 		enpu_err e;
 
 		jobs_get_err(jb, &e);
-		json_object_object_add(o, F_ERROR, enpu_wire_err_to_json(&e));
-		json_object_object_add(o, F_FAILURE, json_object_new_string(
+		enpu_json_addc(o, F_ERROR, enpu_wire_err_to_json(&e));
+		enpu_json_addc(o, F_FAILURE, json_object_new_string(
 			jb->failure ? jb->failure : "model"));
 	}
 	/* last: a board's job JSON (extra) names its own caller, not ours */
-	json_object_object_add(o, F_INPUT_NAME, srv_json_text(jb->input_name));
-	json_object_object_add(o, F_OWNER, srv_json_text(jb->owner));
+	enpu_json_addc(o, F_INPUT_NAME, srv_json_text(jb->input_name));
+	enpu_json_addc(o, F_OWNER, srv_json_text(jb->owner));
 	if (jb->model[0])
-		json_object_object_add(o, F_MODEL, json_object_new_string(jb->model));
+		enpu_json_addc(o, F_MODEL, json_object_new_string(jb->model));
 	return o;
 }
 
