@@ -302,3 +302,24 @@ int enpu_mkdirs(const char *path, int mode, enpu_err *e)
 		return enpu_fail(e, ENPU_E_IO, path, NULL, "'%s' is not a directory", path);
 	return 0;
 }
+
+size_t enpu_str_cat(char *out, size_t cap, ...)
+{
+	va_list ap;
+	const char *p;
+	size_t n = 0;
+
+	va_start(ap, cap);
+	while ((p = va_arg(ap, const char *)) != NULL) {
+		size_t k = strlen(p);
+		if (n < cap) {
+			size_t room = cap - 1 - n;
+			memcpy(out + n, p, k < room ? k : room);
+		}
+		n += k;
+	}
+	va_end(ap);
+	if (cap)
+		out[n < cap ? n : cap - 1] = '\0';
+	return n;
+}

@@ -27,6 +27,12 @@ void enpu_buf_reset(enpu_buf *b);     /* len = 0, keeps memory */
 void enpu_buf_free(enpu_buf *b);      /* frees, back to ENPU_BUF_INIT (cap kept) */
 char *enpu_buf_detach(enpu_buf *b, size_t *len); /* caller frees result */
 
+/* The strings after cap, up to a NULL, one after another into out, cut to
+ * fit cap bytes with their NUL (cap > 0): snprintf(out, cap, "%s%s...")
+ * without the format's parse, for the paths every job builds. Returns the
+ * length of the whole (>= cap: cut), as snprintf does. */
+size_t enpu_str_cat(char *out, size_t cap, ...) __attribute__((sentinel));
+
 /* The length (1-4) of the valid UTF-8 sequence at s, within n bytes, with
  * its code point in *cp; 0 when invalid (overlong forms, surrogates, past
  * U+10FFFF, cut short: RFC 3629). */

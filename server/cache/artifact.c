@@ -24,7 +24,9 @@
 
 void srv_artifact_dir(const srv_cas *c, const char *id, char *out, size_t cap)
 {
-	snprintf(out, cap, "%s/artifacts/%.2s/%s", srv_cas_root(c), id, id);
+	char fan[3] = {id[0], id[0] ? id[1] : '\0', '\0'};
+
+	enpu_str_cat(out, cap, srv_cas_root(c), "/artifacts/", fan, "/", id, (char *)NULL);
 }
 
 /* The manifests last read, by artifact id: the bytes and the stat they
@@ -306,7 +308,7 @@ int srv_artifact_known_good(srv_cas *c, const char *id, char *backend, size_t ca
 	if (!enpu_is_sha256_hex(id))
 		return 0;
 	srv_artifact_dir(c, id, dir, sizeof dir);
-	snprintf(p, sizeof p, "%s/" MANIFEST, dir);
+	enpu_str_cat(p, sizeof p, dir, "/" MANIFEST, (char *)NULL);
 	if (stat(p, &st) != 0 || !S_ISREG(st.st_mode))
 		return 0;
 	if (!kg_get(id, &st, &kg)) {
@@ -330,7 +332,7 @@ int srv_artifact_known_good(srv_cas *c, const char *id, char *backend, size_t ca
 			return 0;
 	}
 	for (i = 0; i < kg.n; i++) {
-		snprintf(p, sizeof p, "%s/%s", dir, kg.path[i]);
+		enpu_str_cat(p, sizeof p, dir, "/", kg.path[i], (char *)NULL);
 		if (!srv_cas_known_good(c, p, kg.sha256[i]))
 			return 0;
 	}

@@ -173,7 +173,9 @@ void srv_cas_close(srv_cas *c)
 
 void srv_cas_blob_path(const srv_cas *c, const char *digest, char *out, size_t cap)
 {
-	snprintf(out, cap, "%s/%.2s/%s", c->cas, digest, digest);
+	char fan[3] = {digest[0], digest[0] ? digest[1] : '\0', '\0'};
+
+	enpu_str_cat(out, cap, c->cas, "/", fan, "/", digest, (char *)NULL);
 }
 
 int srv_cas_has(const srv_cas *c, const char *digest, uint64_t *size)

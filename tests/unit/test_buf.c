@@ -103,3 +103,22 @@ Test(buf, utf8_sequences)
 			cr_expect_eq(cp, c[i].cp, "case %zu: code point %lx", i, cp);
 	}
 }
+
+/* enpu_str_cat is snprintf("%s%s...") of its strings: the same bytes and
+ * the same return at every cap, cut or not. */
+Test(buf, str_cat_is_snprintf_of_its_strings)
+{
+	const char *a = "/var/cache/eulernpu/cas", *b = "/", *c = "9b", *d = "9b9ececc51acba5a";
+	char got[64], want[64];
+
+	for (size_t cap = 1; cap <= sizeof got; cap++) {
+		size_t n = enpu_str_cat(got, cap, a, b, c, b, d, (char *)NULL);
+		int w = snprintf(want, cap, "%s%s%s%s%s", a, b, c, b, d);
+		cr_assert_eq(n, (size_t)w, "cap %zu", cap);
+		cr_assert_str_eq(got, want, "cap %zu", cap);
+	}
+	cr_assert_eq(enpu_str_cat(got, sizeof got, (char *)NULL), 0);
+	cr_assert_str_eq(got, "");
+	cr_assert_eq(enpu_str_cat(got, sizeof got, "", "x", "", (char *)NULL), 1);
+	cr_assert_str_eq(got, "x");
+}
