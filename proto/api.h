@@ -143,6 +143,7 @@
 #define F_STATUS             "status"
 #define F_VERSION            "version"
 #define F_ROLE               "role"
+#define F_NODE               "node"
 #define F_WORKERS            "workers"
 #define F_THREADS            "threads"
 #define F_QUEUE_DEPTH        "queue_depth"
