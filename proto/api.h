@@ -143,6 +143,7 @@
 #define F_STATUS             "status"
 #define F_VERSION            "version"
 #define F_ROLE               "role"
+#define F_NODE               "node"
 #define F_WORKERS            "workers"
 #define F_THREADS            "threads"
 #define F_QUEUE_DEPTH        "queue_depth"
@@ -186,6 +187,11 @@
 #define BOARD_UP             "up"
 #define BOARD_DOWN           "down"
 #define H_AUTHORIZATION      "Authorization"   /* "Bearer <token>" to a board agent */
+/* Every TCP request of one client process carries the same random session
+ * (16 hex digits), so that a balancer in front of several servers keeps a
+ * process's requests on one node (examples/lab-balancer/: upload, import,
+ * submit, download are several requests about one cache). */
+#define H_SESSION            "X-Eulernpu-Session"
 
 /* Job states. */
 #define JOB_QUEUED            "queued"

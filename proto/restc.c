@@ -2,12 +2,15 @@
  * reset before each request so that options never leak from one call into
  * the next, while curl keeps the connection open between them. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <time.h>
 #include <stdlib.h>
 #include <string.h>
 #include <curl/curl.h>
 #include <json-c/json.h>
+#include <openssl/rand.h>
+#include <unistd.h>
 #include "api.h"
 #include "digest.h"
 #include "restc.h"
@@ -25,6 +28,27 @@ struct enpu_rest {
 	enpu_rest_cfg cfg;
 	CURL *h;
 };
+
+/* The process's session header (H_SESSION), made once: 64 random bits
+ * (the pid and the clock if the generator fails: it only spreads load). */
+static char session_hdr[48];
+static pthread_once_t session_once = PTHREAD_ONCE_INIT;
+
+static void session_init(void)
+{
+	unsigned char b[8];
+	struct timespec ts;
+	uint64_t v = 0;
+
+	if (RAND_bytes(b, sizeof b) == 1) {
+		for (size_t i = 0; i < sizeof b; i++)
+			v = v << 8 | b[i];
+	} else {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		v = (uint64_t)getpid() << 40 ^ (uint64_t)ts.tv_sec << 20 ^ (uint64_t)ts.tv_nsec;
+	}
+	snprintf(session_hdr, sizeof session_hdr, H_SESSION ": %016llx", (unsigned long long)v);
+}
 
 int enpu_rest_url_kind(const char *url)
 {
@@ -227,6 +251,10 @@ static struct curl_slist *set_common(enpu_rest *r, const char *url, char *errbuf
 	hdrs = curl_slist_append(hdrs, "Expect:");
 	if (r->auth && (!r->sock || r->auth_on_sock))
 		hdrs = curl_slist_append(hdrs, r->auth);
+	if (!r->sock) {   /* a balancer keeps the process on one node */
+		pthread_once(&session_once, session_init);
+		hdrs = curl_slist_append(hdrs, session_hdr);
+	}
 	return hdrs;
 }
 

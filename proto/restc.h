@@ -93,7 +93,8 @@ typedef struct enpu_rest_cfg {
 
 /* A connection to url (a form above; copied); ops get cfg->ops.ud, or
  * the connection itself when that is NULL. NULL when url has no form or
- * out of memory. */
+ * out of memory. Every TCP request sends the process's session (H_SESSION,
+ * api.h), the same for every connection of the process. */
 enpu_rest *enpu_rest_new(const char *url, const enpu_rest_cfg *cfg);
 void enpu_rest_free(enpu_rest *r);
 /* Send "Authorization: Bearer token" (copied; NULL: none) on TCP calls,

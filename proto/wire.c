@@ -513,3 +513,34 @@ long enpu_model_version_parse(const char *s)
 	}
 	return v <= ENPU_MODEL_VERSION_MAX ? v : 0;
 }
+
+int enpu_node_id_ok(const char *node)
+{
+	size_t n = node ? strlen(node) : 0;
+
+	return n >= 1 && n <= ENPU_NODE_ID_MAX &&
+	       strspn(node, "abcdefghijklmnopqrstuvwxyz0123456789") == n;
+}
+
+int enpu_job_id_parse(const char *id, char node[ENPU_NODE_ID_MAX + 1])
+{
+	const char *dash = id ? strchr(id, '-') : NULL, *hex = dash ? dash + 1 : id;
+	size_t nn = dash ? (size_t)(dash - id) : 0;
+	char nd[ENPU_NODE_ID_MAX + 1] = "";
+
+	if (node)
+		node[0] = '\0';
+	if (!id || strlen(hex) != ENPU_JOB_HEX || strspn(hex, "0123456789abcdef") != ENPU_JOB_HEX)
+		return 0;
+	if (dash) {
+		if (nn > ENPU_NODE_ID_MAX)
+			return 0;
+		memcpy(nd, id, nn);
+		nd[nn] = '\0';
+		if (!enpu_node_id_ok(nd))
+			return 0;
+	}
+	if (node)
+		memcpy(node, nd, nn + 1);
+	return 1;
+}

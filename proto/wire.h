@@ -143,4 +143,16 @@ int enpu_wire_job_read(struct json_object *o, enpu_wire_job *j, char *why, size_
 int enpu_model_name_ok(const char *name);
 long enpu_model_version_parse(const char *s);
 
+/* A job's id: 16 lowercase hex digits (random), after "<node>-" when the
+ * server has a --node-id, so that a balancer in front of several servers
+ * routes /v1/jobs/<node>-... to the one that owns the job
+ * (examples/lab-balancer/). A node id: 1-16 of [a-z0-9]. */
+#define ENPU_NODE_ID_MAX 16
+#define ENPU_JOB_HEX 16
+#define ENPU_JOB_ID_SIZE (ENPU_NODE_ID_MAX + 1 + ENPU_JOB_HEX + 1)   /* with the NUL */
+int enpu_node_id_ok(const char *node);
+/* 1 when id is a job id of that form, its node (or "" without one) into
+ * node; 0 otherwise (node ""). node may be NULL. */
+int enpu_job_id_parse(const char *id, char node[ENPU_NODE_ID_MAX + 1]);
+
 #endif

@@ -160,6 +160,7 @@ void srv_config_defaults(srv_config *c)
 	c->max_onnx_nodes = enpu_onnx_limits_default()->max_nodes;
 	c->request_timeout = 3600;
 	c->drain_timeout = 600;
+	c->node_id = NULL;         /* job ids without a node, as a single server's */
 }
 
 /* The document's top-level mapping into items. */

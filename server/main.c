@@ -214,6 +214,7 @@ static int start_services(srv_ctx *ctx)
 	srv_jobs_on_store(ctx->jobs, enforce_cb, ctx);
 	srv_jobs_set_observer(ctx->jobs, ctx->obs);
 	srv_jobs_set_policy(ctx->jobs, ctx->cfg.job_timeout, ctx->cfg.job_ttl, ctx->cfg.job_history);
+	srv_jobs_set_node(ctx->jobs, ctx->cfg.node_id);
 	/* finish an eviction a crash cut short, or bring the cache under a
 	 * smaller --cache-max: in the background, the listeners answer meanwhile */
 	srv_cache_start(ctx);

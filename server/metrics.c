@@ -396,6 +396,12 @@ static void render_gauges(page *p, srv_ctx *ctx)
 	put(p, "eulernpu_build_info{version=\"");
 	label(p, ENPU_VERSION);
 	put(p, "\"} 1\n");
+	if (ctx && ctx->cfg.node_id) {   /* which node answered, through a balancer */
+		head(p, "eulernpu_node_info", "gauge", "The daemon's --node-id (always 1).");
+		put(p, "eulernpu_node_info{node=\"");
+		label(p, ctx->cfg.node_id);
+		put(p, "\"} 1\n");
+	}
 }
 
 int srv_metrics_render(srv_ctx *ctx, enpu_buf *out)

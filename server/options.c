@@ -17,6 +17,7 @@
 #include "metrics.h"
 #include "pl.h"
 #include "daemon.h"
+#include "wire.h"
 
 static const char usage[] =
 "usage: eulernpud [options]\n"
@@ -80,6 +81,10 @@ static const char usage[] =
 "                        the reference kernels and models the PL cycles\n"
 "  --token-file FILE     require 'Authorization: Bearer <token in FILE>' on every\n"
 "                        request but GET /v1/health (401 E0814 otherwise)\n"
+"  --node-id NAME        this server's name among several behind one balancer:\n"
+"                        1-16 of [a-z0-9]; job ids become NAME-<16 hex> so that\n"
+"                        the balancer routes /v1/jobs/NAME-... here, and health\n"
+"                        and /metrics name it (default: none, ids are 16 hex)\n"
 "  --board NAME=URL      a board agent to send board jobs to (repeatable);\n"
 "                        URL is http://HOST:PORT, https://HOST:PORT or unix:/PATH\n"
 "  --board-cacert FILE   CA certificates (PEM) to check https:// boards with\n"
@@ -175,7 +180,7 @@ int srv_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-typedef enum { O_STR, O_INT, O_U64, O_ROLE, O_BOARD, O_MODE, O_MSEC, O_SKIP } otype;
+typedef enum { O_STR, O_INT, O_U64, O_ROLE, O_BOARD, O_MODE, O_MSEC, O_NODE, O_SKIP } otype;
 typedef struct opt {
 	const char *name;
 	otype type;
@@ -222,6 +227,7 @@ static const opt opts[] = {   /* sorted by name */
 	{"--max-upload",   O_U64, OFF(max_upload), 1, UINT64_MAX / 2},
 	{"--max-yaml-depth", O_INT, OFF(limits.max_yaml_depth), 2, 10000},
 	{"--max-yaml-nodes", O_U64, OFF(limits.max_yaml_nodes), 16, 1ull << 40},
+	{"--node-id",      O_NODE, OFF(node_id), 0, 0},
 	{"--pid-file",     O_STR, OFF(pid_file), 0, 0},
 	{"--pl",           O_STR, OFF(pl), 0, 0},
 	{"--port-file",    O_STR, OFF(port_file), 0, 0},
@@ -275,6 +281,12 @@ static int set_opt(srv_config *c, const opt *o, const char *name, const char *va
 				return enpu_fail(e, ENPU_E_USAGE, NULL, NULL,
 						 "board name '%s' is given twice", c->boards[k2].name);
 		c->n_boards++;
+	} else if (o->type == O_NODE) {
+		if (!enpu_node_id_ok(val))
+			return enpu_fail(e, ENPU_E_USAGE, NULL, "give 1 to 16 lowercase letters and "
+					 "digits, such as n1", "option '%s': '%.40s' is not a node id "
+					 "(1-16 of [a-z0-9])", name, val);
+		*(const char **)((char *)c + o->off) = val;
 	} else if (o->type == O_STR) {
 		if (!*val)
 			return enpu_fail(e, ENPU_E_USAGE, NULL, NULL, "option '%s' needs a non-empty value",

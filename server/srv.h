@@ -45,6 +45,7 @@ typedef struct srv_config {
 	int loop_job_us;
 	int conn_timeout;
 	srv_role role;
+	const char *node_id;       /* --node-id: job ids "<node>-<hex>"; NULL = no prefix */
 	const char *pl;            /* board role: the PL driver ("emulated") */
 	const char *token_file;    /* board role: bearer token required of clients */
 	const char *board_token_file;  /* lab server: token sent to boards */

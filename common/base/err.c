@@ -249,6 +249,12 @@ static const enpu_code_info table[] = {
 	 "A model's version names one artifact for as long as it is deployed, so that\n"
 	 "NAME:VERSION always runs the same bytes. Deploying the same artifact again is\n"
 	 "a no-op; another artifact needs another version."},
+	{ENPU_E_OTHER_NODE, "E0822", "job belongs to another node", 404, EXIT_INPUT,
+	 "ask the node that the job id names, or the balancer in front of both",
+	 "A job id that begins with a node id (`n2-...`) was made by the lab server\n"
+	 "started with that --node-id. This server is another node and does not have the\n"
+	 "job: send the request through the balancer, which routes /v1/jobs/<node>-...\n"
+	 "to its node (examples/lab-balancer/), or to that node itself."},
 	{ENPU_E_ONNX, "E0403", "not a valid ONNX model or tensor", 422, EXIT_INPUT,
 	 "re-export the model (torch.onnx.export, onnx.save) and check the file is complete",
 	 "An ONNX file (a ModelProto, or a TensorProto .pb) could not be read: the\n"

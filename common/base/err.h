@@ -69,6 +69,7 @@ typedef enum enpu_code {
 	ENPU_E_HEADERS_TOO_LARGE, /* E0819 request headers too large (431) */
 	ENPU_E_TLS,               /* E0820 no trusted TLS connection (client side) */
 	ENPU_E_MODEL_CONFLICT,    /* E0821 model version names another artifact */
+	ENPU_E_OTHER_NODE,        /* E0822 the job belongs to another node (404) */
 	ENPU_E_ONNX,              /* E0403 not a valid ONNX model or tensor */
 	ENPU_E_IMPORT,            /* E0404 cannot import the ONNX model */
 	ENPU_E_CODE_COUNT

@@ -408,7 +408,7 @@ typedef struct fwd {
 	enpu_buf raw;
 	char (*digs)[65];
 	int n, n_put;
-	char bid[33], path[300];
+	char bid[ENPU_JOB_ID_SIZE], path[300];
 	json_object *job;           /* the board's last answer about the job */
 	enpu_wire_output want[ENPU_WIRE_JOB_OUTPUTS];   /* the artifact's outputs */
 	int n_want;
@@ -510,11 +510,11 @@ static int fwd_submit(fwd *f, enpu_err *e)
 	json_object_put(req);
 	if (rc == 0)
 		rc = fwd_read(f, "a new job", e);
-	if (rc == 0 && strlen(f->wj.id) >= sizeof f->bid)
+	if (rc == 0 && !enpu_job_id_parse(f->wj.id, NULL))
 		rc = enpu_fail(e, ENPU_E_BOARD_FAULT, f->l->name, NULL,
 			       "board '%s': the new job has no valid id", f->l->name);
-	if (rc == 0)
-		snprintf(f->bid, sizeof f->bid, "%s", f->wj.id);
+	if (rc == 0)   /* parsed: it fits */
+		memcpy(f->bid, f->wj.id, strlen(f->wj.id) + 1);
 	return rc;
 }
 

@@ -37,7 +37,7 @@ typedef struct board {
 	double next_check;
 	long long faults;           /* board faults of jobs it ran (metrics) */
 	int busy;
-	char job[33];
+	char job[ENPU_JOB_ID_SIZE];
 	long long artifacts_cached, jobs_done;
 	volatile int gone;          /* removed by a reload: threads leave */
 } board;

@@ -65,6 +65,16 @@ void srv_jobs_set_policy(srv_jobs *j, int timeout_s, int ttl_s, int history)
 	pthread_mutex_unlock(&j->mu);
 }
 
+void srv_jobs_set_node(srv_jobs *j, const char *node)
+{
+	pthread_mutex_lock(&j->mu);
+	if (node && enpu_node_id_ok(node))
+		snprintf(j->node_prefix, sizeof j->node_prefix, "%s-", node);
+	else
+		j->node_prefix[0] = '\0';
+	pthread_mutex_unlock(&j->mu);
+}
+
 char *jobs_json_text(json_object *o)
 {
 	return o ? strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
@@ -231,9 +241,19 @@ void jobs_breathe(srv_jobs *j)
 	pthread_mutex_lock(&j->mu);
 }
 
+/* A fresh id into jb: the node's prefix (--node-id), then 16 random hex
+ * digits (64 bits). */
+static void job_new_id(const srv_jobs *j, job *jb)
+{
+	size_t n = strlen(j->node_prefix);
+
+	memcpy(jb->id, j->node_prefix, n);
+	srv_random_hex(jb->id + n, ENPU_JOB_HEX);
+}
+
 /* A new job for q, made without the lock (its allocations, its id's
  * random bytes, its fields): NULL when out of memory. */
-static job *job_new(const srv_jobreq *q)
+static job *job_new(const srv_jobs *j, const srv_jobreq *q)
 {
 	job *jb = calloc(1, sizeof *jb);
 
@@ -246,7 +266,7 @@ static job *job_new(const srv_jobreq *q)
 			jobs_job_free(jb);
 		return NULL;
 	}
-	srv_random_hex(jb->id, 16);
+	job_new_id(j, jb);
 	snprintf(jb->artifact, sizeof jb->artifact, "%s", q->artifact);
 	snprintf(jb->backend, sizeof jb->backend, "%s", q->backend);
 	snprintf(jb->input, sizeof jb->input, "%s", q->input);
@@ -265,7 +285,7 @@ static job *job_new(const srv_jobreq *q)
  * 0 (with *here the job when it was started for the caller,
  * SRV_HERE_ONLY), SRV_HERE_REFUSED, or -1 + *e; jb is the table's on 0,
  * still the caller's otherwise. */
-static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, job *jb, char id[33],
+static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, job *jb, char id[ENPU_JOB_ID_SIZE],
 			 enpu_err *e, job **here)
 {
 	if (j->stopping)
@@ -278,7 +298,7 @@ static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, job *jb, c
 				 "%d jobs are already waiting (the --max-queue limit)",
 				 j->queued + j->rqueued);
 	while (jobs_find(j, jb->id))   /* 64 random bits: all but never */
-		srv_random_hex(jb->id, 16);
+		job_new_id(j, jb);
 	if (exact)
 		jb->timeout_s = q->timeout_s > 0 ? q->timeout_s : 0;
 	else
@@ -302,13 +322,13 @@ static int submit_locked(srv_jobs *j, const srv_jobreq *q, int exact, job *jb, c
 	} else {
 		pthread_cond_signal(&j->work);
 	}
-	memcpy(id, jb->id, 33);
+	memcpy(id, jb->id, sizeof jb->id);
 	return 0;
 }
 
-static int submit(srv_jobs *j, const srv_jobreq *q, int exact, char id[33], enpu_err *e)
+static int submit(srv_jobs *j, const srv_jobreq *q, int exact, char id[ENPU_JOB_ID_SIZE], enpu_err *e)
 {
-	job *here = NULL, *jb = job_new(q), *dead = NULL;
+	job *here = NULL, *jb = job_new(j, q), *dead = NULL;
 	int rc;
 
 	if (!jb)
@@ -324,7 +344,7 @@ static int submit(srv_jobs *j, const srv_jobreq *q, int exact, char id[33], enpu
 	return rc == 0 && here ? 1 : rc;   /* SRV_HERE_REFUSED passes through */
 }
 
-int srv_jobs_submit_req(srv_jobs *j, const srv_jobreq *q, char id[33], enpu_err *e)
+int srv_jobs_submit_req(srv_jobs *j, const srv_jobreq *q, char id[ENPU_JOB_ID_SIZE], enpu_err *e)
 {
 	return submit(j, q, 0, id, e);
 }
@@ -354,7 +374,7 @@ void srv_jobs_run_here(srv_jobs *j, const char *id)
 }
 
 int srv_jobs_submit(srv_jobs *j, const char *artifact, const char *backend,
-		    const char *input, const char *input_name, char id[33], enpu_err *e)
+		    const char *input, const char *input_name, char id[ENPU_JOB_ID_SIZE], enpu_err *e)
 {
 	srv_jobreq q = {artifact, backend, input, input_name, SRV_PRIO_NORMAL, 0, 0, NULL, 0, NULL};
 	return submit(j, &q, 0, id, e);
@@ -362,7 +382,7 @@ int srv_jobs_submit(srv_jobs *j, const char *artifact, const char *backend,
 
 int srv_jobs_submit_remote(srv_jobs *j, const char *artifact, const char *backend,
 			   const char *input, const char *input_name, int timeout_s,
-			   char id[33], enpu_err *e)
+			   char id[ENPU_JOB_ID_SIZE], enpu_err *e)
 {
 	srv_jobreq q = {artifact, backend, input, input_name, SRV_PRIO_NORMAL, timeout_s, 1, NULL, 0, NULL};
 	return submit(j, &q, 1, id, e);

@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include "enpu.h"
 #include "cas.h"
+#include "wire.h"
 
 struct json_object;
 struct srv_observer;
@@ -48,6 +49,11 @@ const char *srv_prio_name(int prio);
  * oldest first. Its result and report blobs stay in the CAS. */
 void srv_jobs_set_policy(srv_jobs *j, int timeout_s, int ttl_s, int history);
 
+/* Job ids from now on begin with "<node>-" (--node-id; enpu_node_id_ok),
+ * or have no prefix (node NULL, the default). Set before any submit: a
+ * job id names its node so that a balancer routes /v1/jobs/<node>-... */
+void srv_jobs_set_node(srv_jobs *j, const char *node);
+
 /* SIGTERM's drain (the daemon takes no new job): it ends within timeout_s
  * seconds from now. At that deadline (the table's timer, or the first
  * srv_jobs_drain_over past it) no job starts any more, the queued ones are
@@ -68,7 +74,7 @@ void srv_jobs_free(srv_jobs *j);
 /* Queue a job; its id (16 hex) in id. -1 + ENPU_E_QUEUE_FULL (or
  * ENPU_E_STORAGE while shutting down). */
 int srv_jobs_submit(srv_jobs *j, const char *artifact, const char *backend,
-		    const char *input, const char *input_name, char id[33], enpu_err *e);
+		    const char *input, const char *input_name, char id[ENPU_JOB_ID_SIZE], enpu_err *e);
 
 /* A submission with every option. */
 typedef struct srv_jobreq {
@@ -88,7 +94,7 @@ enum { SRV_HERE_NO, SRV_HERE_ONLY };
 /* 0; 1 when q->here took it: the caller then calls srv_jobs_run_here
  * (after letting go of any lock of its own: the run stores into the
  * cache, which may evict); SRV_HERE_REFUSED; -1 + *e. */
-int srv_jobs_submit_req(srv_jobs *j, const srv_jobreq *q, char id[33], enpu_err *e);
+int srv_jobs_submit_req(srv_jobs *j, const srv_jobreq *q, char id[ENPU_JOB_ID_SIZE], enpu_err *e);
 /* Run the job submit_req took for this caller, on this thread. */
 void srv_jobs_run_here(srv_jobs *j, const char *id);
 /* 1 when a job of artifact would run at once on its submitter's thread
@@ -150,7 +156,7 @@ void srv_jobs_unwatch(srv_jobs *j, const char *id);
 #define SRV_JOBS_FEED 4096
 typedef struct srv_feed_ev {
 	uint64_t seq;
-	char id[33];
+	char id[ENPU_JOB_ID_SIZE];
 	char owner[64];
 } srv_feed_ev;
 int srv_jobs_feed_next(srv_jobs *j, uint64_t *since, double wait_s, srv_feed_ev *out, int cap,
@@ -176,7 +182,7 @@ typedef enum srv_rkind {
 /* A board job handed to a dispatcher. cancel points into the job, which
  * stays valid until srv_jobs_remote_done (running jobs are never freed). */
 typedef struct srv_rjob {
-	char id[33], artifact[65], backend[32], input[65], input_name[256];
+	char id[ENPU_JOB_ID_SIZE], artifact[65], backend[32], input[65], input_name[256];
 	const volatile int *cancel;
 	double deadline;           /* srv_now() seconds */
 	int attempt;               /* 1 for the first try */
@@ -196,7 +202,7 @@ typedef struct srv_rresult {
  * timeout_s seconds. As srv_jobs_submit otherwise. */
 int srv_jobs_submit_remote(srv_jobs *j, const char *artifact, const char *backend,
 			   const char *input, const char *input_name, int timeout_s,
-			   char id[33], enpu_err *e);
+			   char id[ENPU_JOB_ID_SIZE], enpu_err *e);
 /* Take the oldest queued board job whose backend bit (1u << its registry index)
  * is in mask, for board `board`, waiting up to wait_s seconds, and only
  * while *gate is non-zero (the board is up: checked when a job is there).

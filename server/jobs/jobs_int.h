@@ -54,7 +54,7 @@ typedef struct job_snaps {
 } job_snaps;
 
 struct job {
-	char id[33];
+	char id[ENPU_JOB_ID_SIZE];
 	char artifact[65];
 	int checked;              /* its route verified the artifact just before the run */
 	char backend[32];
@@ -135,6 +135,7 @@ struct srv_jobs {
 	double bk_down[ENPU_BACKENDS_MAX]; /* no board up for it since (srv_now), 0 = up */
 	char bk_why[ENPU_BACKENDS_MAX][512];
 	int queued, rqueued, max_queue, stopping;
+	char node_prefix[ENPU_NODE_ID_MAX + 2];   /* "<node>-" (--node-id), or "" */
 	pthread_t *threads;
 	int n_workers, par_threads;
 	int free_slots;            /* local runs that may start: --workers minus running */

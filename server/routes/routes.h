@@ -5,6 +5,7 @@
 
 #include <json-c/json.h>
 #include "http.h"
+#include "wire.h"
 
 /* Shared by the routes: a required digest field naming a blob the CAS must
  * hold; its path in path. Answers 400 / 409 (with "missing") and returns -1. */
@@ -75,7 +76,7 @@ void srv_post_job(srv_ctx *ctx, srv_req *r);
  * job that would start at once is run here, on the caller's thread,
  * before this returns. 0 with the job's id, or -1 + *e. */
 int srv_job_submit(srv_ctx *ctx, const srv_ident *who, const char *art, const char *input,
-		   const char *input_name, const char *model, int timeout_s, char id[33],
+		   const char *input_name, const char *model, int timeout_s, char id[ENPU_JOB_ID_SIZE],
 		   enpu_err *e);
 void srv_get_job(srv_ctx *ctx, srv_req *r);
 void srv_delete_job(srv_ctx *ctx, srv_req *r);

@@ -29,10 +29,34 @@
 #define LIST_DEFAULT 100
 #define LIST_MAX     10000
 
+/* An id that names another node (--node-id; a balancer in front of both
+ * routes it there): 1 after a 404 E0822 that names the owner, 0 when the
+ * id names no node or this one. */
+static int other_node(srv_ctx *ctx, srv_req *r, const char *id)
+{
+	const char *self = ctx->cfg.node_id;
+	char node[ENPU_NODE_ID_MAX + 1];
+	enpu_err e = ENPU_ERR_INIT;
+	json_object *extra;
+
+	if (!enpu_job_id_parse(id, node) || !node[0] || (self && !strcmp(node, self)))
+		return 0;
+	enpu_fail(&e, ENPU_E_OTHER_NODE, id, NULL, "job '%s' belongs to node '%s'; this server "
+		  "is %s%s%s", id, node, self ? "node '" : "not a node (no --node-id)",
+		  self ? self : "", self ? "'" : "");
+	extra = json_object_new_object();
+	json_object_object_add(extra, F_NODE, json_object_new_string(node));
+	srv_reply_error(r, &e, extra);
+	return 1;
+}
+
 /* Another identity's job answers exactly as a job that does not exist
- * (docs/access.md): 1 after that 404, 0 when the caller may see it. */
+ * (docs/access.md): 1 after that 404, 0 when the caller may see it. An
+ * id of another node says so (other_node). */
 static int not_yours(srv_ctx *ctx, srv_req *r, const char *id)
 {
+	if (other_node(ctx, r, id))
+		return 1;
 	if (srv_jobs_visible(ctx->jobs, id, srv_req_who(r)))
 		return 0;
 	srv_reply_fail(r, ENPU_E_NOT_FOUND, id, "no job '%.40s' on this server", id);
@@ -101,7 +125,7 @@ static int on_board(srv_ctx *ctx, const char *backend, enpu_err *e)
 }
 
 int srv_job_submit(srv_ctx *ctx, const srv_ident *who, const char *art, const char *input,
-		   const char *input_name, const char *model, int timeout_s, char id[33],
+		   const char *input_name, const char *model, int timeout_s, char id[ENPU_JOB_ID_SIZE],
 		   enpu_err *e)
 {
 	enpu_manifest m;
@@ -148,7 +172,7 @@ out:
 void srv_post_job(srv_ctx *ctx, srv_req *r)
 {
 	const char *art, *input, *input_name, *prio_s, *model;
-	char path[4300], id[33], model_art[65], model_ref[96];
+	char path[4300], id[ENPU_JOB_ID_SIZE], model_art[65], model_ref[96];
 	enpu_manifest m;
 	enpu_err e = ENPU_ERR_INIT;
 	char backend[32];

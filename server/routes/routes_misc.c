@@ -84,6 +84,8 @@ json_object *srv_health_json(srv_ctx *ctx)
 	if (ctx->cfg.role == SRV_ROLE_LOCAL)   /* the private daemon: eulernpu daemon status */
 		json_object_object_add(o, F_CACHE_DIR, json_object_new_string(ctx->cfg.cache_dir));
 	json_object_object_add(o, F_ROLE, json_object_new_string(role_names[ctx->cfg.role]));
+	if (ctx->cfg.node_id)   /* which node answered, through a balancer */
+		json_object_object_add(o, F_NODE, json_object_new_string(ctx->cfg.node_id));
 	if (ctx->cfg.role == SRV_ROLE_BOARD) {
 		const enpu_pl_driver *pl = enpu_pl_current();
 		json_object_object_add(o, F_PL, json_object_new_string(

@@ -428,7 +428,7 @@ static int select_outputs(json_object *root, const enpu_graph *g, int *binary, e
  * res, the job id into id. 0, or -1 with *e (the job's own error when it
  * failed). */
 static int run_job(srv_ctx *ctx, srv_req *r, const char *art, const char *model_ref,
-		   const enpu_tlist *inputs, enpu_tlist *res, char id[33], enpu_err *e)
+		   const enpu_tlist *inputs, enpu_tlist *res, char id[ENPU_JOB_ID_SIZE], enpu_err *e)
 {
 	enpu_buf npz = ENPU_BUF_INIT, rb = ENPU_BUF_INIT;
 	char din[65], path[4300];
@@ -486,7 +486,7 @@ static void infer(srv_ctx *ctx, srv_req *r, int versioned)
 	json_object *o = NULL, *outs, *rid;
 	json_tokener *tok = NULL;
 	const enpu_graph *g;
-	char art[65], id[33], ref[96], num[24];
+	char art[65], id[ENPU_JOB_ID_SIZE], ref[96], num[24];
 	int *binary = NULL;
 	long v;
 	size_t jlen;

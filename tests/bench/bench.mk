@@ -20,7 +20,7 @@ bench: deps bench-deps
 	$(Q)ENPU_BIN=$(BIN) KBENCH=$(KBENCH) tests/bench/bench.sh
 
 # the anchors' packages (make test installs them too: it runs the bench at
-# a tiny size)
+# a tiny size, and tests/e2e/balancer.sh puts nginx in front of two servers)
 bench-deps:
 	@missing=""; for p in $(BENCH_DEBS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \

@@ -16,7 +16,8 @@
 # Anchors: OpenBLAS 0.3 (Debian's libopenblas-dev) sgemm; im2col +
 # OpenBLAS for the conv; PyTorch (python3-torch, 1 thread, the same
 # model and weights as `eulernpu import` gets); cpu_ref for npu_sim; nginx
-# serving a 200-byte file, both under wrk (16 connections); cp and openssl
+# serving a 200-byte file, both under wrk (16 connections); one server for
+# two behind nginx (examples/lab-balancer/, the same jobs); cp and openssl
 # dgst -sha256 for the compiles; the lower bound for the memory plan.
 set -u
 cd "$(dirname "$0")/../.."
@@ -197,11 +198,33 @@ nginx -c "$T/nginx.conf" -p "$T/nginx" -g 'daemon off;' </dev/null >/dev/null 2>
 PIDS+=($!)
 for _ in $(seq 100); do curl -sf -o /dev/null "http://127.0.0.1:$NP/f" && break; sleep 0.05; done
 curl -sf -o /dev/null "http://127.0.0.1:$NP/f" || die "nginx did not start: $(cat "$T/nginx.err")"
+# two lab servers behind the example's nginx (examples/lab-balancer/),
+# each with the artifact and the input: wrk sends no session header, so
+# its jobs go round robin
+for n in n1 n2; do
+	start_daemon "$n" --role server --node-id "$n" --listen 127.0.0.1:0 --port-file "$T/$n.port"
+done
+LP=$(free_port)
+LB=http://127.0.0.1:$LP
+mkdir -p "$T/lb"
+chmod 755 "$T/lb"
+sed -e "s/@LISTEN@/127.0.0.1:$LP/" -e "s/@N1@/127.0.0.1:$(cat "$T/n1.port")/" \
+	-e "s/@N2@/127.0.0.1:$(cat "$T/n2.port")/" examples/lab-balancer/nginx.conf >"$T/lb/nginx.conf"
+nginx -c "$T/lb/nginx.conf" -p "$T/lb/" -e "$T/lb/error.log" -g 'daemon off;' </dev/null >/dev/null 2>"$T/lb.err" &
+PIDS+=($!)
+for _ in $(seq 100); do curl -sf -o /dev/null "$LB/v1/health" && break; sleep 0.05; done
+for n in n1 n2; do
+	EULERNPU_SERVER=$LB/node/$n "$BIN/eulernpu" run --artifact "$T/mlp" --input $M/input.npz \
+		--out "$T/lb.$n.npz" >/dev/null || die "tiny_mlp run on $n through the balancer failed: $(cat "$T/lb.err")"
+done
 rps() { sed -n 's/^Requests\/sec: *\([0-9.]*\).*/\1/p'; }
 # wrk's median latency in microseconds
 p50() { awk '/^ *50%/ {v = $2; u = 1; if (v ~ /ms$/) u = 1000; else if (v ~ /[0-9]s$/) u = 1000000; sub(/[a-z]+$/, "", v); printf "%.0f\n", v * u}'; }
 for r in $(seq "$ROUNDS"); do
 	wrk -t2 -c16 -d"${HTTP_S}s" -s "$T/post.lua" "$HU/v1/jobs?wait=60" | rps >>"$T/jobs.ours"
+	wrk -t2 -c16 -d"${HTTP_S}s" -s "$T/post.lua" "$LB/v1/jobs?wait=60" >"$T/wrk.lb"
+	! grep -q 'Non-2xx' "$T/wrk.lb" || die "jobs through the balancer failed: $(grep Non-2xx "$T/wrk.lb")"
+	rps <"$T/wrk.lb" >>"$T/jobs.lb"
 	wrk -t2 -c16 -d"${HTTP_S}s" -s "$T/oip.lua" "$HU/v2/models/mlp/infer" | rps >>"$T/oip.ours"
 	wrk -t1 -c1 -d"${HTTP_S}s" --latency -s "$T/post.lua" "$HU/v1/jobs?wait=60" | p50 >>"$T/jobs.p50"
 	wrk -t1 -c1 -d"${HTTP_S}s" --latency -s "$T/oip.lua" "$HU/v2/models/mlp/infer" | p50 >>"$T/oip.p50"
@@ -213,6 +236,8 @@ o=$(med <"$T/jobs.ours"); row "tiny_mlp POST /v1/jobs?wait, 16 connections, req/
 o=$(med <"$T/health.ours"); row "GET /v1/health, 16 connections, req/s" "$o" "nginx 200-byte file $N" "$(ratio "$o" "$N")"
 J=$(med <"$T/jobs.ours"); o=$(med <"$T/oip.ours")
 row "tiny_mlp OIP v2 JSON infer, 16 connections, req/s" "$o" "POST /v1/jobs?wait $J" "$(ratio "$o" "$J")"
+J=$(med <"$T/jobs.ours"); o=$(med <"$T/jobs.lb")
+row "tiny_mlp POST /v1/jobs?wait through nginx to 2 lab servers, 16 connections, req/s" "$o" "one server $J" "$(ratio "$o" "$J")"
 J=$(med <"$T/jobs.p50"); o=$(med <"$T/oip.p50")
 row "tiny_mlp OIP v2 JSON infer, 1 connection, p50 µs" "$o" "POST /v1/jobs?wait $J" "$(ratio "$J" "$o")"
 

@@ -3,7 +3,8 @@
  * errors become the catalogue's codes, garbage becomes E0809, downloads are
  * verified before they replace anything, an absent server is E0808; 429 and
  * 503 are retried (Retry-After honoured, counted, never timed) for requests
- * safe to send again, and what a retry can fix exits 3, trust and tokens 2. */
+ * safe to send again, and what a retry can fix exits 3, trust and tokens 2;
+ * every request carries the process's session header. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,6 +89,16 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
 		return busy_answer(c, u);
 	if (!strncmp(u, "/later/", 7))
 		return later_answer(c, u + 7);
+	if (!strcmp(u, "/session")) {   /* {"s": the session header, or null} */
+		const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Eulernpu-Session");
+		char echo[128];
+
+		snprintf(echo, sizeof echo, v ? "{\"s\":\"%.64s\"}" : "{\"s\":null}", v);
+		r = MHD_create_response_from_buffer(strlen(echo), echo, MHD_RESPMEM_MUST_COPY);
+		ret = MHD_queue_response(c, 200, r);
+		MHD_destroy_response(r);
+		return ret;
+	}
 	for (size_t i = 0; i < sizeof canned / sizeof canned[0]; i++)
 		if (strcmp(u, canned[i].path) == 0) {
 			status = canned[i].status;
@@ -135,6 +146,30 @@ Test(cli_rest, json_ok_and_not_an_object)
 	cr_assert_eq(e.code, ENPU_E_SERVER);
 	cr_assert_null(o);
 	cli_conn_free(c);
+}
+
+/* Every TCP request of the process carries one session (a balancer keeps
+ * the process on one node): 16 hex digits, the same on two connections. */
+Test(cli_rest, one_session_header_per_process)
+{
+	enpu_err e = ENPU_ERR_INIT;
+	cli_conn *c1 = cli_conn_new(url, &e), *c2 = cli_conn_new(url, &e);
+	struct json_object *o1 = NULL, *o2 = NULL;
+	const char *s1, *s2;
+
+	cr_assert(c1 && c2);
+	cr_assert_eq(cli_http_json(c1, "GET", "/session", NULL, 10, &o1, NULL, NULL, &e), 0);
+	cr_assert_eq(cli_http_json(c2, "GET", "/session", NULL, 10, &o2, NULL, NULL, &e), 0);
+	s1 = cli_json_str(o1, "s");
+	s2 = cli_json_str(o2, "s");
+	cr_assert_not_null(s1, "no X-Eulernpu-Session header");
+	cr_assert_eq(strlen(s1), 16, "'%s'", s1);
+	cr_assert_eq(strspn(s1, "0123456789abcdef"), 16, "'%s'", s1);
+	cr_assert_str_eq(s1, s2 ? s2 : "", "two connections of one process, one session");
+	json_object_put(o1);
+	json_object_put(o2);
+	cli_conn_free(c1);
+	cli_conn_free(c2);
 }
 
 Test(cli_rest, errors_from_the_server)

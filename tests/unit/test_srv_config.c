@@ -1,11 +1,13 @@
 /* test_srv_config.c: eulernpud's configuration file (server/config.c): a
  * mapping of option names to scalars becomes items with the value's
  * line:col; boards as a list of strings, of {name, url}, or a mapping; and
- * every malformed file is E0816 at file:line:col. */
+ * every malformed file is E0816 at file:line:col. --node-id is checked as
+ * it is read. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
 #include "srv.h"
+#include "daemon.h"
 
 static int parse(const char *text, srv_cfg_file *f, enpu_err *e)
 {
@@ -114,4 +116,37 @@ Test(srv_config, read_missing_file)
 
 	cr_assert_eq(srv_cfg_read("/nonexistent/eulernpud.yaml", &f, &e), -1);
 	cr_assert_eq(e.code, ENPU_E_CONFIG);
+}
+
+/* --node-id: 1-16 of [a-z0-9], from the file (E0816 at the value) or the
+ * command line; none by default. */
+Test(srv_config, node_id)
+{
+	srv_config c;
+	srv_cfg_file f;
+	enpu_err e = ENPU_ERR_INIT;
+	char *argv[] = {"eulernpud", "--node-id", "n2", NULL};
+	static const char *const bad_ids[] = {"N1", "n-1", "n_1", "abcdefghijklmnopq", "''"};
+
+	srv_config_defaults(&c);
+	cr_assert_null(c.node_id);
+	cr_assert_eq(parse("node-id: lab1\n", &f, &e), 0, "%s", e.message);
+	cr_assert_eq(srv_opts_apply_file(&c, &f, &e), 0, "%s", e.message);
+	cr_assert_str_eq(c.node_id, "lab1");
+	cr_assert_eq(srv_opts_parse(3, argv, &c), 0);
+	cr_assert_str_eq(c.node_id, "n2", "the command line overrides the file");
+	srv_cfg_free(&f);
+	for (size_t i = 0; i < sizeof bad_ids / sizeof bad_ids[0]; i++) {
+		char text[64];
+
+		snprintf(text, sizeof text, "\nnode-id: %s\n", bad_ids[i]);
+		srv_config_defaults(&c);
+		cr_assert_eq(parse(text, &f, &e), 0, "%s", e.message);
+		cr_assert_eq(srv_opts_apply_file(&c, &f, &e), -1, "'%s' accepted", bad_ids[i]);
+		cr_assert_eq(e.code, ENPU_E_CONFIG);
+		cr_assert_str_eq(e.where, "d.yaml:2:10", "%s", e.where);
+		cr_assert_not_null(strstr(e.message, "is not a node id (1-16 of [a-z0-9])"), "%s",
+				   e.message);
+		srv_cfg_free(&f);
+	}
 }

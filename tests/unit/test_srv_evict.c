@@ -111,7 +111,7 @@ Test(evict, unbounded_or_under_the_bound_keeps_everything)
 
 Test(evict, a_queued_jobs_input_stays)
 {
-	char a[65], b[65], c[65], id[33];
+	char a[65], b[65], c[65], id[ENPU_JOB_ID_SIZE];
 	enpu_err e = ENPU_ERR_INIT;
 
 	put_aged('a', 300, a);
@@ -145,7 +145,7 @@ Test(evict, evictions_are_counted)
 
 Test(evict, pinned_reports_what_a_job_needs)
 {
-	char a[65], b[65], c[65], id[33];
+	char a[65], b[65], c[65], id[ENPU_JOB_ID_SIZE];
 	enpu_err e = ENPU_ERR_INIT;
 
 	put_aged('a', 300, a);
@@ -339,7 +339,7 @@ Test(evict, an_evicted_blob_takes_the_artifacts_listing_it_and_their_entries)
 
 Test(evict, a_queued_jobs_artifact_keeps_its_blobs_and_stays)
 {
-	char mlp[65], in[65], id[33];
+	char mlp[65], in[65], id[ENPU_JOB_ID_SIZE];
 	enpu_err e = ENPU_ERR_INIT;
 	srv_cache_stats st;
 

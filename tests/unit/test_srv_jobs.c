@@ -69,7 +69,7 @@ static void teardown(void)
 TestSuite(jobs, .init = setup, .fini = teardown);
 
 /* A board job (nothing runs it here): its id. */
-static void submit(int prio, int timeout_s, char id[33])
+static void submit(int prio, int timeout_s, char id[ENPU_JOB_ID_SIZE])
 {
 	enpu_err e = ENPU_ERR_INIT;
 	srv_jobreq q = {ART, "zynq_ps", INP, "in.npz", prio, timeout_s, 1, NULL, 0, NULL};
@@ -110,9 +110,35 @@ Test(jobs, names_parse_both_ways)
 	cr_expect_eq(srv_job_state_parse("done"), -1);
 }
 
+/* --node-id: the ids made from then on begin with "<node>-", parse as
+ * job ids naming that node, and find their job; none without it. */
+Test(jobs, ids_name_the_node)
+{
+	char a[ENPU_JOB_ID_SIZE], b[ENPU_JOB_ID_SIZE], node[ENPU_NODE_ID_MAX + 1];
+	json_object *o;
+
+	submit(SRV_PRIO_NORMAL, 60, a);
+	cr_assert_eq(enpu_job_id_parse(a, node), 1, "'%s'", a);
+	cr_assert_str_eq(node, "", "no --node-id: '%s' names no node", a);
+	cr_assert_eq(strlen(a), ENPU_JOB_HEX);
+	srv_jobs_set_node(jobs, "abcdefghijklmnop");
+	submit(SRV_PRIO_NORMAL, 60, b);
+	cr_assert_eq(enpu_job_id_parse(b, node), 1, "'%s'", b);
+	cr_assert_str_eq(node, "abcdefghijklmnop");
+	o = get(b);
+	cr_expect_str_eq(field(o, F_ID), b);
+	json_object_put(o);
+	o = get(a);
+	cr_expect_str_eq(field(o, F_ID), a, "the older id still finds its job");
+	json_object_put(o);
+	srv_jobs_set_node(jobs, NULL);
+	submit(SRV_PRIO_NORMAL, 60, b);
+	cr_assert_eq(strlen(b), ENPU_JOB_HEX, "'%s'", b);
+}
+
 Test(jobs, the_queue_runs_by_priority_then_first_come)
 {
-	char lo[33], n1[33], hi1[33], hi2[33];
+	char lo[ENPU_JOB_ID_SIZE], n1[ENPU_JOB_ID_SIZE], hi1[ENPU_JOB_ID_SIZE], hi2[ENPU_JOB_ID_SIZE];
 	const char *want[4] = {hi1, hi2, n1, lo};
 	srv_rjob rj;
 	json_object *o;
@@ -142,7 +168,7 @@ Test(jobs, the_queue_runs_by_priority_then_first_come)
 
 Test(jobs, a_full_queue_refuses)
 {
-	char id[33];
+	char id[ENPU_JOB_ID_SIZE];
 	enpu_err e = ENPU_ERR_INIT;
 	srv_jobreq q = {ART, "zynq_ps", INP, "in.npz", SRV_PRIO_HIGH, 0, 1, NULL, 0, NULL};
 
@@ -154,7 +180,7 @@ Test(jobs, a_full_queue_refuses)
 
 Test(jobs, cancel_queued_then_finished_then_unknown)
 {
-	char id[33], other[33];
+	char id[ENPU_JOB_ID_SIZE], other[ENPU_JOB_ID_SIZE];
 	json_object *o;
 
 	submit(SRV_PRIO_NORMAL, 60, id);
@@ -175,7 +201,7 @@ Test(jobs, cancel_queued_then_finished_then_unknown)
 
 Test(jobs, timeouts_are_capped_by_the_policy)
 {
-	char a[33], b[33], c[33];
+	char a[ENPU_JOB_ID_SIZE], b[ENPU_JOB_ID_SIZE], c[ENPU_JOB_ID_SIZE];
 	json_object *o;
 
 	srv_jobs_set_policy(jobs, 5, 3600, 100);
@@ -195,7 +221,7 @@ Test(jobs, timeouts_are_capped_by_the_policy)
 
 Test(jobs, a_board_job_past_its_deadline_times_out)
 {
-	char id[33];
+	char id[ENPU_JOB_ID_SIZE];
 	enpu_err e = ENPU_ERR_INIT;
 	json_object *o;
 
@@ -209,7 +235,7 @@ Test(jobs, a_board_job_past_its_deadline_times_out)
 
 Test(jobs, list_filters_newest_first)
 {
-	char a[33], b[33], c[33];
+	char a[ENPU_JOB_ID_SIZE], b[ENPU_JOB_ID_SIZE], c[ENPU_JOB_ID_SIZE];
 	json_object *arr;
 
 	submit(SRV_PRIO_NORMAL, 60, a);
@@ -252,7 +278,7 @@ static const char *state_of(const char *json)
 
 Test(jobs, events_give_every_state_change_in_order)
 {
-	char id[33], *json = NULL;
+	char id[ENPU_JOB_ID_SIZE], *json = NULL;
 	unsigned seq;
 	int final = -1;
 	srv_rjob rj;
@@ -300,7 +326,7 @@ static int forgotten(const char *id)
 
 Test(jobs, history_bound_forgets_the_oldest_finished)
 {
-	char a[33], b[33], c[33], q[33];
+	char a[ENPU_JOB_ID_SIZE], b[ENPU_JOB_ID_SIZE], c[ENPU_JOB_ID_SIZE], q[ENPU_JOB_ID_SIZE];
 	json_object *o;
 
 	srv_jobs_set_policy(jobs, 600, 3600, 2);
@@ -323,7 +349,7 @@ Test(jobs, history_bound_forgets_the_oldest_finished)
 
 Test(jobs, ttl_forgets_finished_jobs_but_a_watched_one_stays)
 {
-	char a[33], b[33], *json;
+	char a[ENPU_JOB_ID_SIZE], b[ENPU_JOB_ID_SIZE], *json;
 	unsigned seq;
 	int final;
 
@@ -342,7 +368,7 @@ Test(jobs, ttl_forgets_finished_jobs_but_a_watched_one_stays)
 
 Test(jobs, history_forgets_the_one_that_ended_first)
 {
-	char a[33], b[33];
+	char a[ENPU_JOB_ID_SIZE], b[ENPU_JOB_ID_SIZE];
 
 	srv_jobs_set_policy(jobs, 600, 3600, 1);
 	submit(SRV_PRIO_NORMAL, 60, a);
@@ -355,7 +381,7 @@ Test(jobs, history_forgets_the_one_that_ended_first)
 
 Test(jobs, a_job_put_back_after_a_board_fault_comes_first)
 {
-	char n1[33], hi[33];
+	char n1[ENPU_JOB_ID_SIZE], hi[ENPU_JOB_ID_SIZE];
 	srv_rjob rj;
 	enpu_err e = ENPU_ERR_INIT;
 	json_object *o;
@@ -378,7 +404,7 @@ Test(jobs, a_job_put_back_after_a_board_fault_comes_first)
 
 Test(jobs, the_eta_counts_the_backends_ahead)
 {
-	char d[33], z1[33], f1[33], z2[33];
+	char d[ENPU_JOB_ID_SIZE], z1[ENPU_JOB_ID_SIZE], f1[ENPU_JOB_ID_SIZE], z2[ENPU_JOB_ID_SIZE];
 	srv_rjob rj;
 	srv_rresult res;
 	enpu_err e = ENPU_ERR_INIT;
@@ -571,7 +597,7 @@ static void big_teardown(void)
 TestSuite(bigtable, .init = big_setup, .fini = big_teardown);
 
 /* A local job (the worker takes it; the gate holds it running). */
-static void submit_local(int prio, char id[33])
+static void submit_local(int prio, char id[ENPU_JOB_ID_SIZE])
 {
 	enpu_err e = ENPU_ERR_INIT;
 	srv_jobreq q = {ART, "cpu_ref", INP, "in.npz", prio, 0, 0, NULL, 0, NULL};
@@ -615,7 +641,7 @@ static const srv_observer end_watch = {NULL, NULL, note_end};
 
 /* 1 when it was taken for this thread to run, and has run;
  * SRV_HERE_REFUSED when it would have queued (then nothing was done). */
-static int submit_here(char id[33])
+static int submit_here(char id[ENPU_JOB_ID_SIZE])
 {
 	enpu_err e = ENPU_ERR_INIT;
 	srv_jobreq q = {ART, "cpu_ref", INP, "in.npz", SRV_PRIO_NORMAL, 0, 0, NULL, SRV_HERE_ONLY, NULL};
@@ -625,7 +651,7 @@ static int submit_here(char id[33])
 	return rc;
 }
 
-static int submit_waited(char id[33])
+static int submit_waited(char id[ENPU_JOB_ID_SIZE])
 {
 	int rc = submit_here(id);
 
@@ -638,7 +664,7 @@ static int submit_waited(char id[33])
  * is not in the cache, so it fails): it has ended, on this thread. */
 Test(jobs, a_job_its_submitter_waits_for_runs_on_the_submitters_thread)
 {
-	char id[33];
+	char id[ENPU_JOB_ID_SIZE];
 	json_object *o;
 
 	srv_jobs_set_observer(jobs, &end_watch);
@@ -657,7 +683,7 @@ Test(jobs, a_job_its_submitter_waits_for_runs_on_the_submitters_thread)
  * kinds), and nothing is queued. */
 Test(bigtable, no_run_for_the_submitter_while_every_slot_is_taken)
 {
-	char held[33], id[33];
+	char held[ENPU_JOB_ID_SIZE], id[ENPU_JOB_ID_SIZE];
 	int rc;
 
 	close_gate();
@@ -675,7 +701,7 @@ Test(bigtable, no_run_for_the_submitter_while_every_slot_is_taken)
 
 Test(bigtable, board_jobs_past_their_deadline_expire_in_batches)
 {
-	char id[33];
+	char id[ENPU_JOB_ID_SIZE];
 	enpu_err e = ENPU_ERR_INIT;
 
 	for (int i = 0; i < 1000; i++)   /* four batches and more, all due at once */
@@ -688,7 +714,7 @@ Test(bigtable, board_jobs_past_their_deadline_expire_in_batches)
 
 Test(bigtable, queued_local_jobs_expire_in_batches_and_the_held_one_too)
 {
-	char first[33], id[33];
+	char first[ENPU_JOB_ID_SIZE], id[ENPU_JOB_ID_SIZE];
 	int final = 0;
 	json_object *o;
 
@@ -713,7 +739,7 @@ Test(bigtable, queued_local_jobs_expire_in_batches_and_the_held_one_too)
 
 Test(bigtable, many_finished_jobs_are_forgotten_down_to_the_history)
 {
-	static char ids[1000][33];
+	static char ids[1000][ENPU_JOB_ID_SIZE];
 	int n = 0;
 
 	srv_jobs_set_policy(jobs, 600, 3600, 10);
@@ -737,7 +763,7 @@ Test(bigtable, many_finished_jobs_are_forgotten_down_to_the_history)
 Test(bigtable, a_long_list_crosses_batches_in_order_with_positions)
 {
 	enum { N = 5000 };
-	static char ids[N][33];
+	static char ids[N][ENPU_JOB_ID_SIZE];
 	json_object *arr;
 	int i, k;
 
@@ -767,7 +793,7 @@ Test(bigtable, a_long_list_crosses_batches_in_order_with_positions)
 
 Test(bigtable, the_drain_deadline_cancels_queued_and_stops_running_jobs)
 {
-	char run[33], q[33], b[33];
+	char run[ENPU_JOB_ID_SIZE], q[ENPU_JOB_ID_SIZE], b[ENPU_JOB_ID_SIZE];
 	int final = 0;
 	json_object *o;
 	const char *msg;
@@ -797,7 +823,7 @@ Test(bigtable, the_drain_deadline_cancels_queued_and_stops_running_jobs)
 
 Test(bigtable, before_the_drain_deadline_jobs_go_on)
 {
-	char run[33], q[33];
+	char run[ENPU_JOB_ID_SIZE], q[ENPU_JOB_ID_SIZE];
 
 	close_gate();
 	submit_local(SRV_PRIO_NORMAL, run);
@@ -822,7 +848,7 @@ Test(jobs, the_feed_numbers_every_change_and_says_when_to_reload)
 {
 	srv_feed_ev ev[8];
 	uint64_t since = srv_jobs_feed_seq(jobs), start = since;
-	char a[33], b[33];
+	char a[ENPU_JOB_ID_SIZE], b[ENPU_JOB_ID_SIZE];
 	int reset, n;
 
 	cr_expect_eq(srv_jobs_feed_next(jobs, &since, 0.01, ev, 8, &reset), 0, "nothing yet");
@@ -851,7 +877,7 @@ Test(jobs, the_feed_numbers_every_change_and_says_when_to_reload)
 	cr_expect_eq(since, start + 3);
 	/* more than the ring behind: reset */
 	for (int i = 0; i < SRV_JOBS_FEED / 2 + 2; i++) {
-		char id[33];
+		char id[ENPU_JOB_ID_SIZE];
 		submit(SRV_PRIO_NORMAL, 0, id);
 		cr_assert_eq(srv_jobs_cancel(jobs, id), 0);
 	}

@@ -248,7 +248,7 @@ Test(owners, prune_orphans, .init = setup, .fini = teardown)
 
 /* ---- jobs per owner ---------------------------------------------------------- */
 
-static void submit(srv_jobs *jobs, const char *owner, char id[33])
+static void submit(srv_jobs *jobs, const char *owner, char id[ENPU_JOB_ID_SIZE])
 {
 	enpu_err e = ENPU_ERR_INIT;
 	srv_jobreq q = {ART, "zynq_ps", INP, "in.npz", SRV_PRIO_NORMAL, 0, 1, owner, 0, NULL};
@@ -261,7 +261,7 @@ Test(owners, jobs_visible_listed_used, .init = setup, .fini = teardown)
 	enpu_err e = ENPU_ERR_INIT;
 	srv_jobs *jobs = srv_jobs_start(cas, enpu_limits_default(), 1, 1, 8, &e);
 	srv_ident alice = {"alice", 0}, ali = {"ali", 0}, bob = {"bob", 0}, root = {"root", 1};
-	char a[33], b[33], other[65], longer[80];
+	char a[ENPU_JOB_ID_SIZE], b[ENPU_JOB_ID_SIZE], other[65], longer[80];
 	json_object *arr, *o;
 	int final;
 
@@ -313,7 +313,7 @@ Test(owners, results_are_used_while_the_job_is_kept, .init = setup, .fini = tear
 	enpu_err e = ENPU_ERR_INIT;
 	srv_jobs *jobs = srv_jobs_start(cas, enpu_limits_default(), 1, 1, 5000, &e);
 	srv_ident alice = {"alice", 0}, bob = {"bob", 0}, root = {"root", 1};
-	char a[33], b[33], id[33], res_d[65], rep_d[65];
+	char a[ENPU_JOB_ID_SIZE], b[ENPU_JOB_ID_SIZE], id[ENPU_JOB_ID_SIZE], res_d[65], rep_d[65];
 	srv_rresult res;
 	srv_rjob rj;
 	atomic_int up = 1;

@@ -45,7 +45,7 @@ static void teardown(void)
 
 TestSuite(rjobs, .init = setup, .fini = teardown);
 
-static void submit(const char *backend, int timeout_s, char id[33])
+static void submit(const char *backend, int timeout_s, char id[ENPU_JOB_ID_SIZE])
 {
 	enpu_err e = ENPU_ERR_INIT;
 	cr_assert_eq(srv_jobs_submit_remote(jobs, ART, backend, INP, "in.npz", timeout_s, id, &e), 0,
@@ -60,7 +60,7 @@ static const char *field(json_object *o, const char *k)
 
 Test(rjobs, taken_only_for_a_served_backend_and_a_board_that_is_up)
 {
-	char id[33];
+	char id[ENPU_JOB_ID_SIZE];
 	srv_rjob rj;
 	int final;
 	json_object *o;
@@ -85,7 +85,7 @@ Test(rjobs, taken_only_for_a_served_backend_and_a_board_that_is_up)
 
 Test(rjobs, a_board_fault_is_retried_then_fails_as_a_board_fault)
 {
-	char id[33];
+	char id[ENPU_JOB_ID_SIZE];
 	srv_rjob rj;
 	enpu_err e = ENPU_ERR_INIT;
 	int final;
@@ -112,7 +112,7 @@ Test(rjobs, a_board_fault_is_retried_then_fails_as_a_board_fault)
 
 Test(rjobs, a_model_error_passes_through_intact)
 {
-	char id[33];
+	char id[ENPU_JOB_ID_SIZE];
 	srv_rjob rj;
 	enpu_err e = ENPU_ERR_INIT;
 	int final;
@@ -134,7 +134,7 @@ Test(rjobs, a_model_error_passes_through_intact)
 
 Test(rjobs, success_takes_the_results_and_extra_keys)
 {
-	char id[33];
+	char id[ENPU_JOB_ID_SIZE];
 	srv_rjob rj;
 	srv_rresult res;
 	int final;
@@ -161,7 +161,7 @@ Test(rjobs, success_takes_the_results_and_extra_keys)
 
 Test(rjobs, past_the_job_timeout)
 {
-	char q[33], r[33];
+	char q[ENPU_JOB_ID_SIZE], r[ENPU_JOB_ID_SIZE];
 	srv_rjob rj;
 	enpu_err e = ENPU_ERR_INIT;
 	int final;
@@ -189,7 +189,7 @@ Test(rjobs, past_the_job_timeout)
 
 Test(rjobs, cancel_a_queued_board_job)
 {
-	char id[33];
+	char id[ENPU_JOB_ID_SIZE];
 	srv_rjob rj;
 	int final;
 	json_object *o;
@@ -207,7 +207,7 @@ Test(rjobs, with_no_board_up_a_queued_job_says_why_then_fails_after_board_wait)
 {
 	const char *why[ENPU_BACKENDS_MAX] = {NULL};
 	int zps = enpu_backend_index(enpu_backend_by_name("zynq_ps"));
-	char id[33], w[33];
+	char id[ENPU_JOB_ID_SIZE], w[ENPU_JOB_ID_SIZE];
 	int final;
 	json_object *o;
 
@@ -242,7 +242,7 @@ Test(rjobs, with_no_board_up_a_queued_job_says_why_then_fails_after_board_wait)
 
 Test(rjobs, a_board_fault_keeps_the_boards_own_error_as_data)
 {
-	char id[33];
+	char id[ENPU_JOB_ID_SIZE];
 	srv_rjob rj;
 	srv_rresult res;
 	enpu_err e = ENPU_ERR_INIT;

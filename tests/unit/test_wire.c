@@ -1,7 +1,8 @@
 /* test_wire.c: proto/wire.c's manifest.json reader (enpu_manifest_parse),
  * the one the artifact loader, the daemon's cache and the client share:
  * a compiled manifest reads back with its id, backend, files and summary;
- * every malformed or unsafe variant is ENPU_E_ARTIFACT. */
+ * every malformed or unsafe variant is ENPU_E_ARTIFACT. Job and node ids
+ * (enpu_job_id_parse, enpu_node_id_ok). */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,4 +241,39 @@ Test(wire, unsafe_paths_refused_by_the_path_rule)
 	enpu_buf_free(&o);
 	enpu_buf_free(&o2);
 	enpu_compiled_free(&cc);
+}
+
+/* Job ids: 16 lowercase hex digits, alone or after "<node>-" (a node id:
+ * 1-16 of [a-z0-9]); the node comes back, and nothing else passes. */
+Test(wire, job_ids_with_and_without_a_node)
+{
+	static const char *const bad[] = {
+		"", "0123456789abcde", "0123456789abcdef0", "0123456789ABCDEF", "0123456789abcdeg",
+		"-0123456789abcdef", "n1-", "n1--0123456789abcdef", "N1-0123456789abcdef",
+		"n_1-0123456789abcdef", "n.1-0123456789abcdef", "n1-0123456789abcdef-",
+		"a-b-0123456789abcdef", "0123456789abcdefg-0123456789abcdef",
+		"n1-0123456789abcde", "n1-0123456789abcdef0", "../0123456789abcdef",
+		"n1/0123456789abcdef", "n1 -0123456789abcdef",
+	};
+	char node[ENPU_NODE_ID_MAX + 1] = "x";
+
+	cr_assert_eq(enpu_job_id_parse("0123456789abcdef", node), 1);
+	cr_assert_str_eq(node, "", "an id without a node names none");
+	cr_assert_eq(enpu_job_id_parse("n1-0123456789abcdef", node), 1);
+	cr_assert_str_eq(node, "n1");
+	cr_assert_eq(enpu_job_id_parse("0123456789abcdef-fedcba9876543210", node), 1);
+	cr_assert_str_eq(node, "0123456789abcdef", "a node of 16, the longest");
+	cr_assert_eq(enpu_job_id_parse("n2-fedcba9876543210", NULL), 1, "node may be NULL");
+	cr_assert_lt(strlen("0123456789abcdef-fedcba9876543210"), ENPU_JOB_ID_SIZE);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		snprintf(node, sizeof node, "x");
+		cr_assert_eq(enpu_job_id_parse(bad[i], node), 0, "'%s' accepted", bad[i]);
+		cr_assert_str_eq(node, "", "'%s' left a node", bad[i]);
+	}
+	cr_assert_eq(enpu_job_id_parse(NULL, node), 0);
+	cr_assert(enpu_node_id_ok("n1") && enpu_node_id_ok("lab0") && enpu_node_id_ok("0"));
+	cr_assert(enpu_node_id_ok("abcdefghijklmnop"), "16 characters");
+	cr_assert(!enpu_node_id_ok("abcdefghijklmnopq"), "17 characters");
+	cr_assert(!enpu_node_id_ok("") && !enpu_node_id_ok(NULL) && !enpu_node_id_ok("N1") &&
+		  !enpu_node_id_ok("n-1") && !enpu_node_id_ok("n_1") && !enpu_node_id_ok("n1 "));
 }
