@@ -415,6 +415,25 @@ static int fetch_manifest(srv_remote *rc, const srv_rentry *en, enpu_manifest *m
 	return 1;
 }
 
+/* 1 when key missed within NEG_S seconds; with add, note that it did. */
+static int neg_memo(srv_remote *rc, const char *key, int add)
+{
+	unsigned slot = 0;
+	int hit;
+
+	for (int i = 0; i < 8; i++)   /* a key is a hex digest: any digits spread */
+		slot = slot * 16 + (unsigned)(key[i] <= '9' ? key[i] - '0' : key[i] - 'a' + 10);
+	slot %= NEG_SLOTS;
+	pthread_mutex_lock(&rc->mu);
+	hit = !strcmp(rc->neg_key[slot], key) && srv_now() < rc->neg_at[slot] + NEG_S;
+	if (add) {
+		memcpy(rc->neg_key[slot], key, 65);
+		rc->neg_at[slot] = srv_now();
+	}
+	pthread_mutex_unlock(&rc->mu);
+	return hit;
+}
+
 int srv_remote_fetch(srv_remote *rc, const char *key, char id[65])
 {
 	enpu_buf doc = ENPU_BUF_INIT, raw = ENPU_BUF_INIT;
@@ -426,7 +445,7 @@ int srv_remote_fetch(srv_remote *rc, const char *key, char id[65])
 	int r, created = 0, hit = 0;
 	double t0 = srv_now();
 
-	if (!rc || !enpu_is_sha256_hex(key) || !rx_usable(rc))
+	if (!rc || !enpu_is_sha256_hex(key) || !rx_usable(rc) || neg_memo(rc, key, 0))
 		return 0;
 	snprintf(path, sizeof path, "/ac/%s", key);
 	r = get_small(rc, path, SRV_RENTRY_MAX, &doc);
@@ -464,6 +483,8 @@ int srv_remote_fetch(srv_remote *rc, const char *key, char id[65])
 		atomic_fetch_add(&rc->misses, 1);
 	}
 out:
+	if (hit != 1)
+		neg_memo(rc, key, 1);
 	enpu_buf_free(&doc);
 	enpu_buf_free(&raw);
 	return hit == 1;

@@ -9,6 +9,11 @@
 #include "enpu.h"
 
 #define RQ_TRIES 5          /* an upload is given up after this many failures */
+/* A key the remote did not answer (a miss, an entry refused) is not asked
+ * again for NEG_S seconds: a compile's second request (after the client
+ * uploaded the weights the first lacked) asks the remote once. */
+#define NEG_SLOTS 64
+#define NEG_S 5.0
 
 typedef struct rq_item {
 	char key[65], id[65];
@@ -29,6 +34,8 @@ struct srv_remote {
 	int degraded;               /* under mu */
 	double retry_at;            /* srv_now() of the next probe, when degraded */
 	char last_error[256];
+	char neg_key[NEG_SLOTS][65];   /* under mu: the keys missed lately */
+	double neg_at[NEG_SLOTS];
 	rq_item *q;                 /* a ring of queue_max items */
 	int q_head, q_n;
 	int stop, started;
