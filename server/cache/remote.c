@@ -17,6 +17,9 @@
 #include "remote_int.h"
 
 #define MANIFEST_MAX (1u << 20)   /* enpu_manifest_parse refuses more */
+/* A blob transfer slower than this (bytes/s) for --remote-cache-timeout is
+ * dropped: a remote that slow is worse than compiling here. */
+#define RX_CRAWL 65536L
 
 static int bad_cfg(enpu_err *e, const char *what, const char *fix, const char *fmt, const char *arg)
 {
@@ -213,8 +216,8 @@ int rx_do(srv_remote *rc, const rx_call *x, long *status, enpu_err *e)
 	curl_easy_setopt(cu, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(cu, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(cu, CURLOPT_CONNECTTIMEOUT_MS, (long)rc->timeout_ms);
-	if (x->big) {   /* a blob: dropped when it stalls, however long it is */
-		curl_easy_setopt(cu, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	if (x->big) {   /* a blob: dropped when it crawls, however long it is */
+		curl_easy_setopt(cu, CURLOPT_LOW_SPEED_LIMIT, RX_CRAWL);
 		curl_easy_setopt(cu, CURLOPT_LOW_SPEED_TIME, (long)(rc->timeout_ms + 999) / 1000);
 	} else {
 		curl_easy_setopt(cu, CURLOPT_TIMEOUT_MS, (long)rc->timeout_ms);

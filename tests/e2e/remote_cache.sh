@@ -283,6 +283,10 @@ printf 'remote-cache: http://127.0.0.1:%s\nremote-cache-trust:\n  - %s\n  - %s\n
 	"$TMP/a.pub" "$TMP/evil.pub" >"$TMP/rc.yaml"
 check "a config file with a list of trusted keys" "$BIN/eulernpud" --config "$TMP/rc.yaml" --check-config
 
+for d in a b d; do stop_daemon "$d"; done   # a leak is reported at exit
+expect_eq "no sanitizer reports from the daemons" \
+	"$(cat "$TMP"/*.stderr 2>/dev/null | grep -c -e 'runtime error' -e 'Sanitizer')" 0
+
 echo "# 64 MiB weights: local compile (A, client upload included) ${LOCAL_S}s; remote hit (B) ${HIT_S}s"
 echo "# bytes client->B $CLIENT_BYTES; remote->B $REMOTE_BYTES (artifact files $ART_BYTES; weights.npz $WBYTES)"
 finish
