@@ -206,20 +206,24 @@ static int download_files(cli_conn *c, const char *id, struct json_object *files
 }
 
 /* Hash spec, weights and the optional target, upload what the server
- * lacks, POST the compile: *res the server's answer. 0, or -1 with e. */
+ * lacks but the weights, POST the compile: a server with a remote cache
+ * may answer it without them (a remote hit). When it answers 409 E0804,
+ * upload the weights and POST again. *res the server's answer. 0, or -1
+ * with e. */
 static int compile_post(cli_ctx *ctx, const char *spec, const char *weights, const char *target,
 			const char *backend, struct json_object **res, enpu_err *e)
 {
 	struct json_object *req;
 	char ds[65], dw[65], dt[65];
 	const char *paths[3] = {spec, weights, target}, *digests[3] = {ds, dw, dt};
-	int rc;
+	long status = 0;
+	int rc, deferred = 0;
 
 	if (cli_sha256_file(spec, ds, e) < 0 || cli_sha256_file(weights, dw, e) < 0 ||
 	    (target && cli_sha256_file(target, dt, e) < 0))
 		return -1;
 	if (cli_connect(ctx, e) < 0 ||
-	    cli_blobs_ensure(ctx->conn, target ? 3 : 2, paths, digests, NULL, e) < 0)
+	    cli_blobs_ensure_defer(ctx->conn, target ? 3 : 2, paths, digests, 1, &deferred, e) < 0)
 		return -1;
 	req = json_object_new_object();
 	json_object_object_add(req, F_SPEC, json_object_new_string(ds));
@@ -232,7 +236,13 @@ static int compile_post(cli_ctx *ctx, const char *spec, const char *weights, con
 		json_object_object_add(req, F_TARGET, json_object_new_string(dt));
 		json_object_object_add(req, F_TARGET_NAME, json_object_new_string(target));
 	}
-	rc = cli_http_json(ctx->conn, "POST", API_COMPILE, req, 0, res, NULL, NULL, e);
+	rc = cli_http_json(ctx->conn, "POST", API_COMPILE, req, 0, res, &status, NULL, e);
+	if (rc < 0 && deferred && status == 409 && e->code == ENPU_E_BLOB_MISSING) {
+		*e = (enpu_err)ENPU_ERR_INIT;
+		rc = cli_blob_put(ctx->conn, weights, dw, e);
+		if (rc == 0)
+			rc = cli_http_json(ctx->conn, "POST", API_COMPILE, req, 0, res, NULL, NULL, e);
+	}
 	json_object_put(req);
 	return rc < 0 ? -1 : 0;
 }

@@ -345,6 +345,41 @@ out:
 	return ret;
 }
 
+/* put_blob, but for the deferred index: noted, not sent. */
+typedef struct defer_put {
+	blob_put bp;
+	int defer, *deferred;
+} defer_put;
+
+static int put_or_defer(void *ud, int i, const char *path, enpu_err *e)
+{
+	defer_put *d = ud;
+
+	if (i == d->defer) {
+		*d->deferred = 1;
+		return 0;
+	}
+	return put_blob(&d->bp, i, path, e);
+}
+
+int cli_blobs_ensure_defer(cli_conn *c, int n, const char *const *paths,
+			   const char *const *digests, int defer, int *deferred, enpu_err *e)
+{
+	defer_put d = {{c, paths}, defer, deferred};
+
+	*deferred = 0;
+	return enpu_rest_blobs_sync(c, n, digests, put_or_defer, &d, NULL, e) != 0 ? -1 : 0;
+}
+
+int cli_blob_put(cli_conn *c, const char *path, const char *digest, enpu_err *e)
+{
+	blob_put bp = {c, &path};
+	char p[128];
+
+	snprintf(p, sizeof p, "%s%s", API_BLOBS, digest);
+	return put_blob(&bp, 0, p, e) != 0 ? -1 : 0;
+}
+
 int cli_blobs_ensure(cli_conn *c, int n, const char *const *paths,
 		     const char *const *digests, int *n_put, enpu_err *e)
 {

@@ -89,6 +89,12 @@ int cli_http_health(cli_conn *c, enpu_err *e);
  * file (once per digest). *n_put (may be NULL) counts uploads. */
 int cli_blobs_ensure(cli_conn *c, int n, const char *const *paths,
 		     const char *const *digests, int *n_put, enpu_err *e);
+/* The same, but blob defer (an index) is not uploaded: *deferred = 1 when
+ * the server lacks it (a compile's weights, which a server with a remote
+ * cache may not need). cli_blob_put uploads one file as digest. */
+int cli_blobs_ensure_defer(cli_conn *c, int n, const char *const *paths,
+			   const char *const *digests, int defer, int *deferred, enpu_err *e);
+int cli_blob_put(cli_conn *c, const char *path, const char *digest, enpu_err *e);
 
 /* ---- private daemon (autostart.c) ------------------------------------ */
 

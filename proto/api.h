@@ -182,6 +182,7 @@
 #define F_ARTIFACTS_CACHED   "artifacts_cached"
 #define F_BLOBS_RECEIVED     "blobs_received"
 #define F_BLOBS_BYTES        "blobs_bytes_received"
+#define F_REMOTE_CACHE       "remote_cache"
 #define F_UPTIME             "uptime_s"
 #define F_CACHE_DIR          "cache_dir"
 #define BOARD_UP             "up"

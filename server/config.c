@@ -104,6 +104,16 @@ static int value(parser *ps, const char *key, const enpu_ynode *n)
 
 	if (n->kind == ENPU_YN_SCALAR)
 		return add(ps, is_board ? "board" : key, n->text, n->len, n);
+	if (!strcmp(key, "remote-cache-trust") && n->kind == ENPU_YN_SEQ) {   /* a list of files */
+		for (size_t i = 0; i < n->n; i++) {
+			if (n->kids[i]->kind != ENPU_YN_SCALAR)
+				return fail_at(ps, n->kids[i], "list PEM public key files",
+					       "a trusted key must be a file name");
+			if (add(ps, key, n->kids[i]->text, n->kids[i]->len, n->kids[i]))
+				return -1;
+		}
+		return 0;
+	}
 	if (!is_board)
 		return fail_at(ps, n, "give a single value",
 			       "option '%s' takes a single value, not a list or mapping", key);
@@ -161,6 +171,9 @@ void srv_config_defaults(srv_config *c)
 	c->request_timeout = 3600;
 	c->drain_timeout = 600;
 	c->node_id = NULL;         /* job ids without a node, as a single server's */
+	c->remote_cache_timeout_ms = 2000;
+	c->remote_cache_backoff = 30;
+	c->remote_cache_queue = 256;
 }
 
 /* The document's top-level mapping into items. */

@@ -26,6 +26,7 @@
 #include "daemon.h"
 #include "sd.h"
 #include "models.h"
+#include "remote.h"
 #include "routes.h"
 
 static void enforce_cb(void *ctx)
@@ -113,6 +114,19 @@ static int load_secrets(srv_ctx *ctx)
 		if (srv_read_pem("--tls-cert", ctx->cfg.tls_cert, &ctx->tls_cert_pem) ||
 		    srv_read_pem("--tls-key", ctx->cfg.tls_key, &ctx->tls_key_pem))
 			return -1;
+	}
+	if (ctx->cfg.remote_cache) {
+		srv_remote_cfg rcfg = {ctx->cfg.remote_cache, ctx->cfg.remote_cache_mode,
+				       ctx->cfg.remote_cache_token_file, ctx->cfg.remote_cache_cacert,
+				       ctx->cfg.remote_cache_sign_key, ctx->cfg.remote_cache_trust,
+				       ctx->cfg.n_remote_cache_trust, ctx->cfg.remote_cache_timeout_ms,
+				       ctx->cfg.remote_cache_backoff, ctx->cfg.remote_cache_queue};
+		ctx->remote = srv_remote_new(&rcfg, &e);
+		if (!ctx->remote) {
+			if (e.code != ENPU_OK)   /* else said already */
+				report(&e);
+			return -1;
+		}
 	}
 	if (ctx->cfg.board_cacert) {
 		if (access(ctx->cfg.board_cacert, R_OK) != 0) {
@@ -209,6 +223,10 @@ static int start_services(srv_ctx *ctx)
 				   ctx->cfg.max_queue, &e);
 	if (!ctx->jobs) {
 		srv_log("error", "cannot start workers: %s", e.message);
+		return -1;
+	}
+	if (ctx->remote && srv_remote_start(ctx->remote, ctx->cas, ctx->lim, &e) != 0) {
+		srv_log("error", "%s", e.message);
 		return -1;
 	}
 	srv_jobs_on_store(ctx->jobs, enforce_cb, ctx);
@@ -340,6 +358,8 @@ static void shut_down(srv_ctx *ctx, srv_listeners *l, int status)
 			close(l->fds[i]);
 	if (l->made_socket && ctx->cfg.socket_path)
 		unlink(ctx->cfg.socket_path);
+	srv_remote_free(ctx->remote);   /* no handler is left to use it */
+	ctx->remote = NULL;
 	srv_jobs_free(ctx->jobs);
 	srv_models_close(ctx->models);
 	srv_www_free(ctx->www);
@@ -409,6 +429,7 @@ int main(int argc, char **argv)
 	shut_down(&ctx, &l, status);
 early:
 	srv_auth_shutdown(&ctx);
+	srv_remote_free(ctx.remote);   /* --check-config's, or a failed start's */
 	free(ctx.token);
 	free(ctx.board_token);
 	free(ctx.tls_cert_pem);

@@ -16,6 +16,7 @@
 #include "jobs.h"
 #include "cas.h"
 #include "boards.h"
+#include "remote.h"
 
 #define MAX_ROUTES   64           /* distinct route patterns tracked */
 #define R_UNMATCHED  MAX_ROUTES   /* no route matched (404/405) */
@@ -343,6 +344,37 @@ static void render_board_faults(page *p, srv_boards *b)
 	json_object_put(o);
 }
 
+/* The remote cache tier (remote.h), when there is one. */
+static void render_remote(page *p, srv_ctx *ctx)
+{
+	srv_remote_stats s;
+
+	if (!ctx || !ctx->remote)
+		return;
+	srv_remote_stats_get(ctx->remote, &s);
+	head(p, "eulernpu_remote_cache_degraded", "gauge",
+	     "1 while the remote cache is failing (compiles are local only).");
+	put(p, "eulernpu_remote_cache_degraded %d\n", s.degraded);
+	head(p, "eulernpu_remote_cache_lookups_total", "counter",
+	     "Local misses asked of the remote cache, by result.");
+	put(p, "eulernpu_remote_cache_lookups_total{result=\"hit\"} %" PRIu64 "\n", s.hits);
+	put(p, "eulernpu_remote_cache_lookups_total{result=\"miss\"} %" PRIu64 "\n", s.misses);
+	head(p, "eulernpu_remote_cache_untrusted_total", "counter",
+	     "Remote entries ignored: no trusted signature, or naming other inputs.");
+	put(p, "eulernpu_remote_cache_untrusted_total %" PRIu64 "\n", s.untrusted);
+	head(p, "eulernpu_remote_cache_errors_total", "counter", "Failed calls to the remote cache.");
+	put(p, "eulernpu_remote_cache_errors_total %" PRIu64 "\n", s.errors);
+	head(p, "eulernpu_remote_cache_bytes_total", "counter", "Bytes from and to the remote cache.");
+	put(p, "eulernpu_remote_cache_bytes_total{direction=\"in\"} %" PRIu64 "\n", s.bytes_in);
+	put(p, "eulernpu_remote_cache_bytes_total{direction=\"out\"} %" PRIu64 "\n", s.bytes_out);
+	head(p, "eulernpu_remote_cache_uploads_total", "counter",
+	     "Compiles uploaded to the remote cache, by result.");
+	put(p, "eulernpu_remote_cache_uploads_total{result=\"done\"} %" PRIu64 "\n", s.uploads);
+	put(p, "eulernpu_remote_cache_uploads_total{result=\"dropped\"} %" PRIu64 "\n", s.dropped);
+	head(p, "eulernpu_remote_cache_queue", "gauge", "Compiles waiting for upload.");
+	put(p, "eulernpu_remote_cache_queue %d\n", s.queued);
+}
+
 static void render_gauges(page *p, srv_ctx *ctx)
 {
 	int q = 0, run = 0, w = 0, up, down, busy;
@@ -391,6 +423,7 @@ static void render_gauges(page *p, srv_ctx *ctx)
 	head(p, "eulernpu_boards_busy", "gauge", "Board agents running a job now.");
 	put(p, "eulernpu_boards_busy %d\n", busy);
 	render_board_faults(p, ctx ? ctx->boards : NULL);
+	render_remote(p, ctx);
 
 	head(p, "eulernpu_build_info", "gauge", "The daemon's version (always 1).");
 	put(p, "eulernpu_build_info{version=\"");

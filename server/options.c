@@ -123,6 +123,28 @@ static const char usage[] =
 "                        program, where one has an index.html; 'none' = no page).\n"
 "                        Read at start-up: at most 64 files, 8 MiB in all\n"
 "\n"
+"Remote cache (docs/architecture.md, \"Remote cache\"):\n"
+"  --remote-cache URL    an HTTP cache (GET/PUT/HEAD URL/cas/<sha256> and\n"
+"                        URL/ac/<key>: bazel-remote, nginx WebDAV) in front of the\n"
+"                        local cache: a local miss is looked up there\n"
+"  --remote-cache-mode read|readwrite\n"
+"                        read (default): only read; readwrite: also upload each\n"
+"                        local compile, signed (needs --remote-cache-sign-key)\n"
+"  --remote-cache-sign-key FILE  PEM Ed25519 private key signing the entries\n"
+"                        written (openssl genpkey -algorithm ed25519); not\n"
+"                        readable by others. Its public half is trusted\n"
+"  --remote-cache-trust FILE  a PEM public key whose entries are taken\n"
+"                        (repeatable; a list in the file); entries signed by\n"
+"                        no trusted key are ignored and counted\n"
+"  --remote-cache-token-file FILE  bearer token sent to the remote\n"
+"  --remote-cache-cacert FILE  CA certificates (PEM) to check an https remote\n"
+"  --remote-cache-timeout S  bound on a call to the remote; a blob transfer\n"
+"                        under 64 KiB/s for this long is dropped (default 2;\n"
+"                        '500ms' for milliseconds)\n"
+"  --remote-cache-backoff S  a failing remote is left alone (local only,\n"
+"                        health 'degraded') this long, then probed (default 30)\n"
+"  --remote-cache-queue N  compiles waiting for upload at most (default 256)\n"
+"\n"
 "Limits (a request past one fails with a clear error):\n"
 "  --max-json-bytes N    JSON request bodies (default 1048576)\n"
 "  --max-json-depth N    JSON nesting (default 32)\n"
@@ -180,7 +202,7 @@ int srv_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 	return 0;
 }
 
-typedef enum { O_STR, O_INT, O_U64, O_ROLE, O_BOARD, O_MODE, O_MSEC, O_NODE, O_SKIP } otype;
+typedef enum { O_STR, O_INT, O_U64, O_ROLE, O_BOARD, O_MODE, O_MSEC, O_NODE, O_TRUST, O_SKIP } otype;
 typedef struct opt {
 	const char *name;
 	otype type;
@@ -231,6 +253,15 @@ static const opt opts[] = {   /* sorted by name */
 	{"--pid-file",     O_STR, OFF(pid_file), 0, 0},
 	{"--pl",           O_STR, OFF(pl), 0, 0},
 	{"--port-file",    O_STR, OFF(port_file), 0, 0},
+	{"--remote-cache", O_STR, OFF(remote_cache), 0, 0},
+	{"--remote-cache-backoff", O_INT, OFF(remote_cache_backoff), 1, 86400},
+	{"--remote-cache-cacert", O_STR, OFF(remote_cache_cacert), 0, 0},
+	{"--remote-cache-mode", O_STR, OFF(remote_cache_mode), 0, 0},
+	{"--remote-cache-queue", O_INT, OFF(remote_cache_queue), 1, 100000},
+	{"--remote-cache-sign-key", O_STR, OFF(remote_cache_sign_key), 0, 0},
+	{"--remote-cache-timeout", O_MSEC, OFF(remote_cache_timeout_ms), 1, 600},
+	{"--remote-cache-token-file", O_STR, OFF(remote_cache_token_file), 0, 0},
+	{"--remote-cache-trust", O_TRUST, 0, 0, 0},
 	{"--request-timeout", O_INT, OFF(request_timeout), 0, 7 * 86400},
 	{"--role",         O_ROLE, 0, 0, 0},
 	{"--socket",       O_STR, OFF(socket_path), 0, 0},
@@ -287,6 +318,13 @@ static int set_opt(srv_config *c, const opt *o, const char *name, const char *va
 					 "digits, such as n1", "option '%s': '%.40s' is not a node id "
 					 "(1-16 of [a-z0-9])", name, val);
 		*(const char **)((char *)c + o->off) = val;
+	} else if (o->type == O_TRUST) {
+		if (!*val)
+			return enpu_fail(e, ENPU_E_USAGE, NULL, NULL, "option '%s' needs a file name", name);
+		if (c->n_remote_cache_trust == SRV_REMOTE_TRUST_CFG)
+			return enpu_fail(e, ENPU_E_USAGE, NULL, NULL, "at most %d trusted keys",
+					 SRV_REMOTE_TRUST_CFG);
+		c->remote_cache_trust[c->n_remote_cache_trust++] = val;
 	} else if (o->type == O_STR) {
 		if (!*val)
 			return enpu_fail(e, ENPU_E_USAGE, NULL, NULL, "option '%s' needs a non-empty value",
@@ -357,6 +395,7 @@ int srv_opts_apply_file(srv_config *c, const srv_cfg_file *f, enpu_err *e)
 }
 
 static int flag_boards;       /* --board given on the command line */
+static int flag_trust;        /* --remote-cache-trust given there */
 
 int srv_opts_flag_boards(void)
 {
@@ -398,6 +437,8 @@ int srv_opts_parse(int argc, char **argv, srv_config *c)
 		/* boards on the command line replace those of the file */
 		if (o->type == O_BOARD && !flag_boards++)
 			c->n_boards = 0;
+		if (o->type == O_TRUST && !flag_trust++)   /* so do trusted keys */
+			c->n_remote_cache_trust = 0;
 		if (set_opt(c, o, name, val, &e) != 0)
 			return srv_usage_error("%s", e.message);
 	}
@@ -421,6 +462,10 @@ int srv_opts_check(srv_config *c)
 				   c->log_level);
 	if (!c->tls_cert != !c->tls_key)
 		return srv_usage_error("TLS needs both --tls-cert and --tls-key");
+	if (!c->remote_cache && (c->remote_cache_mode || c->remote_cache_sign_key ||
+				 c->remote_cache_token_file || c->remote_cache_cacert ||
+				 c->n_remote_cache_trust))
+		return srv_usage_error("the --remote-cache-* settings need --remote-cache URL");
 	if (c->socket_group && !getgrnam(c->socket_group))
 		return srv_usage_error("--socket-group '%s' is not a group on this system", c->socket_group);
 	return 0;

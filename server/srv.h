@@ -22,6 +22,7 @@
 typedef enum srv_role { SRV_ROLE_LOCAL, SRV_ROLE_SERVER, SRV_ROLE_BOARD } srv_role;
 
 #define SRV_MAX_BOARDS       64
+#define SRV_REMOTE_TRUST_CFG 32   /* --remote-cache-trust files (SRV_REMOTE_TRUST_MAX) */
 
 typedef struct srv_board_cfg {
 	char name[64];
@@ -77,6 +78,17 @@ typedef struct srv_config {
 	uint64_t max_onnx_nodes;   /* nodes of its graph */
 	int request_timeout;       /* seconds for a whole request body; 0 = none */
 	int drain_timeout;         /* SIGTERM: seconds to wait for jobs to finish */
+	/* the remote cache tier (server/cache/remote.h), off without a URL */
+	const char *remote_cache;          /* http(s)://... or NULL */
+	const char *remote_cache_mode;     /* read (default) or readwrite */
+	const char *remote_cache_token_file;
+	const char *remote_cache_cacert;
+	const char *remote_cache_sign_key; /* PEM Ed25519 private key */
+	const char *remote_cache_trust[SRV_REMOTE_TRUST_CFG];   /* PEM public keys */
+	int n_remote_cache_trust;
+	int remote_cache_timeout_ms;       /* a call's bound (blobs: a stall's) */
+	int remote_cache_backoff;          /* seconds before a degraded remote is probed */
+	int remote_cache_queue;            /* uploads waiting at most */
 } srv_config;
 
 struct srv_cas;
@@ -92,6 +104,7 @@ typedef struct srv_ctx {
 	struct srv_www *www;           /* the status page's files, or NULL (routes_www.c) */
 	const enpu_limits *lim;
 	struct srv_boards *boards;     /* NULL in the board role */
+	struct srv_remote *remote;     /* the remote cache tier, or NULL (remote.h) */
 	char *token;                   /* unused: tokens live in auth (auth.c) */
 	struct srv_auth *auth;         /* the token table, or NULL (no tokens) */
 	char *board_token;             /* lab server: token for the boards, or NULL */
@@ -142,6 +155,8 @@ int srv_auth_match(const srv_auth *a, const char *authorization, int *role,
  * read it: 640 shares it with the daemon's group). 0, or -1 + *e
  * (ENPU_E_CONFIG naming the file, the fix chmod 600). */
 int srv_token_file_private(const char *path, enpu_err *e);
+/* The same check for any secret file (a key): what names it in errors. */
+int srv_secret_file_private(const char *path, const char *what, enpu_err *e);
 /* (Re)load ctx->auth from --tokens and --token-file (SIGHUP): a bad file
  * keeps the old table. 0, or -1 + *e. */
 int srv_auth_load(srv_ctx *ctx, enpu_err *e);

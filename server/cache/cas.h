@@ -108,6 +108,11 @@ int srv_cas_put_file_as(srv_cas *c, const char *path, const char *digest, enpu_e
 /* Action cache. get: 1 = hit (id filled), 0 = miss. put replaces atomically. */
 int srv_ac_get(srv_cas *c, const char *key, char id[65]);
 int srv_ac_put(srv_cas *c, const char *key, const char *id, enpu_err *e);
+/* The compile key: the SHA-256 of "eulernpu-ac-v2\n<compiler>\n<backend>
+ * \n<target JSON>\n<spec>\n<weights>\n" (routes_compile.c's key; the
+ * remote tier computes it again from a manifest). 0, or -1 (no memory). */
+int srv_ac_key(const char *compiler, const char *backend, const char *target_json,
+	       const char *spec_d, const char *weights_d, char key[65]);
 /* Number of action-cache entries (the index's count). */
 int srv_ac_count(srv_cas *c);
 /* Every entry: key, artifact id, last hit (from the index). *out is malloc'd. */

@@ -84,6 +84,20 @@ int srv_ac_put(srv_cas *c, const char *key, const char *id, enpu_err *e)
 	return 0;
 }
 
+int srv_ac_key(const char *compiler, const char *backend, const char *target_json,
+	       const char *spec_d, const char *weights_d, char key[65])
+{
+	enpu_buf b = ENPU_BUF_INIT;
+	int r;
+
+	r = enpu_buf_addf(&b, "eulernpu-ac-v2\n%s\n%s\n%s\n%s\n%s\n", compiler, backend,
+			  target_json ? target_json : "null", spec_d, weights_d);
+	if (r == 0)
+		enpu_sha256_hex(b.data, b.len, key);
+	enpu_buf_free(&b);
+	return r;
+}
+
 void srv_ac_touch(srv_cas *c, const char *key)
 {
 	char p[4200];

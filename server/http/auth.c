@@ -205,26 +205,31 @@ int srv_auth_match(const srv_auth *a, const char *authorization, int *role,
 	return 1;
 }
 
-int srv_token_file_private(const char *path, enpu_err *e)
+int srv_secret_file_private(const char *path, const char *what, enpu_err *e)
 {
 	struct stat st;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0)
-		return enpu_fail(e, ENPU_E_CONFIG, path, NULL, "cannot open the token file '%s': %s",
-				 path, strerror(errno));
+		return enpu_fail(e, ENPU_E_CONFIG, path, NULL, "cannot open the %s '%s': %s",
+				 what, path, strerror(errno));
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
-		return enpu_fail(e, ENPU_E_CONFIG, path, NULL, "token file '%s' is not a regular file",
-				 path);
+		return enpu_fail(e, ENPU_E_CONFIG, path, NULL, "%s '%s' is not a regular file",
+				 what, path);
 	}
 	close(fd);
 	if (st.st_mode & (S_IROTH | S_IWOTH))
 		return enpu_fail(e, ENPU_E_CONFIG, path,
 				 "chmod 600 the file (640 to share it with a group)",
-				 "token file '%s' is readable or writable by everyone (mode %04o)",
-				 path, (unsigned)(st.st_mode & 07777));
+				 "%s '%s' is readable or writable by everyone (mode %04o)",
+				 what, path, (unsigned)(st.st_mode & 07777));
 	return 0;
+}
+
+int srv_token_file_private(const char *path, enpu_err *e)
+{
+	return srv_secret_file_private(path, "token file", e);
 }
 
 /* A --tokens file: not world-readable, at most 1 MiB. */

@@ -15,6 +15,7 @@
 #include "plan.h"
 #include "cas.h"
 #include "artifact.h"
+#include "remote.h"
 #include "routes.h"
 #include "fault.h"
 
@@ -122,17 +123,11 @@ out:
  * hashed the spec's raw targets.<backend>. -1 on allocation failure. */
 static int ac_key(const enpu_target *t, const char *spec_d, const char *weights_d, char key[65])
 {
-	enpu_buf b = ENPU_BUF_INIT;
 	json_object *tj = enpu_target_json(t);
 	const char *ts = tj ? json_object_to_json_string_ext(tj, JSON_C_TO_STRING_PLAIN) : "null";
-	int r;
 
-	r = enpu_buf_addf(&b, "eulernpu-ac-v2\n%s\n%s\n%s\n%s\n%s\n", ENPU_COMPILER_ID,
-			  enpu_target_backend(t), ts ? ts : "null", spec_d, weights_d);
-	if (r == 0)
-		enpu_sha256_hex(b.data, b.len, key);
-	enpu_buf_free(&b);
-	return r;
+	return srv_ac_key(ENPU_COMPILER_ID, enpu_target_backend(t), ts ? ts : "null", spec_d,
+			  weights_d, key);
 }
 
 /* After a compile failed to read a file: when one of its blobs went away
@@ -216,13 +211,33 @@ typedef struct compile_req {
 	const char *spec_d, *weights_d, *backend, *spec_name, *weights_name, *tlabel;
 	char spec_p[4300], weights_p[4300], target_p[4300];
 	int have_t;
+	int weights_absent;   /* not readable here: only a remote hit can answer */
 } compile_req;
+
+/* The weights field: a blob r may read (its path in q->weights_p), or,
+ * with a remote cache, one that is not here (q->weights_absent): the
+ * remote may hold the artifact, and then the weights need not come. -1
+ * after a reply. */
+static int weights_field(srv_ctx *ctx, srv_req *r, compile_req *q)
+{
+	const char *d;
+
+	if (!ctx->remote)
+		return srv_blob_field(ctx, r, F_WEIGHTS, q->weights_p, sizeof q->weights_p);
+	if (srv_field_digest(r, F_WEIGHTS, &d) != 0)
+		return -1;
+	if (!srv_cas_verify(ctx->cas, d, NULL) || !srv_blob_readable(ctx, r, d)) {
+		q->weights_absent = 1;
+		return 0;
+	}
+	return srv_blob_field(ctx, r, F_WEIGHTS, q->weights_p, sizeof q->weights_p);
+}
 
 /* -1 after a reply. */
 static int compile_fields(srv_ctx *ctx, srv_req *r, compile_req *q)
 {
 	if (srv_blob_field(ctx, r, F_SPEC, q->spec_p, sizeof q->spec_p) ||
-	    srv_blob_field(ctx, r, F_WEIGHTS, q->weights_p, sizeof q->weights_p) ||
+	    weights_field(ctx, r, q) ||
 	    srv_field_str(r, F_BACKEND, 0, &q->backend) || backend_ok(r, q->backend) ||
 	    srv_field_str(r, F_SPEC_NAME, 0, &q->spec_name) ||
 	    srv_field_str(r, F_WEIGHTS_NAME, 0, &q->weights_name) ||
@@ -249,6 +264,10 @@ static int lookup_or_compile(srv_ctx *ctx, const compile_req *q, const enpu_spec
 {
 	for (int tries = 1;; tries++) {
 		*cached = srv_ac_get(ctx->cas, key, id) && srv_artifact_verify(ctx->cas, id, NULL, NULL);
+		/* a local miss asks the remote cache (remote.h): a trusted entry
+		 * brings the artifact, checked, into the local cache */
+		if (!*cached && srv_remote_fetch(ctx->remote, key, id))
+			*cached = srv_artifact_verify(ctx->cas, id, NULL, NULL);
 		if (*cached) {
 			srv_cas_count(ctx->cas, SRV_EV_AC_HIT, 0);
 			srv_ac_touch(ctx->cas, key);
@@ -258,6 +277,7 @@ static int lookup_or_compile(srv_ctx *ctx, const compile_req *q, const enpu_spec
 			if (compile_new(ctx, spec, tgt, q->weights_p, q->weights_name, q->weights_d,
 					q->spec_d, key, id, e) != 0)
 				return -1;
+			srv_remote_push(ctx->remote, key, id);   /* queued: never waited for */
 		}
 		if (srv_artifact_manifest(ctx->cas, id, m, raw, e) == 0)
 			return 0;
@@ -271,6 +291,31 @@ static int lookup_or_compile(srv_ctx *ctx, const compile_req *q, const enpu_spec
 					 id, tries);
 		*e = (enpu_err)ENPU_ERR_INIT;
 	}
+}
+
+/* The weights are not here (weights_field): the artifact may come from
+ * the remote cache, whose trusted entry for key is what lets a caller
+ * name weights it did not upload (the remote is shared by whoever reads
+ * it: docs/architecture.md, "Remote cache"); a local entry counts only
+ * when the remote names the same artifact. Else 409 E0804 for the
+ * weights, as without a remote: the client uploads them and asks again.
+ * 0 with the manifest, or -1 after a reply. */
+static int remote_only(srv_ctx *ctx, srv_req *r, const compile_req *q, const char *key,
+		       char id[65], enpu_manifest *m, enpu_buf *raw)
+{
+	enpu_err e = ENPU_ERR_INIT;
+
+	if (srv_remote_fetch(ctx->remote, key, id) && srv_artifact_verify(ctx->cas, id, NULL, NULL) &&
+	    srv_artifact_manifest(ctx->cas, id, m, raw, &e) == 0) {
+		srv_cas_count(ctx->cas, SRV_EV_AC_HIT, 0);
+		srv_ac_touch(ctx->cas, key);
+		srv_artifact_touch(ctx->cas, id);
+		return 0;
+	}
+	json_object *miss = json_object_new_array();
+	json_object_array_add(miss, json_object_new_string(q->weights_d));
+	srv_reply_blobs_missing(r, miss, F_WEIGHTS, q->weights_d, "is not on the server");
+	return -1;
 }
 
 /* POST /v1/compile. A hit answers from the artifact's manifest: nothing
@@ -299,8 +344,13 @@ void srv_post_compile(srv_ctx *ctx, srv_req *r)
 		enpu_fail(&e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
 		goto fail;
 	}
-	if (lookup_or_compile(ctx, &q, spec, tgt, key, id, &cached, &m, &raw, &e) != 0)
+	if (q.weights_absent) {
+		if (remote_only(ctx, r, &q, key, id, &m, &raw) != 0)
+			goto out;   /* replied */
+		cached = 1;
+	} else if (lookup_or_compile(ctx, &q, spec, tgt, key, id, &cached, &m, &raw, &e) != 0) {
 		goto fail;
+	}
 	reply_compiled(ctx, r, id, cached, &m, &raw);
 	enpu_manifest_free(&m);
 	if (!cached)

@@ -17,6 +17,7 @@
 #include "routes.h"
 #include "metrics.h"
 #include "daemon.h"
+#include "remote.h"
 
 /* A backend is available when at least one op lowers to it: a fact of
  * the build, found once (every health check asks). */
@@ -101,6 +102,8 @@ json_object *srv_health_json(srv_ctx *ctx)
 		(int64_t)atomic_load(&ctx->blobs_received)));
 	json_object_object_add(o, F_BLOBS_BYTES, json_object_new_int64(
 		(int64_t)atomic_load(&ctx->blobs_bytes_received)));
+	if (ctx->remote)   /* "ok", or "degraded": compiles are local only */
+		json_object_object_add(o, F_REMOTE_CACHE, srv_remote_health_json(ctx->remote));
 	return o;
 }
 
