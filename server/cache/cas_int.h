@@ -45,6 +45,18 @@ typedef struct bytes_memo {
 	size_t len;
 } bytes_memo;
 
+/* The digests of the last small volatile puts (a job's result and
+ * report), one per slot by length, with their bytes: a put of the same
+ * bytes again (most jobs make what the run before made) has that digest
+ * without hashing (cas_put.c). */
+#define PUT_MEMO_SLOTS 16
+#define PUT_MEMO_MAX 4096
+typedef struct put_memo {
+	size_t len;            /* 0: empty */
+	char digest[65];
+	unsigned char bytes[PUT_MEMO_MAX];
+} put_memo;
+
 struct srv_cas {
 	char *root;
 	char cas[4096], ac[4096], tmp[4096], art[4096];
@@ -52,6 +64,7 @@ struct srv_cas {
 	pthread_mutex_t memo_mu;   /* memo and bmemo */
 	memo memo[MEMO_SLOTS];
 	bytes_memo bmemo[BYTES_SLOTS];
+	put_memo pmemo[PUT_MEMO_SLOTS];   /* under memo_mu */
 	/* the index (cas_index.h) and the mutex of every change to the index
 	 * and of the disk change that goes with it (a blob's unlink, an
 	 * artifact directory's rename out of artifacts/) */

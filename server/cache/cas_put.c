@@ -182,14 +182,39 @@ out:
 	return ret;
 }
 
+/* digest of p (n bytes): from the put memo when a put of the same bytes
+ * is remembered, else hashed (and remembered when small). */
+static void put_digest(srv_cas *c, const void *p, size_t n, char digest[65])
+{
+	put_memo *m = &c->pmemo[n % PUT_MEMO_SLOTS];
+	int hit;
+
+	if (n == 0 || n > PUT_MEMO_MAX) {
+		enpu_sha256_hex(p, n, digest);
+		return;
+	}
+	pthread_mutex_lock(&c->memo_mu);
+	if ((hit = m->len == n && !memcmp(m->bytes, p, n)))
+		memcpy(digest, m->digest, 65);
+	pthread_mutex_unlock(&c->memo_mu);
+	if (hit)
+		return;
+	enpu_sha256_hex(p, n, digest);
+	pthread_mutex_lock(&c->memo_mu);
+	memcpy(m->bytes, p, n);
+	memcpy(m->digest, digest, 65);
+	m->len = n;
+	pthread_mutex_unlock(&c->memo_mu);
+}
+
 static int put_mem(srv_cas *c, const void *p, size_t n, char digest[65], int nosync, enpu_err *e)
 {
 	srv_upload *u;
 
 	/* a job's outputs are often the bytes of an earlier job's: hashed
-	 * first, a blob already stored costs no file at all */
+	 * first (or known: put_digest), a blob already stored costs no file */
 	if (nosync) {
-		enpu_sha256_hex(p, n, digest);
+		put_digest(c, p, n, digest);
 		if (srv_cas_has(c, digest, NULL)) {
 			srv_cas_touch(c, digest);
 			return 0;

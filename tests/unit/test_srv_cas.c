@@ -631,6 +631,37 @@ Test(srv_cas, read_small_gives_the_file_bytes_never_stale_ones)
 	srv_cas_close(c);
 }
 
+/* A volatile put of bytes put before takes its digest from memory: the
+ * digest is always the bytes' own, for the same bytes again, for other
+ * bytes of the same length (the same memo slot), and past the memo's
+ * size; every blob is stored under it. */
+Test(srv_cas, volatile_puts_have_their_own_digests)
+{
+	srv_cas *c = open_cache("pm");
+	enpu_err e = ENPU_ERR_INIT;
+	static char big[5000];
+	const struct { const char *p; size_t n; } v[] = {
+		{"result bytes A", 14}, {"result bytes A", 14}, {"result bytes B", 14},
+		{"result bytes A", 14}, {"report: other length", 20}, {big, sizeof big},
+		{big, sizeof big},
+	};
+
+	memset(big, 'x', sizeof big);
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+		char d[65], want[65];
+		enpu_buf b = ENPU_BUF_INIT;
+
+		enpu_sha256_hex(v[i].p, v[i].n, want);
+		cr_assert_eq(srv_cas_put_mem_volatile(c, v[i].p, v[i].n, d, &e), 0, "%s", e.message);
+		cr_assert_str_eq(d, want, "put %zu", i);
+		cr_assert_eq(srv_cas_read_small(c, d, sizeof big, &b), 0);
+		cr_assert_eq(b.len, v[i].n);
+		cr_assert_eq(memcmp(b.data, v[i].p, b.len), 0);
+		enpu_buf_free(&b);
+	}
+	srv_cas_close(c);
+}
+
 static void set_mtime(const char *p, time_t t)
 {
 	struct timespec ts[2] = {{.tv_nsec = UTIME_OMIT}, {.tv_sec = t}};
