@@ -114,6 +114,12 @@ const enpu_graph *enpu_artifact_graph(const enpu_artifact *a);
 /* Its outputs' names and shapes as one line of JSON, [{"name", "shape"}]
  * (report.json's "outputs", and a job's): made once at load. */
 const char *enpu_artifact_outputs_json(const enpu_artifact *a);
+/* report.json's bytes for a backend whose report depends on the artifact
+ * alone (no backend section: exec.c), kept in the loaded artifact by the
+ * first run that made them: get appends them to out (1), or says they are
+ * not kept yet (0), or -1 when out cannot grow; set keeps a copy (once). */
+int enpu_artifact_report_memo(const enpu_artifact *a, enpu_buf *out);
+void enpu_artifact_report_memo_set(const enpu_artifact *a, const void *p, size_t n);
 
 /* The artifact id: sha256 over "eulernpu-artifact-v1\n" then, for each file
  * in path order, "<path>\0<sha256 hex>\n". manifest.json is not part of it.

@@ -10,6 +10,7 @@
  * load reads the plan from plan.json where the backend can (plan_read: the
  * npu model) instead of deriving it. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,14 @@ struct enpu_artifact {
 	void *opts;            /* the backend's target options, from the manifest (or NULL) */
 	void *st;              /* the backend's plan, derived again at load (or NULL) */
 	char *outputs;         /* enpu_graph_outputs_json's text, made once at load */
+	/* report.json's bytes, made at the first run when they depend on the
+	 * artifact alone (enpu_artifact_report_memo); set once, then read only */
+	_Atomic(struct report_memo *) report;
+};
+
+struct report_memo {
+	size_t len;
+	char bytes[];
 };
 
 void enpu_artifact_id_of(const char *const *paths, const char *const *digests,
@@ -459,6 +468,7 @@ void enpu_artifact_free(enpu_artifact *a)
 		a->def->state_free(a->st);
 	free(a->opts);
 	free(a->outputs);
+	free(atomic_load(&a->report));
 	free(a);
 }
 
@@ -475,6 +485,28 @@ const char *enpu_artifact_backend(const enpu_artifact *a)
 const enpu_graph *enpu_artifact_graph(const enpu_artifact *a)
 {
 	return a->g;
+}
+
+int enpu_artifact_report_memo(const enpu_artifact *a, enpu_buf *out)
+{
+	struct report_memo *m = atomic_load(&((enpu_artifact *)a)->report);
+
+	if (!m)
+		return 0;
+	return enpu_buf_add(out, m->bytes, m->len) == 0 ? 1 : -1;
+}
+
+void enpu_artifact_report_memo_set(const enpu_artifact *a, const void *p, size_t n)
+{
+	struct report_memo *m = malloc(sizeof *m + n), *none = NULL;
+
+	if (!m)
+		return;   /* made again at the next run */
+	m->len = n;
+	memcpy(m->bytes, p, n);
+	/* the first to set it wins; the bytes are the same whoever made them */
+	if (!atomic_compare_exchange_strong(&((enpu_artifact *)a)->report, &none, m))
+		free(m);
 }
 
 const char *enpu_artifact_outputs_json(const enpu_artifact *a)

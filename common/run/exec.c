@@ -116,8 +116,18 @@ static int build_report(const enpu_artifact *a, void *run, enpu_buf *b, enpu_err
 {
 	const enpu_backend_def *def = enpu_artifact_def(a);
 	const enpu_graph *g = enpu_artifact_graph(a);
-	json_object *root = json_object_new_object(), *outs = enpu_graph_outputs_json(g), *sec;
+	json_object *root, *outs, *sec;
+	size_t at = b->len;
 	int rc = -1;
+
+	/* without a backend section the report is the artifact's alone: the
+	 * bytes the first run made, kept in the loaded artifact */
+	if (!def->report_json && (rc = enpu_artifact_report_memo(a, b)) != 0)
+		return rc > 0 ? 0 : enpu_fail(e, ENPU_E_NOMEM, "report.json", NULL,
+					      "cannot build report.json");
+	rc = -1;
+	root = json_object_new_object();
+	outs = enpu_graph_outputs_json(g);
 
 	if (!root || !outs) {
 		json_object_put(outs);
@@ -135,6 +145,8 @@ static int build_report(const enpu_artifact *a, void *run, enpu_buf *b, enpu_err
 	}
 	if (enpu_json_dump(root, b, e) < 0)
 		goto out;
+	if (!def->report_json)
+		enpu_artifact_report_memo_set(a, b->data + at, b->len - at);
 	rc = 0;
 	goto out;
 nomem:

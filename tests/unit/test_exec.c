@@ -397,3 +397,51 @@ Test(exec, memory_entry_points_give_the_file_bytes)
 		enpu_artifact_free(a);
 	}
 }
+
+/* report.json of a backend without a section is kept in the loaded
+ * artifact after its first run: later runs give the very bytes the first
+ * made, appended after what their buffer held, and the same as a fresh
+ * load's first run; on every backend the report is the same run to run. */
+Test(exec, report_bytes_the_same_at_every_run)
+{
+	static const char *const backends[] = {"cpu_ref", "npu_sim", "zynq_ps", "fpga_board"};
+	enpu_err e = ENPU_ERR_INIT;
+
+	for (int b = 0; b < 4; b++) {
+		enpu_artifact *a = build_for("h", backends[b]), *fresh = NULL;
+		const char *inp = input("in.npz", "x", 1, 8, 0);
+		enpu_buf first = ENPU_BUF_INIT;
+		char path[256];
+
+		snprintf(path, sizeof path, "%s/art-h-%s", dir, backends[b]);
+		cr_assert_eq(enpu_artifact_load_ex(path, NULL, 0, &fresh, &e), 0, "%s", e.message);
+
+		for (int k = 0; k < 5; k++) {   /* a: runs 0-2; fresh: runs 3 and 4 */
+			enpu_tlist in = ENPU_TLIST_INIT, res = ENPU_TLIST_INIT;
+			enpu_buf rep = ENPU_BUF_INIT;
+			enpu_run_info info;
+			const char *pre = k % 2 ? "held before|" : "";
+
+			cr_assert_eq(enpu_buf_adds(&rep, pre), 0);
+			cr_assert_eq(enpu_npz_read(inp, "in.npz", NULL, &in, &e), 0);
+			cr_assert_eq(enpu_run_mem(k >= 3 ? fresh : a, &in, "in.npz", &res, &rep, NULL,
+						  NULL, NULL, &info, &e), 0, "%s", e.message);
+			cr_assert_eq(strncmp(rep.data, pre, strlen(pre)), 0, "%s: kept what it held",
+				     backends[b]);
+			if (k == 0)
+				cr_assert_eq(enpu_buf_add(&first, rep.data, rep.len), 0);
+			else
+				cr_assert(rep.len - strlen(pre) == first.len &&
+					  !memcmp(rep.data + strlen(pre), first.data, first.len),
+					  "%s: run %d's report differs from the first:\n%s\n---\n%s",
+					  backends[b], k, rep.data, first.data);
+			enpu_buf_free(&rep);
+			enpu_tlist_free(&in);
+			enpu_tlist_free(&res);
+		}
+		cr_assert(strstr(first.data, "\"eulernpu-report\""));
+		enpu_buf_free(&first);
+		enpu_artifact_free(a);
+		enpu_artifact_free(fresh);
+	}
+}
