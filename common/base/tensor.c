@@ -101,26 +101,47 @@ int enpu_shape_eq(const enpu_shape *a, const enpu_shape *b)
 	return 1;
 }
 
+/* v in decimal at p (at most 20 characters); returns the end. */
+static char *put_i64(char *p, int64_t v)
+{
+	char d[20];
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+	int n = 0;
+
+	do
+		d[n++] = (char)('0' + u % 10);
+	while ((u /= 10) != 0);
+	if (v < 0)
+		*p++ = '-';
+	while (n)
+		*p++ = d[--n];
+	return p;
+}
+
+/* The shape's text, cut to cap as snprintf cuts (every shape of every job's
+ * files and reports is written here: no printf). */
 static char *shape_fmt(const enpu_shape *s, char *buf, size_t cap, char open, char close, int py)
 {
-	size_t n = 0;
+	char t[2 + ENPU_MAX_DIMS * 22 + 2], *p = t;
+	int nd = s->ndim < 0 ? 0 : s->ndim > ENPU_MAX_DIMS ? ENPU_MAX_DIMS : s->ndim;
+	size_t n;
 
 	if (!cap)
 		return buf;
-	buf[0] = '\0';
-#define PUT(...) do { \
-		int w_ = snprintf(buf + n, cap - n, __VA_ARGS__); \
-		if (w_ < 0 || (size_t)w_ >= cap - n) \
-			return buf; \
-		n += (size_t)w_; \
-	} while (0)
-	PUT("%c", open);
-	for (int i = 0; i < s->ndim; i++)
-		PUT("%s%lld", i ? ", " : "", (long long)s->dim[i]);
-	if (py && s->ndim == 1)
-		PUT(",");
-	PUT("%c", close);
-#undef PUT
+	*p++ = open;
+	for (int i = 0; i < nd; i++) {
+		if (i) {
+			*p++ = ',';
+			*p++ = ' ';
+		}
+		p = put_i64(p, s->dim[i]);
+	}
+	if (py && nd == 1)
+		*p++ = ',';
+	*p++ = close;
+	n = (size_t)(p - t) < cap - 1 ? (size_t)(p - t) : cap - 1;
+	memcpy(buf, t, n);
+	buf[n] = '\0';
 	return buf;
 }
 

@@ -34,6 +34,23 @@ Test(tensor, shape_strings)
 	cr_assert_str_eq(enpu_shape_str(&z, b, sizeof(b)), "[]");
 }
 
+/* Extreme dims in full, and a cut like snprintf's at every cap. */
+Test(tensor, shape_strings_extremes_and_cuts)
+{
+	char b[256], want[256];
+	enpu_shape big = {8, {INT64_MIN, INT64_MAX, -1, 0, 7, 1000000000000LL, 3, -42}};
+	const char *full = "[-9223372036854775808, 9223372036854775807, -1, 0, 7, "
+			   "1000000000000, 3, -42]";
+
+	cr_assert_str_eq(enpu_shape_str(&big, b, sizeof b), full);
+	for (size_t cap = 1; cap <= strlen(full) + 1; cap++) {
+		snprintf(want, cap, "%s", full);
+		cr_assert_str_eq(enpu_shape_str(&big, b, cap), want, "cap %zu", cap);
+	}
+	big.ndim = 1;
+	cr_assert_str_eq(enpu_shape_pystr(&big, b, sizeof b), "(-9223372036854775808,)");
+}
+
 Test(tensor, alloc_respects_limits_and_lists_own)
 {
 	enpu_limits lim = *enpu_limits_default();
