@@ -345,13 +345,14 @@ int enpu_npy_parse(const void *buf, size_t len, const char *label,
 int enpu_npy_write_header(const char *name, enpu_dtype dtype, const enpu_shape *shape,
 			  enpu_buf *out, enpu_err *e)
 {
-	size_t len0 = out->len, hlen, pad;
-	char shp[256], digits[32];
+	/* the header dict as numpy writes it, then spaces: the dim 0 room
+	 * (NPY_GROWTH_DIGITS), the alignment to NPY_ALIGN, a final '\n' */
+	char spaces[NPY_GROWTH_DIGITS + NPY_ALIGN];
+	size_t len0 = out->len, dict, hlen, pad, grow = 0;
+	char shp[256];
 	unsigned char pre[10];
-	enpu_buf h = ENPU_BUF_INIT;
 	uint64_t numel;
 	size_t es = enpu_dtype_size(dtype);
-	int grow = 0;
 
 	if (!name)
 		name = "";
@@ -364,13 +365,15 @@ int enpu_npy_write_header(const char *name, enpu_dtype dtype, const enpu_shape *
 		return enpu_fail(e, ENPU_E_INTERNAL, NULL, NULL, "tensor '%s' has an invalid shape",
 				 name);
 	enpu_shape_pystr(shape, shp, sizeof(shp));
-	if (shape->ndim > 0)
-		grow = NPY_GROWTH_DIGITS - snprintf(digits, sizeof(digits), "%lld",
-						    (long long)shape->dim[0]);
-	if (enpu_buf_addf(&h, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }%*s",
-			  enpu_dtype_descr(dtype), shp, grow > 0 ? grow : 0, ""))
-		goto nomem;
-	hlen = h.len + 1;       /* + the final '\n' */
+	if (shape->ndim > 0) {   /* the room left beside dim 0's digits (and sign) */
+		size_t nd = shape->dim[0] < 0 ? 2 : 1;
+		for (int64_t v = shape->dim[0]; v <= -10 || v >= 10; v /= 10)
+			nd++;
+		grow = nd < NPY_GROWTH_DIGITS ? NPY_GROWTH_DIGITS - nd : 0;
+	}
+	dict = strlen("{'descr': '") + strlen(enpu_dtype_descr(dtype)) +
+	       strlen("', 'fortran_order': False, 'shape': ") + strlen(shp) + strlen(", }") + grow;
+	hlen = dict + 1;        /* + the final '\n' */
 	pad = NPY_ALIGN - (sizeof(pre) + hlen) % NPY_ALIGN;    /* 1..64, as numpy */
 	hlen += pad;
 	memcpy(pre, NPY_MAGIC, NPY_MAGIC_LEN);
@@ -378,18 +381,20 @@ int enpu_npy_write_header(const char *name, enpu_dtype dtype, const enpu_shape *
 	pre[7] = 0;
 	pre[8] = hlen & 0xff;
 	pre[9] = (hlen >> 8) & 0xff;
-	if (enpu_buf_add(out, pre, sizeof(pre)) || enpu_buf_add(out, h.data, h.len) ||
-	    enpu_buf_addf(out, "%*s\n", (int)pad, ""))
-		goto nomem;
-	enpu_buf_free(&h);
-	return 0;
-nomem:
-	enpu_buf_free(&h);
-	if (out->data) {
-		out->len = len0;
-		out->data[len0] = '\0';
+	memset(spaces, ' ', grow + pad);
+	if (enpu_buf_add(out, pre, sizeof(pre)) || enpu_buf_adds(out, "{'descr': '") ||
+	    enpu_buf_adds(out, enpu_dtype_descr(dtype)) ||
+	    enpu_buf_adds(out, "', 'fortran_order': False, 'shape': ") || enpu_buf_adds(out, shp) ||
+	    enpu_buf_adds(out, ", }") || enpu_buf_add(out, spaces, grow + pad) ||
+	    enpu_buf_add(out, "\n", 1)) {
+		if (out->data) {
+			out->len = len0;
+			out->data[len0] = '\0';
+		}
+		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL,
+				 "cannot serialize tensor '%s': out of memory", name);
 	}
-	return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot serialize tensor '%s': out of memory", name);
+	return 0;
 }
 
 int enpu_npy_write(const enpu_tensor *t, enpu_buf *out, enpu_err *e)
