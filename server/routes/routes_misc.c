@@ -14,6 +14,7 @@
 #include "artifact.h"
 #include "boards.h"
 #include "pl.h"
+#include "json.h"
 #include "routes.h"
 #include "metrics.h"
 #include "daemon.h"
@@ -79,31 +80,31 @@ json_object *srv_health_json(srv_ctx *ctx)
 	srv_jobs_stats(ctx->jobs, &q, &run, &w);
 	/* draining (SIGTERM): no new jobs, so a load balancer must stop
 	 * sending them here; 503 with the same body says so */
-	json_object_object_add(o, F_STATUS, json_object_new_string(ctx->draining ? "draining" : "ok"));
-	json_object_object_add(o, F_VERSION, json_object_new_string(srv_state_version()));
-	json_object_object_add(o, F_UPTIME, json_object_new_int64((int64_t)srv_state_uptime()));
+	enpu_json_addc(o, F_STATUS, json_object_new_string(ctx->draining ? "draining" : "ok"));
+	enpu_json_addc(o, F_VERSION, json_object_new_string(srv_state_version()));
+	enpu_json_addc(o, F_UPTIME, json_object_new_int64((int64_t)srv_state_uptime()));
 	if (ctx->cfg.role == SRV_ROLE_LOCAL)   /* the private daemon: eulernpu daemon status */
-		json_object_object_add(o, F_CACHE_DIR, json_object_new_string(ctx->cfg.cache_dir));
-	json_object_object_add(o, F_ROLE, json_object_new_string(role_names[ctx->cfg.role]));
+		enpu_json_addc(o, F_CACHE_DIR, json_object_new_string(ctx->cfg.cache_dir));
+	enpu_json_addc(o, F_ROLE, json_object_new_string(role_names[ctx->cfg.role]));
 	if (ctx->cfg.node_id)   /* which node answered, through a balancer */
-		json_object_object_add(o, F_NODE, json_object_new_string(ctx->cfg.node_id));
+		enpu_json_addc(o, F_NODE, json_object_new_string(ctx->cfg.node_id));
 	if (ctx->cfg.role == SRV_ROLE_BOARD) {
 		const enpu_pl_driver *pl = enpu_pl_current();
-		json_object_object_add(o, F_PL, json_object_new_string(
+		enpu_json_addc(o, F_PL, json_object_new_string(
 			!strcmp(pl->name, SRV_PL_EMULATED) ? SRV_PL_EMULATED_DESC : pl->description));
 	}
-	json_object_object_add(o, F_WORKERS, json_object_new_int(w));
-	json_object_object_add(o, F_THREADS, json_object_new_int(ctx->cfg.threads));
-	json_object_object_add(o, F_QUEUE_DEPTH, json_object_new_int(q));
-	json_object_object_add(o, F_RUNNING, json_object_new_int(run));
-	json_object_object_add(o, F_BACKENDS, mask_json(runnable_mask(ctx)));
-	json_object_object_add(o, F_ARTIFACTS_CACHED, json_object_new_int64(srv_artifact_count(ctx->cas)));
-	json_object_object_add(o, F_BLOBS_RECEIVED, json_object_new_int64(
+	enpu_json_addc(o, F_WORKERS, json_object_new_int(w));
+	enpu_json_addc(o, F_THREADS, json_object_new_int(ctx->cfg.threads));
+	enpu_json_addc(o, F_QUEUE_DEPTH, json_object_new_int(q));
+	enpu_json_addc(o, F_RUNNING, json_object_new_int(run));
+	enpu_json_addc(o, F_BACKENDS, mask_json(runnable_mask(ctx)));
+	enpu_json_addc(o, F_ARTIFACTS_CACHED, json_object_new_int64(srv_artifact_count(ctx->cas)));
+	enpu_json_addc(o, F_BLOBS_RECEIVED, json_object_new_int64(
 		(int64_t)atomic_load(&ctx->blobs_received)));
-	json_object_object_add(o, F_BLOBS_BYTES, json_object_new_int64(
+	enpu_json_addc(o, F_BLOBS_BYTES, json_object_new_int64(
 		(int64_t)atomic_load(&ctx->blobs_bytes_received)));
 	if (ctx->remote)   /* "ok", or "degraded": compiles are local only */
-		json_object_object_add(o, F_REMOTE_CACHE, srv_remote_health_json(ctx->remote));
+		enpu_json_addc(o, F_REMOTE_CACHE, srv_remote_health_json(ctx->remote));
 	return o;
 }
 
