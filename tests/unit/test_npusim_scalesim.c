@@ -201,3 +201,47 @@ Test(npusim_scalesim, resnet18_ws32)
 {
 	check_run("resnet18_ws32", 21);
 }
+
+/* The default model on the same layers, 1-byte words: printed with
+ * ENPU_NPUSIM_TABLE set (docs/npu-sim.md's comparison table). */
+static void default_table(const char *dir)
+{
+	static run r;
+	enpu_npu_target t;
+	long long tot[2][4] = {{0}};
+
+	read_run(dir, &r);
+	enpu_npu_target_default(&t);
+	t.rows = r.rows, t.cols = r.cols, t.dataflow = r.df;
+	memcpy(t.sram_kib, r.sram, sizeof(t.sram_kib));
+	t.word_bytes = 1;
+	for (int i = 0; i < r.n; i++) {
+		const layer *l = &r.l[i];
+		enpu_graph *g = layer_graph(l);
+		enpu_npu_report rep;
+		const enpu_npu_opstats *s;
+
+		model(g, &t, 0, &rep);
+		s = &rep.ops[0];
+		if (getenv("ENPU_NPUSIM_TABLE"))
+			fprintf(stderr, "%s\t%d\t%s\t%llu\t%lld\t%llu\t%lld\t%llu+%llu\t%lld\n", dir, i, l->name,
+				(unsigned long long)s->dram_read_bytes[0], l->dram_if,
+				(unsigned long long)s->dram_read_bytes[1], l->dram_f,
+				(unsigned long long)s->dram_write_bytes[2],
+				(unsigned long long)s->dram_read_bytes[2], l->dram_of);
+		tot[0][0] += (long long)s->dram_read_bytes[0], tot[1][0] += l->dram_if;
+		tot[0][1] += (long long)s->dram_read_bytes[1], tot[1][1] += l->dram_f;
+		tot[0][2] += (long long)(s->dram_write_bytes[2] + s->dram_read_bytes[2]);
+		tot[1][2] += l->dram_of;
+		enpu_npu_report_free(&rep);
+		enpu_graph_free(g);
+	}
+	if (getenv("ENPU_NPUSIM_TABLE"))
+		fprintf(stderr, "%s total\t%lld\t%lld\t%lld\t%lld\t%lld\t%lld\n", dir, tot[0][0], tot[1][0],
+			tot[0][1], tot[1][1], tot[0][2], tot[1][2]);
+}
+
+Test(npusim_scalesim, default_ws32)
+{
+	default_table("resnet18_ws32");
+}

@@ -86,19 +86,26 @@ int enpu_npu_geom_finish(enpu_npu_geom *g)
 
 /* ---- the default model --------------------------------------------------- */
 
-/* DRAM words of an operand with U unique words whose folds demand D words
- * in all when nothing is kept between them, in an SRAM half of Wc words:
- * U fetched once, and of the D - U words demanded again the share of the
- * operand that does not fit, (U - Wc) / U, is read again (rounded up). */
-static uint64_t graceful(uint64_t U, uint64_t D, uint64_t Wc)
+/* DRAM words of an operand with U unique words demanded D times in all,
+ * whose repeats come back within a working set of X words, in an SRAM
+ * half of Wc words: U fetched once, and of the D - U words demanded again
+ * the share of the working set that does not fit, (X - Wc) / X, is read
+ * again (rounded up). */
+static uint64_t again(uint64_t U, uint64_t D, uint64_t X, uint64_t Wc)
 {
 	unsigned __int128 x;
 
-	if (D <= U || U <= Wc)
+	if (D <= U || X <= Wc)
 		return umin(U, D);
-	x = (unsigned __int128)(D - U) * (U - Wc);
-	x = x / U + (x % U != 0);
+	x = (unsigned __int128)(D - U) * (X - Wc);
+	x = x / X + (x % X != 0);
 	return U + (uint64_t)x;
+}
+
+/* The same when the reuse spans the whole operand (X = U). */
+static uint64_t graceful(uint64_t U, uint64_t D, uint64_t Wc)
+{
+	return again(U, D, U, Wc);
 }
 
 typedef struct uniq {
@@ -192,7 +199,7 @@ int enpu_npu_mem_default(const enpu_npu_target *t, const enpu_npu_geom *g,
 	uint64_t R = (uint64_t)t->rows, C = (uint64_t)t->cols, rf = st->row_folds, cf = st->col_folds;
 	uint64_t Wi = half_words(t, ENPU_SRAM_IFMAP), Wf = half_words(t, ENPU_SRAM_FILTER);
 	uint64_t Wo = half_words(t, ENPU_SRAM_OFMAP), M = g->M, N = g->N, K = g->K;
-	uint64_t U, D = 0, npix;
+	uint64_t U, D = 0, npix, nb, band, pass, ifm;
 	uniq u = {g, NULL, 0, UNIQUE_MAX_STEPS};
 
 	for (int i = 0; i < ENPU_SRAM_COUNT; i++)
@@ -209,36 +216,47 @@ int enpu_npu_mem_default(const enpu_npu_target *t, const enpu_npu_geom *g,
 	    !(u.stamp = calloc(npix, sizeof(*u.stamp))))
 		return enpu_fail(e, ENPU_E_NOMEM, "npu_sim", NULL, "out of memory modelling the npu");
 
-	/* ifmap: tiles of the im2col matrix; window overlap counted once per tile */
+	/* ifmap: tiles of the im2col matrix. Windows stream in raster order, so
+	 * a repeat comes back within a band of nb output rows of windows (the
+	 * rows one input row serves); the band's words are the working set
+	 * of reuse between overlapping windows */
+	nb = cdiv((g->kH - 1) * g->dH + 1, g->sH);
+	band = umin(M, umul(nb, g->OW, sat));
 	switch (t->dataflow) {
 	case ENPU_DF_WS:   /* tile fr: all windows x K-slice, again for every fc */
 		for (uint64_t fr = 0; fr < rf; fr++) {
 			uint64_t k0 = fr * R, k1 = umin(k0 + R, K);
 
-			D = uadd(D, graceful(tile_unique(&u, 0, M, k0, k1), umul(M, k1 - k0, sat), Wi), sat);
+			D = uadd(D, again(tile_unique(&u, 0, M, k0, k1), umul(M, k1 - k0, sat),
+					  tile_unique(&u, 0, band, k0, k1), Wi), sat);
 		}
-		D = umul(D, cf, sat);
+		ifm = graceful(U, umul(D, cf, sat), Wi);
 		break;
-	case ENPU_DF_OS:   /* tile fr: R windows x all K, again for every fc */
+	case ENPU_DF_OS:   /* tile fr: R windows x all K; a pass over them for every fc */
 		for (uint64_t fr = 0; fr < rf; fr++) {
 			uint64_t m0 = fr * R, m1 = umin(m0 + R, M);
 
-			D = uadd(D, graceful(tile_unique(&u, m0, m1, 0, K), umul(m1 - m0, K, sat), Wi), sat);
+			D = uadd(D, tile_unique(&u, m0, m1, 0, K), sat);
 		}
-		D = umul(D, cf, sat);
+		pass = again(U, D, tile_unique(&u, 0, umin(M, band + R), 0, K), Wi);
+		ifm = uadd(pass, umul(cf - 1, again(0, pass, U, Wi), sat), sat);
 		break;
 	default:           /* is: tile (fr, fc): C windows x K-slice, once each */
-		for (uint64_t fc = 0; fc < cf; fc++)
-			for (uint64_t fr = 0; fr < rf; fr++) {
-				uint64_t m0 = fc * C, m1 = umin(m0 + C, M), k0 = fr * R, k1 = umin(k0 + R, K);
+		for (uint64_t fc = 0; fc < cf; fc++) {
+			uint64_t m0 = fc * C, m1 = umin(m0 + C, M), Dfc = 0;
 
-				D = uadd(D, graceful(tile_unique(&u, m0, m1, k0, k1),
-						     umul(m1 - m0, k1 - k0, sat), Wi), sat);
+			for (uint64_t fr = 0; fr < rf; fr++) {
+				uint64_t k0 = fr * R, k1 = umin(k0 + R, K);
+
+				Dfc = uadd(Dfc, tile_unique(&u, m0, m1, k0, k1), sat);
 			}
+			D = uadd(D, graceful(tile_unique(&u, m0, m1, 0, K), Dfc, Wi), sat);
+		}
+		ifm = again(U, D, tile_unique(&u, 0, umin(M, band + C), 0, K), Wi);
 		break;
 	}
 	free(u.stamp);
-	rd[ENPU_SRAM_IFMAP] = graceful(umin(U, D), D, Wi);
+	rd[ENPU_SRAM_IFMAP] = ifm;
 
 	/* filter: no overlap; reuse between folds as far as the half holds it */
 	switch (t->dataflow) {

@@ -325,23 +325,10 @@ static int model_gemm(const enpu_graph *g, const enpu_irop *op, const enpu_npu_t
 
 	/* DRAM words of one group (npumem.c): the default model with reuse,
 	 * or SCALE-Sim's own counts */
-	rc = t->scalesim_compat ? enpu_npu_mem_compat(t, &geo, op->name, drd, dwr, e) : 0;
+	rc = t->scalesim_compat ? enpu_npu_mem_compat(t, &geo, op->name, drd, dwr, e)
+				: enpu_npu_mem_default(t, &geo, st, drd, dwr, sat, e);
 	if (rc < 0)
 		return -1;
-	if (!t->scalesim_compat)
-		for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
-			/* an operand that fits its SRAM half is fetched once, else
-			 * it is re-fetched as it streams */
-			uint64_t half = (uint64_t)t->sram_kib[i] * 1024 / 2, F = mul(words[i], wb, sat);
-
-			drd[i] = dwr[i] = 0;
-			if (i == ENPU_SRAM_OFMAP && F <= half)
-				dwr[i] = words[i];
-			else if (i == ENPU_SRAM_OFMAP)
-				dwr[i] = wr[2], drd[i] = rd[2];
-			else
-				drd[i] = F <= half ? words[i] : rd[i];
-		}
 	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
 		uint64_t cap = (uint64_t)t->sram_kib[i] * 1024;
 
