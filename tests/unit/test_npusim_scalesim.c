@@ -245,3 +245,10 @@ Test(npusim_scalesim, default_ws32)
 {
 	default_table("resnet18_ws32");
 }
+
+/* Another array and SRAM sizes: 16 rows x 24 columns, 24/16/40 KB, six of
+ * resnet18's layers (conv1, strided 3x3 and 1x1, layer3's 3x3, fc). */
+Test(npusim_scalesim, sub_ws16x24)
+{
+	check_run("sub_ws16x24", 6);
+}
