@@ -243,7 +243,47 @@ static void default_table(const char *dir)
 
 Test(npusim_scalesim, default_ws32)
 {
+	static run r;
+	static const double bw[] = {0, 8, 16, 32};
+	unsigned long long ss_bytes = 0, last = 0;
+
 	default_table("resnet18_ws32");
+	/* totals over the run at 8, 16, 32 bytes per cycle, both modes */
+	read_run("resnet18_ws32", &r);
+	for (int i = 0; i < r.n; i++)
+		ss_bytes += (unsigned long long)(r.l[i].dram_if + r.l[i].dram_f + r.l[i].dram_of);
+	for (int compat = 0; compat < 2; compat++)
+		for (int b = 0; b < 4; b++) {
+			enpu_npu_target t;
+			unsigned long long bytes = 0, stall = 0, cyc = 0;
+
+			enpu_npu_target_default(&t);
+			t.rows = r.rows, t.cols = r.cols, t.dataflow = r.df;
+			memcpy(t.sram_kib, r.sram, sizeof(t.sram_kib));
+			t.word_bytes = 1, t.scalesim_compat = compat, t.dram_bytes_per_cycle = bw[b];
+			for (int i = 0; i < r.n; i++) {
+				enpu_graph *g = layer_graph(&r.l[i]);
+				enpu_npu_report rep;
+
+				model(g, &t, 0, &rep);
+				bytes += rep.dram_read_bytes + rep.dram_write_bytes;
+				stall += rep.stall_cycles, cyc += rep.compute_cycles;
+				/* stalls only with a bandwidth, never negative time */
+				cr_expect(bw[b] > 0 || rep.stall_cycles == 0);
+				enpu_npu_report_free(&rep);
+				enpu_graph_free(g);
+			}
+			/* compat: SCALE-Sim's DRAM words, 1 byte each; more
+			 * bandwidth never stalls more */
+			if (compat)
+				cr_expect_eq(bytes, ss_bytes, "compat DRAM %llu bytes, SCALE-Sim %llu", bytes, ss_bytes);
+			if (b > 1)
+				cr_expect_leq(stall, last, "stalls grow with bandwidth %g", bw[b]);
+			last = stall;
+			if (getenv("ENPU_NPUSIM_TABLE"))
+				fprintf(stderr, "compat=%d bw=%g: DRAM %llu bytes, compute %llu, stall %llu\n",
+					compat, bw[b], bytes, cyc, stall);
+		}
 }
 
 /* Another array and SRAM sizes: 16 rows x 24 columns, 24/16/40 KB, six of
