@@ -292,3 +292,9 @@ Test(npusim_scalesim, sub_ws16x24)
 {
 	check_run("sub_ws16x24", 6);
 }
+
+/* The reference layers in output stationary. */
+Test(npusim_scalesim, resnet18_os32)
+{
+	check_run("resnet18_os32", 21);
+}
