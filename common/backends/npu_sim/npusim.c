@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "npusim.h"
+#include "npumem.h"
 #include "graphjson.h"
 #include "spec_int.h"
 
@@ -192,10 +193,13 @@ static uint64_t dim(const enpu_shape *s, int i, int *sat)
 	return (uint64_t)s->dim[i];
 }
 
-/* M, N, K, groups and the bias elements of a GEMM-class op. */
+/* M, N, K, groups, the bias elements and the window geometry (one group)
+ * of a GEMM-class op. */
 static void gemm_dims(const enpu_graph *g, const enpu_irop *op, enpu_npu_opstats *st,
-		      uint64_t *bias, int *sat)
+		      uint64_t *bias, enpu_npu_geom *geo, int *sat)
 {
+	uint64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, oh = 0, ow = 0;
+
 	const enpu_shape *a = &g->tensors[op->in[0]].shape, *b = &g->tensors[op->in[1]].shape;
 	const enpu_shape *o = &g->tensors[op->out[0]].shape;
 
@@ -231,6 +235,10 @@ static void gemm_dims(const enpu_graph *g, const enpu_irop *op, enpu_npu_opstats
 		st->K = mul(mul(dim(b, 0, sat) / grp, dim(b, 2, sat), sat), dim(b, 3, sat), sat);
 		if (op->n_in > 2)
 			*bias = numel(g, op->in[2], sat);
+		/* the stride-1 convolution of the zero-inserted input */
+		kh = dim(b, 2, sat), kw = dim(b, 3, sat), oh = dim(o, 2, sat), ow = dim(o, 3, sat);
+		dh = op->attrs.dilations[0] > 0 ? (uint64_t)op->attrs.dilations[0] : 1;
+		dw = op->attrs.dilations[1] > 0 ? (uint64_t)op->attrs.dilations[1] : 1;
 		break;
 	}
 	default: {   /* conv2d: x NCHW, w (M, C/group, kH, kW), out (B, M, OH, OW);
@@ -244,19 +252,42 @@ static void gemm_dims(const enpu_graph *g, const enpu_irop *op, enpu_npu_opstats
 		st->K = mul(mul(dim(b, 1, sat), d2 ? dim(b, 2, sat) : 1, sat), dim(b, 2 + d2, sat), sat);
 		if (op->n_in > 2)
 			*bias = numel(g, op->in[2], sat);
+		kh = d2 ? dim(b, 2, sat) : 1, kw = dim(b, 2 + d2, sat);
+		oh = d2 ? dim(o, 2, sat) : 1, ow = dim(o, 2 + d2, sat);
+		if (d2) {
+			sh = op->attrs.strides[0] > 0 ? (uint64_t)op->attrs.strides[0] : 1;
+			dh = op->attrs.dilations[0] > 0 ? (uint64_t)op->attrs.dilations[0] : 1;
+		}
+		sw = op->attrs.strides[d2] > 0 ? (uint64_t)op->attrs.strides[d2] : 1;
+		dw = op->attrs.dilations[d2] > 0 ? (uint64_t)op->attrs.dilations[d2] : 1;
 		break;
 	}
 	}
+	/* a product: one row of K words per window; a convolution: its windows
+	 * over the NHWC feature map (npumem.h), the product's when they do not
+	 * add up */
+	enpu_npu_geom_matrix(geo, st->M, st->N, st->K);
+	if (oh && ow && kh && kw) {
+		enpu_npu_geom cv = *geo;
+
+		cv.B = dim(o, 0, sat), cv.OH = oh, cv.OW = ow, cv.kH = kh, cv.kW = kw;
+		cv.C = st->K / (kh * kw);
+		cv.sH = sh, cv.sW = sw, cv.dH = dh, cv.dW = dw;
+		if (!enpu_npu_geom_finish(&cv))
+			*geo = cv;
+	}
 }
 
-static void model_gemm(const enpu_graph *g, const enpu_irop *op, const enpu_npu_target *t,
-		       enpu_npu_opstats *st, int *sat)
+static int model_gemm(const enpu_graph *g, const enpu_irop *op, const enpu_npu_target *t,
+		      enpu_npu_opstats *st, int *sat, enpu_err *e)
 {
 	uint64_t R = (uint64_t)t->rows, C = (uint64_t)t->cols, wb = (uint64_t)t->word_bytes;
 	uint64_t M, N, K, A, B, Cw, rf, cf, per, bias, macs, rd[3], wr[3];
-	uint64_t words[3], fetched;
+	uint64_t words[3], drd[3], dwr[3];
+	enpu_npu_geom geo;
+	int rc;
 
-	gemm_dims(g, op, st, &bias, sat);
+	gemm_dims(g, op, st, &bias, &geo, sat);
 	M = st->M, N = st->N, K = st->K;
 	per = gemm_map(t, M, N, K, st, sat);
 	rf = st->row_folds, cf = st->col_folds;
@@ -289,29 +320,24 @@ static void model_gemm(const enpu_graph *g, const enpu_irop *op, const enpu_npu_
 		st->tile_words[2] = mul(min64(C, M), N, sat);
 		break;
 	}
+	if (*sat)
+		return 0;
 
-	/* DRAM: a double-buffered SRAM works on half its capacity; an operand
-	 * that fits there is fetched once, else it is re-fetched as it streams */
+	/* DRAM words of one group (npumem.c): the default model with reuse,
+	 * or SCALE-Sim's own counts */
+	rc = t->scalesim_compat ? enpu_npu_mem_compat(t, &geo, op->name, drd, dwr, e)
+				: enpu_npu_mem_default(t, &geo, st, drd, dwr, sat, e);
+	if (rc < 0)
+		return -1;
 	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
-		uint64_t cap = (uint64_t)t->sram_kib[i] * 1024, half = cap / 2;
-		uint64_t F = mul(words[i], wb, sat);
+		uint64_t cap = (uint64_t)t->sram_kib[i] * 1024;
 
-		st->sram_bytes = add(st->sram_bytes, min64(F, cap), sat);
-		if (i == ENPU_SRAM_OFMAP) {
-			st->sram_reads[i] = rd[2];
-			st->sram_writes[i] = wr[2];
-			if (F <= half) {
-				st->dram_write_bytes[i] = F;
-			} else {   /* partial sums spill to DRAM and come back */
-				st->dram_write_bytes[i] = mul(wr[2], wb, sat);
-				st->dram_read_bytes[i] = mul(rd[2], wb, sat);
-			}
-			continue;
-		}
-		fetched = F <= half ? words[i] : rd[i];
+		st->sram_bytes = add(st->sram_bytes, min64(mul(words[i], wb, sat), cap), sat);
 		st->sram_reads[i] = rd[i];
-		st->sram_writes[i] = fetched;
-		st->dram_read_bytes[i] = mul(fetched, wb, sat);
+		/* ifmap, filter: the words fetched; ofmap: the array's writes */
+		st->sram_writes[i] = i == ENPU_SRAM_OFMAP ? wr[2] : drd[i];
+		st->dram_read_bytes[i] = mul(drd[i], wb, sat);
+		st->dram_write_bytes[i] = mul(dwr[i], wb, sat);
 	}
 	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
 		st->sram_reads[i] = mul(st->sram_reads[i], st->groups, sat);
@@ -319,9 +345,11 @@ static void model_gemm(const enpu_graph *g, const enpu_irop *op, const enpu_npu_
 		st->dram_read_bytes[i] = mul(st->dram_read_bytes[i], st->groups, sat);
 		st->dram_write_bytes[i] = mul(st->dram_write_bytes[i], st->groups, sat);
 	}
-	/* bias / gemm C: read once with the filters, added on the way out */
-	st->dram_read_bytes[ENPU_SRAM_FILTER] =
-		add(st->dram_read_bytes[ENPU_SRAM_FILTER], mul(bias, wb, sat), sat);
+	/* bias / gemm C: read once with the filters, added on the way out
+	 * (SCALE-Sim has no bias: not in scalesim_compat) */
+	if (!t->scalesim_compat)
+		st->dram_read_bytes[ENPU_SRAM_FILTER] =
+			add(st->dram_read_bytes[ENPU_SRAM_FILTER], mul(bias, wb, sat), sat);
 
 	macs = mul(mul(mul(st->groups, M, sat), N, sat), K, sat);
 	if (st->compute_cycles)
@@ -329,6 +357,7 @@ static void model_gemm(const enpu_graph *g, const enpu_irop *op, const enpu_npu_
 	if (st->folds)
 		st->mapping_efficiency = (double)st->Sr * (double)st->Sc /
 					 ((double)st->folds * (double)(R * C));
+	return 0;
 }
 
 /* Ops whose vector passes run over their input's elements, not their
@@ -446,7 +475,8 @@ int enpu_npu_model(const enpu_graph *g, const enpu_npu_target *t, uint64_t arena
 		}
 		switch (st->cls) {
 		case ENPU_NPU_GEMM:
-			model_gemm(g, op, t, st, &sat);
+			if (model_gemm(g, op, t, st, &sat, e) < 0)
+				goto fail;
 			break;
 		case ENPU_NPU_VECTOR:
 		case ENPU_NPU_MOVE:

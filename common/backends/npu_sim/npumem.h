@@ -1,0 +1,40 @@
+/* npumem.h: npu_sim's DRAM traffic model of a GEMM-class op (npumem.c):
+ * the default model with reuse and graceful re-fetch, and the trace-level
+ * model of scalesim_compat mode. docs/npu-sim.md, "Memory model". */
+#ifndef ENPU_NPUMEM_H
+#define ENPU_NPUMEM_H
+
+#include <stdint.h>
+#include "npusim.h"
+
+/* One group's GEMM seen as a convolution over an NHWC feature map: the
+ * ifmap word of window m, column k is pixel (oh*sH + kh*dH, ow*sW + kw*dW)
+ * of image b, channel c, with m = (b*OH + oh)*OW + ow and
+ * k = (kh*kW + kw)*C + c (channels fastest). A matrix product is the
+ * convolution with OH = M, OW = 1, C = K and a 1x1 kernel. H, W: the rows
+ * and columns the windows span, (OH-1)*sH + (kH-1)*dH + 1 (likewise W). */
+typedef struct enpu_npu_geom {
+	uint64_t M, N, K;
+	uint64_t B, OH, OW, C, kH, kW, sH, sW, dH, dW, H, W;
+} enpu_npu_geom;
+
+/* The geometry of a matrix product (M x K times K x N). */
+void enpu_npu_geom_matrix(enpu_npu_geom *g, uint64_t M, uint64_t N, uint64_t K);
+/* H and W from the rest; 1 when a count overflows or M, K do not match. */
+int enpu_npu_geom_finish(enpu_npu_geom *g);
+
+/* DRAM words of one group (rd, wr per SRAM) under the default model.
+ * st holds the mapping (row_folds, col_folds). *sat on overflow. -1 only
+ * when scratch memory cannot be had (ENPU_E_NOMEM). */
+int enpu_npu_mem_default(const enpu_npu_target *t, const enpu_npu_geom *g,
+			 const enpu_npu_opstats *st, uint64_t rd[ENPU_SRAM_COUNT],
+			 uint64_t wr[ENPU_SRAM_COUNT], int *sat, enpu_err *e);
+
+/* SCALE-Sim v2's DRAM counts (CALC bandwidth mode) of one group, replaying
+ * its demand order through its read and write buffers: ifmap and filter
+ * reads, ofmap writes (rd, wr per SRAM). ENPU_E_LIMIT when the trace is
+ * too long to replay, ENPU_E_NOMEM. name: the op, for the message. */
+int enpu_npu_mem_compat(const enpu_npu_target *t, const enpu_npu_geom *g, const char *name,
+			uint64_t rd[ENPU_SRAM_COUNT], uint64_t wr[ENPU_SRAM_COUNT], enpu_err *e);
+
+#endif

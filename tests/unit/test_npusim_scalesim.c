@@ -1,0 +1,300 @@
+/* test_npusim_scalesim.c: npu_sim with scalesim_compat against SCALE-Sim
+ * v2's own reports, layer by layer: each directory of
+ * tests/data/npusim/scalesim/ holds a run's scale.cfg, topology.csv and
+ * reports (README.md there says how they were made). Compute cycles, SRAM
+ * reads and DRAM reads and writes per operand must be SCALE-Sim's. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "npusim.h"
+#include "pipeline.h"
+#include "npusim_graphs.h"
+
+#define MAXL 64
+
+typedef struct layer {
+	char name[128];
+	long long H, W, kh, kw, C, N, S;
+	long long cycles, stalls;
+	long long sram_if, sram_f, sram_of, dram_if, dram_f, dram_of;
+} layer;
+
+typedef struct run {
+	int rows, cols;
+	enpu_dataflow df;
+	uint32_t sram[3];
+	int n;
+	layer l[MAXL];
+} run;
+
+static FILE *open_run(const char *dir, const char *file)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/npusim/scalesim/%s/%s", tpl_data_dir("npusim"), dir, file);
+	f = fopen(path, "r");
+	cr_assert(f, "cannot open %s", path);
+	return f;
+}
+
+/* "Key: value" or "Key = value" lines of scale.cfg. */
+static void read_cfg(const char *dir, run *r)
+{
+	char line[256], key[64], val[64];
+	FILE *f = open_run(dir, "scale.cfg");
+	int seen = 0;
+
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strpbrk(line, ":=");
+
+		if (!p || line[0] == '[')
+			continue;
+		*p = ' ';
+		if (sscanf(line, "%63s %63s", key, val) != 2)
+			continue;
+		if (!strcmp(key, "ArrayHeight"))
+			r->rows = atoi(val), seen++;
+		else if (!strcmp(key, "ArrayWidth"))
+			r->cols = atoi(val), seen++;
+		else if (!strcmp(key, "IfmapSramSzkB"))
+			r->sram[0] = (uint32_t)atoi(val), seen++;
+		else if (!strcmp(key, "FilterSramSzkB"))
+			r->sram[1] = (uint32_t)atoi(val), seen++;
+		else if (!strcmp(key, "OfmapSramSzkB"))
+			r->sram[2] = (uint32_t)atoi(val), seen++;
+		else if (!strcmp(key, "Dataflow"))
+			r->df = !strcmp(val, "os") ? ENPU_DF_OS : !strcmp(val, "ws") ? ENPU_DF_WS : ENPU_DF_IS, seen++;
+	}
+	fclose(f);
+	cr_assert_eq(seen, 6, "%s/scale.cfg: %d of the 6 fields", dir, seen);
+}
+
+/* The CSV rows after the header, as numbers (the first field kept as text). */
+static int read_csv(const char *dir, const char *file, int want, long long v[MAXL][20],
+		    char names[MAXL][128])
+{
+	char line[1024];
+	FILE *f = open_run(dir, file);
+	int n = 0;
+
+	cr_assert(fgets(line, sizeof(line), f), "%s/%s is empty", dir, file);
+	while (n < MAXL && fgets(line, sizeof(line), f)) {
+		char *save = NULL, *tok = strtok_r(line, ",", &save);
+		int k = 0;
+
+		if (!tok || line[0] == '\n')
+			continue;
+		if (names)
+			snprintf(names[n], 128, "%.120s", tok);
+		while ((tok = strtok_r(NULL, ",", &save)) && k < 20)
+			if (strspn(tok, " \r\n") != strlen(tok))
+				v[n][k++] = (long long)strtod(tok, NULL);
+		cr_assert_geq(k, want, "%s/%s row %d: %d fields", dir, file, n + 1, k);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static void read_run(const char *dir, run *r)
+{
+	static long long v[MAXL][20];
+	static char names[MAXL][128];
+	int n;
+
+	memset(r, 0, sizeof(*r));
+	read_cfg(dir, r);
+	r->n = read_csv(dir, "topology.csv", 7, v, names);
+	for (int i = 0; i < r->n; i++) {
+		layer *l = &r->l[i];
+
+		snprintf(l->name, sizeof(l->name), "%.120s", names[i]);
+		l->H = v[i][0], l->W = v[i][1], l->kh = v[i][2], l->kw = v[i][3];
+		l->C = v[i][4], l->N = v[i][5], l->S = v[i][6];
+	}
+	n = read_csv(dir, "COMPUTE_REPORT.csv", 2, v, NULL);
+	cr_assert_eq(n, r->n, "%s: %d layers in COMPUTE_REPORT, %d in the topology", dir, n, r->n);
+	for (int i = 0; i < n; i++)
+		r->l[i].cycles = v[i][0], r->l[i].stalls = v[i][1];
+	n = read_csv(dir, "DETAILED_ACCESS_REPORT.csv", 18, v, NULL);
+	cr_assert_eq(n, r->n, "%s: %d layers in DETAILED_ACCESS_REPORT", dir, n);
+	for (int i = 0; i < n; i++) {
+		layer *l = &r->l[i];
+
+		l->sram_if = v[i][2], l->sram_f = v[i][5], l->sram_of = v[i][8];
+		l->dram_if = v[i][11], l->dram_f = v[i][14], l->dram_of = v[i][17];
+	}
+}
+
+/* The layer as npu_sim sees it: a conv2d with no padding over the input the
+ * windows read, or (1x1 input and kernel) the matmul of the fc. */
+static enpu_graph *layer_graph(const layer *l)
+{
+	enpu_graph *g = mk();
+	long long oh = (l->H - l->kh) / l->S + 1, ow = (l->W - l->kw) / l->S + 1;
+
+	if (l->H == 1 && l->W == 1 && l->kh == 1 && l->kw == 1) {
+		int a = T(g, "a", ENPU_TK_INPUT, 1, l->C), b = T(g, "b", ENPU_TK_WEIGHT, l->C, l->N);
+		int o = T(g, "o", ENPU_TK_INTERMEDIATE, 1, l->N);
+
+		op(g, l->name, ENPU_OP_MATMUL, 2, (int[]){a, b}, o);
+	} else {
+		int x = T(g, "x", ENPU_TK_INPUT, 1, l->C, l->H, l->W);
+		int w = T(g, "w", ENPU_TK_WEIGHT, l->N, l->C, l->kh, l->kw);
+		int o = T(g, "o", ENPU_TK_INTERMEDIATE, 1, l->N, oh, ow);
+		enpu_irop *c = op(g, l->name, ENPU_OP_CONV2D, 2, (int[]){x, w}, o);
+
+		c->attrs.strides[0] = c->attrs.strides[1] = (int)l->S;
+	}
+	return g;
+}
+
+#define SAME(what, got, want) \
+	cr_expect_eq((long long)(got), (want), "%s layer %d (%s): " what " %lld, SCALE-Sim %lld", \
+		     dir, i, l->name, (long long)(got), (long long)(want))
+
+static void check_run(const char *dir, int layers)
+{
+	static run r;
+	enpu_npu_target t;
+
+	read_run(dir, &r);
+	cr_assert_eq(r.n, layers, "%s: %d layers, want %d", dir, r.n, layers);
+	enpu_npu_target_default(&t);
+	t.rows = r.rows, t.cols = r.cols, t.dataflow = r.df;
+	memcpy(t.sram_kib, r.sram, sizeof(t.sram_kib));
+	t.scalesim_compat = 1;
+	t.word_bytes = 1;
+	for (int i = 0; i < r.n; i++) {
+		const layer *l = &r.l[i];
+		enpu_graph *g = layer_graph(l);
+		enpu_npu_report rep;
+		const enpu_npu_opstats *s;
+		long long quirk = 0;
+
+		model(g, &t, 0, &rep);
+		s = &rep.ops[0];
+		/* CALC mode never stalls; its total is the compute cycles */
+		cr_expect_eq(l->stalls, 0, "%s layer %d: SCALE-Sim stalled in CALC mode", dir, i);
+		SAME("compute cycles", s->compute_cycles, l->cycles);
+		SAME("ifmap SRAM reads", s->sram_reads[ENPU_SRAM_IFMAP], l->sram_if);
+		SAME("filter SRAM reads", s->sram_reads[ENPU_SRAM_FILTER], l->sram_f);
+		/* os: SCALE-Sim adds R + C per fold to its ofmap write count
+		 * (docs/npu-sim.md); npu_sim does not copy that */
+		if (r.df == ENPU_DF_OS)
+			quirk = (long long)s->folds * (r.rows + r.cols);
+		SAME("ofmap SRAM writes (+ SCALE-Sim's os quirk)", s->sram_writes[ENPU_SRAM_OFMAP] + quirk,
+		     l->sram_of);
+		SAME("ifmap DRAM reads", s->dram_read_bytes[ENPU_SRAM_IFMAP], l->dram_if);
+		SAME("filter DRAM reads", s->dram_read_bytes[ENPU_SRAM_FILTER], l->dram_f);
+		SAME("ofmap DRAM writes", s->dram_write_bytes[ENPU_SRAM_OFMAP], l->dram_of);
+		SAME("ofmap DRAM reads", s->dram_read_bytes[ENPU_SRAM_OFMAP], 0);
+		enpu_npu_report_free(&rep);
+		enpu_graph_free(g);
+	}
+}
+
+/* The reference run: resnet18's 20 convolutions and fc, 32x32 ws, 64 KB. */
+Test(npusim_scalesim, resnet18_ws32)
+{
+	check_run("resnet18_ws32", 21);
+}
+
+/* The default model on the same layers, 1-byte words: printed with
+ * ENPU_NPUSIM_TABLE set (docs/npu-sim.md's comparison table). */
+static void default_table(const char *dir)
+{
+	static run r;
+	enpu_npu_target t;
+	long long tot[2][4] = {{0}};
+
+	read_run(dir, &r);
+	enpu_npu_target_default(&t);
+	t.rows = r.rows, t.cols = r.cols, t.dataflow = r.df;
+	memcpy(t.sram_kib, r.sram, sizeof(t.sram_kib));
+	t.word_bytes = 1;
+	for (int i = 0; i < r.n; i++) {
+		const layer *l = &r.l[i];
+		enpu_graph *g = layer_graph(l);
+		enpu_npu_report rep;
+		const enpu_npu_opstats *s;
+
+		model(g, &t, 0, &rep);
+		s = &rep.ops[0];
+		if (getenv("ENPU_NPUSIM_TABLE"))
+			fprintf(stderr, "%s\t%d\t%s\t%llu\t%lld\t%llu\t%lld\t%llu+%llu\t%lld\n", dir, i, l->name,
+				(unsigned long long)s->dram_read_bytes[0], l->dram_if,
+				(unsigned long long)s->dram_read_bytes[1], l->dram_f,
+				(unsigned long long)s->dram_write_bytes[2],
+				(unsigned long long)s->dram_read_bytes[2], l->dram_of);
+		tot[0][0] += (long long)s->dram_read_bytes[0], tot[1][0] += l->dram_if;
+		tot[0][1] += (long long)s->dram_read_bytes[1], tot[1][1] += l->dram_f;
+		tot[0][2] += (long long)(s->dram_write_bytes[2] + s->dram_read_bytes[2]);
+		tot[1][2] += l->dram_of;
+		enpu_npu_report_free(&rep);
+		enpu_graph_free(g);
+	}
+	if (getenv("ENPU_NPUSIM_TABLE"))
+		fprintf(stderr, "%s total\t%lld\t%lld\t%lld\t%lld\t%lld\t%lld\n", dir, tot[0][0], tot[1][0],
+			tot[0][1], tot[1][1], tot[0][2], tot[1][2]);
+}
+
+Test(npusim_scalesim, default_ws32)
+{
+	static run r;
+	static const double bw[] = {0, 8, 16, 32};
+	unsigned long long ss_bytes = 0, last = 0;
+
+	default_table("resnet18_ws32");
+	/* totals over the run at 8, 16, 32 bytes per cycle, both modes */
+	read_run("resnet18_ws32", &r);
+	for (int i = 0; i < r.n; i++)
+		ss_bytes += (unsigned long long)(r.l[i].dram_if + r.l[i].dram_f + r.l[i].dram_of);
+	for (int compat = 0; compat < 2; compat++)
+		for (int b = 0; b < 4; b++) {
+			enpu_npu_target t;
+			unsigned long long bytes = 0, stall = 0, cyc = 0;
+
+			enpu_npu_target_default(&t);
+			t.rows = r.rows, t.cols = r.cols, t.dataflow = r.df;
+			memcpy(t.sram_kib, r.sram, sizeof(t.sram_kib));
+			t.word_bytes = 1, t.scalesim_compat = compat, t.dram_bytes_per_cycle = bw[b];
+			for (int i = 0; i < r.n; i++) {
+				enpu_graph *g = layer_graph(&r.l[i]);
+				enpu_npu_report rep;
+
+				model(g, &t, 0, &rep);
+				bytes += rep.dram_read_bytes + rep.dram_write_bytes;
+				stall += rep.stall_cycles, cyc += rep.compute_cycles;
+				/* stalls only with a bandwidth, never negative time */
+				cr_expect(bw[b] > 0 || rep.stall_cycles == 0);
+				enpu_npu_report_free(&rep);
+				enpu_graph_free(g);
+			}
+			/* compat: SCALE-Sim's DRAM words, 1 byte each; more
+			 * bandwidth never stalls more */
+			if (compat)
+				cr_expect_eq(bytes, ss_bytes, "compat DRAM %llu bytes, SCALE-Sim %llu", bytes, ss_bytes);
+			if (b > 1)
+				cr_expect_leq(stall, last, "stalls grow with bandwidth %g", bw[b]);
+			last = stall;
+			if (getenv("ENPU_NPUSIM_TABLE"))
+				fprintf(stderr, "compat=%d bw=%g: DRAM %llu bytes, compute %llu, stall %llu\n",
+					compat, bw[b], bytes, cyc, stall);
+		}
+}
+
+/* Another array and SRAM sizes: 16 rows x 24 columns, 24/16/40 KB, six of
+ * resnet18's layers (conv1, strided 3x3 and 1x1, layer3's 3x3, fc). */
+Test(npusim_scalesim, sub_ws16x24)
+{
+	check_run("sub_ws16x24", 6);
+}
+
+/* The reference layers in output stationary. */
+Test(npusim_scalesim, resnet18_os32)
+{
+	check_run("resnet18_os32", 21);
+}
