@@ -9,11 +9,12 @@
 #include <stdint.h>
 #include "err.h"
 #include "buf.h"
+#include "enpu.h"
 
 struct json_object;
 typedef struct enpu_rest cli_conn;  /* rest.h: proto/restc.h's client */
 
-#define CLI_VERSION "0.1.0"
+#define CLI_VERSION ENPU_VERSION   /* one version for both programs (enpu.h) */
 
 /* One run of the tool. server is --server, else $EULERNPU_SERVER, else the
  * config file's server:, else NULL (a private daemon is found or started

@@ -13,7 +13,7 @@
 #include "par.h"
 #include "target.h"
 
-#define ENPU_VERSION "0.1.0"
+#define ENPU_VERSION "0.2.0"
 #define ENPU_COMPILER_ID "eulernpu-compiler " ENPU_VERSION
 
 /* ---- compile ---------------------------------------------------------- */
