@@ -225,9 +225,13 @@ void srv_log_close(void)
 
 void srv_time_str(const struct timespec *t, char *buf, size_t cap)
 {
-	/* the seconds' text is kept per thread: a log line costs no strftime */
+	/* the seconds' text is kept per thread: a log line or a job's time
+	 * costs no strftime, and no printf */
 	static _Thread_local time_t last = (time_t)-1;
 	static _Thread_local char base[32];
+	unsigned ms = (unsigned)(t->tv_nsec / 1000000) % 1000;
+	char tail[6] = {'.', (char)('0' + ms / 100), (char)('0' + ms / 10 % 10),
+			(char)('0' + ms % 10), 'Z', '\0'};
 	struct tm tm;
 	time_t s = t->tv_sec;
 
@@ -236,7 +240,7 @@ void srv_time_str(const struct timespec *t, char *buf, size_t cap)
 		strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
 		last = s;
 	}
-	snprintf(buf, cap, "%s.%03ldZ", base, (long)(t->tv_nsec / 1000000));
+	enpu_str_cat(buf, cap, base, tail, (char *)NULL);
 }
 
 void srv_realtime_after(double s, struct timespec *out)
@@ -334,22 +338,14 @@ typedef struct fast_line {
 
 static void fl_begin(fast_line *l, int lv)
 {
-	static _Thread_local time_t last = (time_t)-1;
-	static _Thread_local char day[24];   /* "2026-12-04T16:41:42" */
 	struct timespec now;
+	char ts[48];
 
 	clock_gettime(CLOCK_REALTIME, &now);
-	if (now.tv_sec != last) {
-		struct tm tm;
-		gmtime_r(&now.tv_sec, &tm);
-		strftime(day, sizeof day, "%Y-%m-%dT%H:%M:%S", &tm);
-		last = now.tv_sec;
-	}
+	srv_time_str(&now, ts, sizeof ts);
 	l->p = put_str(l->b, FL_END(l), "ts=");
-	l->p = put_str(l->p, FL_END(l), day);
-	l->p = put_str(l->p, FL_END(l), ".");
-	l->p = put_pad(l->p, FL_END(l), (unsigned)(now.tv_nsec / 1000000), 3);
-	l->p = put_str(l->p, FL_END(l), "Z level=");
+	l->p = put_str(l->p, FL_END(l), ts);
+	l->p = put_str(l->p, FL_END(l), " level=");
 	l->p = put_str(l->p, FL_END(l), lv_names[lv]);
 	l->p = put_str(l->p, FL_END(l), " ");
 }

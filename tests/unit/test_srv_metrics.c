@@ -324,3 +324,26 @@ Test(log, batched_lines_from_many_threads_all_arrive_whole_and_errors_at_once)
 	cr_expect_eq(lines, LOG_THREADS * LOG_LINES + 1);
 	free(text);
 }
+
+/* The API's and the log's time text: UTC to the millisecond, each second's
+ * text kept per thread (the same second with other milliseconds, then
+ * another second), cut to cap as snprintf cuts. */
+Test(log, time_text)
+{
+	static const struct { time_t s; long ns; const char *want; } c[] = {
+		{0, 0, "1970-01-01T00:00:00.000Z"},
+		{1796402502, 999999999, "2026-12-04T16:41:42.999Z"},
+		{1796402502, 1000000, "2026-12-04T16:41:42.001Z"},
+		{1796402503, 120000000, "2026-12-04T16:41:43.120Z"},
+		{951782400, 500000000, "2000-02-29T00:00:00.500Z"},
+	};
+	char b[48];
+
+	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+		struct timespec t = {c[i].s, c[i].ns};
+		srv_time_str(&t, b, sizeof b);
+		cr_assert_str_eq(b, c[i].want, "case %zu", i);
+	}
+	srv_time_str(&(struct timespec){0, 0}, b, 11);
+	cr_assert_str_eq(b, "1970-01-01");
+}
