@@ -468,8 +468,8 @@ int srv_remote_fetch(srv_remote *rc, const char *key, char id[65])
 		if (!srv_cas_verify(rc->cas, m.files[i].sha256, NULL) &&
 		    fetch_blob(rc, m.files[i].sha256, m.files[i].bytes) != 0)
 			hit = -1;
-	if (hit == 0 && srv_artifact_import(rc->cas, en.id, raw.data, raw.len, rc->lim, &missing,
-					    &created, &e) != 0) {
+	if (hit == 0 && srv_artifact_import_stored(rc->cas, en.id, raw.data, raw.len, rc->lim,
+						   &missing, &created, &e) != 0) {
 		srv_log("warn", "remote cache: artifact %.12s not imported: %s", en.id, e.message);
 		atomic_fetch_add(&rc->untrusted, 1);
 		hit = -1;
