@@ -97,6 +97,8 @@ typedef struct srv_remote_cfg {
 				     * transfer that stalls this long is dropped */
 	int backoff_s;              /* a degraded remote is probed again after this */
 	int queue_max;              /* artifacts waiting for upload at most */
+	int miss_ttl_s;             /* a key that missed is not asked again for this
+				     * long (0: asked every time) */
 } srv_remote_cfg;
 
 /* Check the configuration and read the files it names (before any
