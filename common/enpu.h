@@ -105,6 +105,12 @@ int enpu_artifact_load(const char *dir, const enpu_limits *lim,
  * checked, not hashed again, and the backend's plan is read from plan.json
  * where it can be (the npu model), not derived again; the rest is as deep. */
 #define ENPU_LOAD_TRUSTED 1u
+/* Only the first half of that: the caller has hashed every listed file
+ * itself (the daemon's import of blobs hashed as they arrived,
+ * srv_artifact_import): the sizes are checked, the digests not; the rest
+ * (the plan derived again and compared, the summary, the weights) is as
+ * deep as a load without flags. */
+#define ENPU_LOAD_HASHED 2u
 int enpu_artifact_load_ex(const char *dir, const enpu_limits *lim, unsigned flags,
 			  enpu_artifact **out, enpu_err *e);
 void enpu_artifact_free(enpu_artifact *a);

@@ -174,6 +174,7 @@ void srv_config_defaults(srv_config *c)
 	c->remote_cache_timeout_ms = 2000;
 	c->remote_cache_backoff = 30;
 	c->remote_cache_queue = 256;
+	c->remote_cache_miss_ttl = 5;
 }
 
 /* The document's top-level mapping into items. */

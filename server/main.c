@@ -120,7 +120,8 @@ static int load_secrets(srv_ctx *ctx)
 				       ctx->cfg.remote_cache_token_file, ctx->cfg.remote_cache_cacert,
 				       ctx->cfg.remote_cache_sign_key, ctx->cfg.remote_cache_trust,
 				       ctx->cfg.n_remote_cache_trust, ctx->cfg.remote_cache_timeout_ms,
-				       ctx->cfg.remote_cache_backoff, ctx->cfg.remote_cache_queue};
+				       ctx->cfg.remote_cache_backoff, ctx->cfg.remote_cache_queue,
+				       ctx->cfg.remote_cache_miss_ttl};
 		ctx->remote = srv_remote_new(&rcfg, &e);
 		if (!ctx->remote) {
 			if (e.code != ENPU_OK)   /* else said already */

@@ -144,6 +144,9 @@ static const char usage[] =
 "  --remote-cache-backoff S  a failing remote is left alone (local only,\n"
 "                        health 'degraded') this long, then probed (default 30)\n"
 "  --remote-cache-queue N  compiles waiting for upload at most (default 256)\n"
+"  --remote-cache-miss-ttl S  a key the remote lacked is not asked for again\n"
+"                        this long (a compile's retry with the weights;\n"
+"                        default 5, 0: ask every time)\n"
 "\n"
 "Limits (a request past one fails with a clear error):\n"
 "  --max-json-bytes N    JSON request bodies (default 1048576)\n"
@@ -256,6 +259,7 @@ static const opt opts[] = {   /* sorted by name */
 	{"--remote-cache", O_STR, OFF(remote_cache), 0, 0},
 	{"--remote-cache-backoff", O_INT, OFF(remote_cache_backoff), 1, 86400},
 	{"--remote-cache-cacert", O_STR, OFF(remote_cache_cacert), 0, 0},
+	{"--remote-cache-miss-ttl", O_INT, OFF(remote_cache_miss_ttl), 0, 3600},
 	{"--remote-cache-mode", O_STR, OFF(remote_cache_mode), 0, 0},
 	{"--remote-cache-queue", O_INT, OFF(remote_cache_queue), 1, 100000},
 	{"--remote-cache-sign-key", O_STR, OFF(remote_cache_sign_key), 0, 0},

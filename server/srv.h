@@ -89,6 +89,7 @@ typedef struct srv_config {
 	int remote_cache_timeout_ms;       /* a call's bound (blobs: a stall's) */
 	int remote_cache_backoff;          /* seconds before a degraded remote is probed */
 	int remote_cache_queue;            /* uploads waiting at most */
+	int remote_cache_miss_ttl;         /* seconds a key the remote lacked is not asked */
 } srv_config;
 
 struct srv_cas;

@@ -1,9 +1,10 @@
 /* artifact.c: manifest.json's writer (its reader is enpu_manifest_parse,
  * proto/wire.c), and loading a compiled artifact. Loading trusts nothing in
  * the directory: every file's path, size and sha256 (not the sha256 when
- * the caller vouches for it, ENPU_LOAD_TRUSTED) is checked against the
- * manifest, the id against the files, then graph.json, plan.json and the
- * weights against each other. The backend's target options (manifest
+ * the caller vouches for it, ENPU_LOAD_TRUSTED, or hashed the files itself,
+ * ENPU_LOAD_HASHED) is checked against the manifest, the id against the
+ * files, then graph.json, plan.json and the weights against each other
+ * (enpu_artifact_check: the weights by their headers, no handle). The backend's target options (manifest
  * "target") must parse; its plan (an npu model, a PL partition) is derived
  * again from them, and graph.json's lowerings, plan.json's backend section
  * and the manifest's summary must be what it gives (backend.h). A trusted
@@ -202,14 +203,11 @@ static int read_member(const char *dir, const char *rel, size_t max, enpu_buf *b
 }
 
 /* The weights file against the graph: every weight an op reads is there,
- * with its shape; nothing else is. */
-static int bind_weights(enpu_artifact *a, const char *label, enpu_err *e)
+ * with its shape; nothing else is; gather's indices are in range. */
+static int bind_each(enpu_artifact *a, unsigned char *bound, const char *label, enpu_err *e)
 {
 	enpu_graph *g = a->g;
 
-	a->wdata = calloc((size_t)(g->n_tensors ? g->n_tensors : 1), sizeof(*a->wdata));
-	if (!a->wdata)
-		return enpu_fail(e, ENPU_E_NOMEM, label, NULL, "cannot bind the weights");
 	for (size_t i = 0; i < a->weights.n; i++) {
 		enpu_tensor *t = &a->weights.items[i];
 		int ti = enpu_graph_find(g, t->name);
@@ -222,15 +220,16 @@ static int bind_weights(enpu_artifact *a, const char *label, enpu_err *e)
 					 "weight '%s' is %s in the weights file, %s in the graph", t->name,
 					 enpu_shape_str(&t->shape, s1, sizeof(s1)),
 					 enpu_shape_str(&g->tensors[ti].shape, s2, sizeof(s2)));
-		if (a->wdata[ti])
+		if (bound[ti])
 			return enpu_fail(e, ENPU_E_ARTIFACT, label, NULL,
 					 "weights file holds '%s' twice", t->name);
+		bound[ti] = 1;
 		a->wdata[ti] = t->data;
 	}
 	for (int i = 0; i < g->n_tensors; i++) {
 		const enpu_irtensor *t = &g->tensors[i];
 		uint64_t n = 0;
-		if (t->kind != ENPU_TK_WEIGHT || t->last_use < 0 || a->wdata[i])
+		if (t->kind != ENPU_TK_WEIGHT || t->last_use < 0 || bound[i])
 			continue;
 		if (enpu_shape_numel(&t->shape, &n) == 0 && n == 0)
 			continue;   /* an empty tensor needs no bytes */
@@ -254,6 +253,24 @@ static int bind_weights(enpu_artifact *a, const char *label, enpu_err *e)
 	return 0;
 }
 
+/* The weights against the graph (bind_each), a->wdata filled: a checked
+ * load's arrays are not read, so no data pointer says which are bound. */
+static int bind_weights(enpu_artifact *a, const char *label, enpu_err *e)
+{
+	size_t n = (size_t)(a->g->n_tensors ? a->g->n_tensors : 1);
+	unsigned char *bound = calloc(n, 1);
+	int rc;
+
+	a->wdata = calloc(n, sizeof(*a->wdata));
+	if (!a->wdata || !bound) {
+		free(bound);
+		return enpu_fail(e, ENPU_E_NOMEM, label, NULL, "cannot bind the weights");
+	}
+	rc = bind_each(a, bound, label, e);
+	free(bound);
+	return rc;
+}
+
 /* dir/manifest.json, not through a symbolic link (it could read a file
  * outside dir), parsed and validated (enpu_manifest_parse). */
 static int read_manifest(const char *dir, enpu_manifest *m, enpu_err *e)
@@ -274,13 +291,16 @@ static int read_manifest(const char *dir, enpu_manifest *m, enpu_err *e)
 
 /* Every listed file, not through a link, with the size and digest the
  * manifest records (which gives the id: enpu_manifest_parse checked); the
- * digest only when hash. */
-static int read_files(const char *dir, const enpu_manifest *m, int hash, loaded_file *lf,
-		      int *nf, enpu_err *e)
+ * digest only when hash. Without hash, the file unread (or NULL) is not
+ * read: its size is checked by a stat. */
+static int read_files(const char *dir, const enpu_manifest *m, int hash, const char *unread,
+		      loaded_file *lf, int *nf, enpu_err *e)
 {
 	for (int i = 0; i < m->n; i++) {
 		const enpu_mfile *f = &m->files[i];
 		loaded_file *l = &lf[*nf];
+		char p[4096];
+		struct stat st;
 
 		if (check_no_links(dir, f->path, e) < 0)
 			return -1;
@@ -289,6 +309,17 @@ static int read_files(const char *dir, const enpu_manifest *m, int hash, loaded_
 			return enpu_fail(e, ENPU_E_NOMEM, "manifest.json", NULL,
 					 "cannot load the artifact");
 		(*nf)++;
+		if (!hash && unread && !strcmp(f->path, unread)) {
+			/* not read here (its reader opens it): its size only */
+			snprintf(p, sizeof p, "%s/%s", dir, f->path);   /* fits: check_no_links */
+			if (stat(p, &st) == 0 && (uint64_t)st.st_size == f->bytes) {
+				memcpy(l->sha256, f->sha256, sizeof l->sha256);
+				continue;
+			}
+			return enpu_fail(e, ENPU_E_ARTIFACT_DIGEST, f->path, "recompile the artifact",
+					 "artifact file '%s' does not have the size the manifest "
+					 "records (%llu bytes)", f->path, (unsigned long long)f->bytes);
+		}
 		if (f->bytes > SIZE_MAX - 1 ||
 		    read_member(dir, f->path, (size_t)f->bytes + 1, &l->data, e) < 0 ||
 		    l->data.len != f->bytes)
@@ -393,10 +424,40 @@ static int outputs_text(enpu_artifact *a, enpu_err *e)
 					  "cannot load the artifact");
 }
 
+/* The weights file dir/rel's members by their headers into a->weights
+ * (no data), but for gather's index arrays, read: bind_weights checks
+ * them. */
+static int scan_weights(enpu_artifact *a, const char *dir, const char *rel,
+			const enpu_limits *lim, enpu_err *e)
+{
+	enpu_npz_index ix;
+	char p[4096];
+	int rc = 0;
+
+	snprintf(p, sizeof p, "%s/%s", dir, rel);   /* fits: check_no_links */
+	if (enpu_npz_scan(p, rel, lim, &ix, e) < 0)
+		return -1;
+	for (int k = 0; k < a->g->n_ops && rc == 0; k++) {
+		const enpu_irop *op = &a->g->ops[k];
+
+		if (op->def->id != ENPU_OP_GATHER)
+			continue;
+		for (size_t i = 0; i < ix.meta.n && rc == 0; i++)
+			if (!strcmp(ix.meta.items[i].name, a->g->tensors[op->in[1]].name))
+				rc = enpu_npz_scan_load(&ix, i, rel, e);
+	}
+	if (rc == 0) {
+		a->weights = ix.meta;
+		memset(&ix.meta, 0, sizeof ix.meta);
+	}
+	enpu_npz_index_free(&ix);
+	return rc;
+}
+
 /* The artifact of manifest m from files lf: target options, graph, plan,
- * summary, weights. */
-static int build(enpu_artifact *a, const enpu_manifest *m, loaded_file *lf, int nf,
-		 const enpu_limits *lim, int trusted, enpu_err *e)
+ * summary, weights (check_only: by their headers, scan_weights). */
+static int build(enpu_artifact *a, const char *dir, const enpu_manifest *m, loaded_file *lf,
+		 int nf, const enpu_limits *lim, int trusted, int check_only, enpu_err *e)
 {
 	const loaded_file *gf = find_file(lf, nf, "graph.json"), *pf = find_file(lf, nf, "plan.json");
 	const loaded_file *wf = find_file(lf, nf, m->weights);
@@ -413,7 +474,8 @@ static int build(enpu_artifact *a, const enpu_manifest *m, loaded_file *lf, int 
 	if (load_graph_plan(a, m->weights, gf, pf, lim, trusted, e) < 0 ||
 	    (m->has_summary && check_summary(a, &m->summary, e) < 0))
 		return -1;
-	if (enpu_npz_read_mem(wf->data.data, wf->data.len, m->weights, lim, &a->weights, e) < 0) {
+	if (check_only ? scan_weights(a, dir, m->weights, lim, e) < 0 :
+	    enpu_npz_read_mem(wf->data.data, wf->data.len, m->weights, lim, &a->weights, e) < 0) {
 		if (e)
 			e->code = ENPU_E_ARTIFACT;
 		return -1;
@@ -429,8 +491,9 @@ int enpu_artifact_load(const char *dir, const enpu_limits *lim,
 	return enpu_artifact_load_ex(dir, lim, 0, out, e);
 }
 
-int enpu_artifact_load_ex(const char *dir, const enpu_limits *lim, unsigned flags,
-			  enpu_artifact **out, enpu_err *e)
+/* enpu_artifact_load_ex, or with check_only enpu_artifact_check's load */
+static int load(const char *dir, const enpu_limits *lim, unsigned flags, int check_only,
+		enpu_artifact **out, enpu_err *e)
 {
 	enpu_manifest m;
 	loaded_file lf[ENPU_MANIFEST_FILES];
@@ -444,8 +507,9 @@ int enpu_artifact_load_ex(const char *dir, const enpu_limits *lim, unsigned flag
 		return -1;
 	if (!(a = calloc(1, sizeof(*a))))
 		enpu_fail(e, ENPU_E_NOMEM, "manifest.json", NULL, "cannot load the artifact");
-	else if (read_files(dir, &m, !(flags & ENPU_LOAD_TRUSTED), lf, &nf, e) == 0 &&
-		 build(a, &m, lf, nf, lim, flags & ENPU_LOAD_TRUSTED, e) == 0)
+	else if (read_files(dir, &m, !(flags & (ENPU_LOAD_TRUSTED | ENPU_LOAD_HASHED)),
+			    check_only ? m.weights : NULL, lf, &nf, e) == 0 &&
+		 build(a, dir, &m, lf, nf, lim, flags & ENPU_LOAD_TRUSTED, check_only, e) == 0)
 		rc = 0;
 	free_files(lf, nf);
 	enpu_manifest_free(&m);
@@ -454,6 +518,25 @@ int enpu_artifact_load_ex(const char *dir, const enpu_limits *lim, unsigned flag
 	else
 		*out = a;
 	return rc;
+}
+
+int enpu_artifact_load_ex(const char *dir, const enpu_limits *lim, unsigned flags,
+			  enpu_artifact **out, enpu_err *e)
+{
+	return load(dir, lim, flags, 0, out, e);
+}
+
+int enpu_artifact_check(const char *dir, const enpu_limits *lim, unsigned flags,
+			enpu_msummary *s, enpu_err *e)
+{
+	enpu_artifact *a;
+
+	if (load(dir, lim, flags, 1, &a, e) != 0)
+		return -1;
+	if (s)
+		enpu_artifact_summary(a, s);
+	enpu_artifact_free(a);
+	return 0;
 }
 
 void enpu_artifact_free(enpu_artifact *a)

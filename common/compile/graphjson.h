@@ -64,5 +64,14 @@ void enpu_msummary_of(const enpu_graph *g, uint64_t arena_bytes,
  * says, or would say: an older build's manifest has none). */
 struct enpu_artifact;
 void enpu_artifact_summary(const struct enpu_artifact *a, enpu_msummary *s);
+/* Every check enpu_artifact_load_ex makes with flags, without a handle and
+ * without the weights' arrays: the weights file's members are scanned
+ * (their .npy headers, enpu_npz_scan, as a compile scans its weights blob)
+ * and bound to the graph by name, dtype and shape; only gather's index
+ * arrays are read, to be checked. For an artifact to be stored, not run
+ * now (the daemon's import from its remote cache). The summary its files
+ * give into *s (NULL: not wanted). 0, or -1 + *e as the load fails. */
+int enpu_artifact_check(const char *dir, const enpu_limits *lim, unsigned flags,
+			enpu_msummary *s, enpu_err *e);
 
 #endif

@@ -501,16 +501,17 @@ static int missing_blobs(srv_cas *c, const enpu_manifest *m, const char *id,
 	return 0;
 }
 
-/* m's files (linked from their blobs) and the manifest text into tmp. */
+/* m's files (linked from their blobs, verified by missing_blobs: known
+ * good, and so through the link) and the manifest text into tmp. */
 static int materialize(srv_cas *c, const enpu_manifest *m, const char *text, size_t len,
 		       const char *tmp, enpu_err *e)
 {
-	char from[4300], to[5400];
+	char to[5400];
 
 	for (int i = 0; i < m->n; i++) {
-		srv_cas_blob_path(c, m->files[i].sha256, from, sizeof from);
 		snprintf(to, sizeof to, "%s/%s", tmp, m->files[i].path);
-		if (mkparents(tmp, m->files[i].path, e) != 0 || srv_link_or_copy(from, to, e) != 0)
+		if (mkparents(tmp, m->files[i].path, e) != 0 ||
+		    srv_cas_link_blob(c, m->files[i].sha256, to, e) != 0)
 			return -1;
 		if (strchr(m->files[i].path, '/')) {
 			*strrchr(to, '/') = '\0';
@@ -521,32 +522,47 @@ static int materialize(srv_cas *c, const enpu_manifest *m, const char *text, siz
 	return srv_cas_write_atomic(c, to, text, len, e);
 }
 
-/* An older build's manifest has no summary: the one the loaded artifact a
- * gives goes into *full and over tmp's manifest.json (the id hashes the
+/* 1 when every file of m in tmp is known to hash to its digest. */
+static int all_known_good(srv_cas *c, const enpu_manifest *m, const char *tmp)
+{
+	char p[5400];
+
+	for (int i = 0; i < m->n; i++) {
+		enpu_str_cat(p, sizeof p, tmp, "/", m->files[i].path, (char *)NULL);
+		if (!srv_cas_known_good(c, p, m->files[i].sha256))
+			return 0;
+	}
+	return 1;
+}
+
+/* An older build's manifest has no summary: the one the artifact's files
+ * give (s) goes into *full and over tmp's manifest.json (the id hashes the
  * files, not the manifest: it stays). full stays empty otherwise. */
-static int complete_manifest(srv_cas *c, const enpu_manifest *m, const enpu_artifact *a,
+static int complete_manifest(srv_cas *c, const enpu_manifest *m, const enpu_msummary *s,
 			     const char *tmp, enpu_buf *full, enpu_err *e)
 {
-	enpu_msummary s;
 	char to[5400];
 
 	if (m->has_summary)
 		return 0;
-	enpu_artifact_summary(a, &s);
-	if (enpu_manifest_with_summary(m, &s, full, e) != 0)
+	if (enpu_manifest_with_summary(m, s, full, e) != 0)
 		return -1;
 	snprintf(to, sizeof to, "%s/" MANIFEST, tmp);
 	return srv_cas_write_atomic(c, to, full->data, full->len, e);
 }
 
-int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len,
-			const enpu_limits *lim, json_object **missing, int *created,
-			enpu_err *e)
+/* srv_artifact_import, keeping the loaded handle (keep), or
+ * srv_artifact_import_stored. */
+static int import(srv_cas *c, const char *id, const char *text, size_t len,
+		  const enpu_limits *lim, int keep, json_object **missing, int *created,
+		  enpu_err *e)
 {
 	enpu_manifest m;
 	char tmp[4300] = "", dir[4300], dig[65];
 	enpu_artifact *a = NULL;
+	enpu_msummary sum;
 	enpu_buf full = ENPU_BUF_INIT;
+	unsigned how;
 	int ret = -1;
 
 	*missing = NULL;
@@ -570,11 +586,21 @@ int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len
 	}
 	/* Load before it becomes visible (every file, and the summary against
 	 * what they give): a bad import never lands, and afterwards the
-	 * directory and its manifest are trusted. */
+	 * directory and its manifest are trusted. The files' bytes were hashed
+	 * to their digests as they came (an upload, the remote cache's fetch)
+	 * or by missing_blobs just now: when the memo still says so of each
+	 * file in tmp, the load does not hash them again (ENPU_LOAD_HASHED);
+	 * every other check is as deep. */
 	if (materialize(c, &m, text, len, tmp, e) != 0)
 		goto out;
 	srv_cas_count(c, SRV_EV_LOAD, 0);
-	if (enpu_artifact_load(tmp, lim, &a, e) != 0 || complete_manifest(c, &m, a, tmp, &full, e) != 0)
+	how = all_known_good(c, &m, tmp) ? ENPU_LOAD_HASHED : 0;
+	if (keep ? enpu_artifact_load_ex(tmp, lim, how, &a, e) != 0 :
+	    enpu_artifact_check(tmp, lim, how, &sum, e) != 0)
+		goto out;
+	if (a)
+		enpu_artifact_summary(a, &sum);
+	if (complete_manifest(c, &m, &sum, tmp, &full, e) != 0)
 		goto out;
 	if (full.len) {   /* an older build's manifest, now with its summary */
 		text = full.data;
@@ -585,7 +611,7 @@ int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len
 	tmp[0] = '\0';
 	/* the first job needs not load it again */
 	srv_artifact_dir(c, id, dir, sizeof dir);
-	if (lru_put(dir, a, 0))
+	if (a && lru_put(dir, a, 0))
 		a = NULL;
 	*created = 1;
 	ret = 0;
@@ -596,6 +622,20 @@ out:
 		srv_rmtree(tmp);
 	enpu_manifest_free(&m);
 	return ret;
+}
+
+int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len,
+			const enpu_limits *lim, json_object **missing, int *created,
+			enpu_err *e)
+{
+	return import(c, id, text, len, lim, 1, missing, created, e);
+}
+
+int srv_artifact_import_stored(srv_cas *c, const char *id, const char *text, size_t len,
+			       const enpu_limits *lim, json_object **missing, int *created,
+			       enpu_err *e)
+{
+	return import(c, id, text, len, lim, 0, missing, created, e);
 }
 
 /* the file rel of artifact id as an absolute path in the cache */

@@ -65,12 +65,21 @@ int srv_artifact_ingest_compiled(srv_cas *c, const char *dir, const struct enpu_
 
 /* Import a manifest for artifact id, untrusted: the artifact is loaded
  * (enpu_artifact_load: every file, and the summary against what they
- * give) before it becomes visible. Blobs the CAS lacks are returned in
+ * give) before it becomes visible, and its handle kept for the first job.
+ * The files' digests are not computed again when the cache knows them
+ * good (their blobs hashed as they were stored, or by the check of the
+ * missing blobs; ENPU_LOAD_HASHED). Blobs the CAS lacks are returned in
  * *missing (a json array, caller puts) with -1 and ENPU_E_BLOB_MISSING.
  * *created = 0 when the artifact was already present. */
 int srv_artifact_import(srv_cas *c, const char *id, const char *text, size_t len,
 			const enpu_limits *lim, struct json_object **missing, int *created,
 			enpu_err *e);
+/* The same for an artifact to be stored, not run now (the remote cache's
+ * fetch): checked as deep (enpu_artifact_check: the weights by their
+ * headers, their arrays not read), no handle kept. */
+int srv_artifact_import_stored(srv_cas *c, const char *id, const char *text, size_t len,
+			       const enpu_limits *lim, struct json_object **missing, int *created,
+			       enpu_err *e);
 
 /* [{path, sha256, bytes}...] of the manifest, then manifest.json itself;
  * local: each also with "local", its absolute path in the cache (for the

@@ -52,6 +52,11 @@ void srv_cas_memo_good(srv_cas *c, const char *path, const char *digest);
 /* 1 when path is a file already verified to hash to digest and unchanged
  * since (one stat; never reads it); 0 when that is not known. */
 int srv_cas_known_good(srv_cas *c, const char *path, const char *digest);
+/* to (a file of an artifact being installed) becomes a hard link to the
+ * blob digest, or a copy of it where no link can be made
+ * (srv_link_or_copy). A blob known good stays so through the link, whose
+ * change of its ctime would otherwise make its next check hash it. */
+int srv_cas_link_blob(srv_cas *c, const char *digest, const char *to, enpu_err *e);
 
 /* The bytes of a blob of at most max bytes, appended to out: 0, or -1
  * when it is absent, larger or cannot be read. No hashing: the caller has

@@ -72,6 +72,7 @@ srv_remote *srv_remote_new(const srv_remote_cfg *cfg, enpu_err *e)
 	rc->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 2000;
 	rc->backoff_s = cfg->backoff_s > 0 ? cfg->backoff_s : 30;
 	rc->queue_max = cfg->queue_max > 0 ? cfg->queue_max : 256;
+	rc->miss_ttl_s = cfg->miss_ttl_s > 0 ? cfg->miss_ttl_s : 0;
 	rc->q = calloc((size_t)rc->queue_max, sizeof *rc->q);
 	if (!rc->url || (cfg->cacert && !rc->cacert) || !rc->q) {
 		enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
@@ -418,17 +419,20 @@ static int fetch_manifest(srv_remote *rc, const srv_rentry *en, enpu_manifest *m
 	return 1;
 }
 
-/* 1 when key missed within NEG_S seconds; with add, note that it did. */
+/* 1 when key missed within the last miss_ttl_s seconds; with add, note
+ * that it did. Without a ttl, never. */
 static int neg_memo(srv_remote *rc, const char *key, int add)
 {
 	unsigned slot = 0;
 	int hit;
 
+	if (rc->miss_ttl_s == 0)
+		return 0;
 	for (int i = 0; i < 8; i++)   /* a key is a hex digest: any digits spread */
 		slot = slot * 16 + (unsigned)(key[i] <= '9' ? key[i] - '0' : key[i] - 'a' + 10);
 	slot %= NEG_SLOTS;
 	pthread_mutex_lock(&rc->mu);
-	hit = !strcmp(rc->neg_key[slot], key) && srv_now() < rc->neg_at[slot] + NEG_S;
+	hit = !strcmp(rc->neg_key[slot], key) && srv_now() < rc->neg_at[slot] + rc->miss_ttl_s;
 	if (add) {
 		memcpy(rc->neg_key[slot], key, 65);
 		rc->neg_at[slot] = srv_now();
@@ -468,8 +472,8 @@ int srv_remote_fetch(srv_remote *rc, const char *key, char id[65])
 		if (!srv_cas_verify(rc->cas, m.files[i].sha256, NULL) &&
 		    fetch_blob(rc, m.files[i].sha256, m.files[i].bytes) != 0)
 			hit = -1;
-	if (hit == 0 && srv_artifact_import(rc->cas, en.id, raw.data, raw.len, rc->lim, &missing,
-					    &created, &e) != 0) {
+	if (hit == 0 && srv_artifact_import_stored(rc->cas, en.id, raw.data, raw.len, rc->lim,
+						   &missing, &created, &e) != 0) {
 		srv_log("warn", "remote cache: artifact %.12s not imported: %s", en.id, e.message);
 		atomic_fetch_add(&rc->untrusted, 1);
 		hit = -1;

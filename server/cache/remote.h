@@ -9,7 +9,8 @@
  * A local miss asks the remote: the entry must carry a trusted signature
  * and name the key it was looked up by; its manifest and the files the
  * cache lacks are fetched, each checked against its digest, and imported
- * as any untrusted manifest is (srv_artifact_import); the manifest must
+ * as an untrusted manifest is (srv_artifact_import_stored: not hashed
+ * again, the weights' arrays not read); the manifest must
  * give back the key (compiler, backend, target, spec, weights). After a
  * local compile (mode readwrite), its files, its manifest and last its
  * entry are written to the remote from a bounded queue, by a thread:
@@ -96,6 +97,8 @@ typedef struct srv_remote_cfg {
 				     * transfer that stalls this long is dropped */
 	int backoff_s;              /* a degraded remote is probed again after this */
 	int queue_max;              /* artifacts waiting for upload at most */
+	int miss_ttl_s;             /* a key that missed is not asked again for this
+				     * long (0: asked every time) */
 } srv_remote_cfg;
 
 /* Check the configuration and read the files it names (before any

@@ -10,10 +10,10 @@
 
 #define RQ_TRIES 5          /* an upload is given up after this many failures */
 /* A key the remote did not answer (a miss, an entry refused) is not asked
- * again for NEG_S seconds: a compile's second request (after the client
- * uploaded the weights the first lacked) asks the remote once. */
+ * again for --remote-cache-miss-ttl seconds: a compile's second request
+ * (after the client uploaded the weights the first lacked) asks the
+ * remote once. The keys of the last NEG_SLOTS misses at most (by slot). */
 #define NEG_SLOTS 64
-#define NEG_S 5.0
 
 typedef struct rq_item {
 	char key[65], id[65];
@@ -25,7 +25,7 @@ struct srv_remote {
 	char *auth;                 /* "Authorization: Bearer ..." or NULL */
 	char *cacert;
 	int readwrite;
-	int timeout_ms, backoff_s, queue_max;
+	int timeout_ms, backoff_s, queue_max, miss_ttl_s;
 	srv_rkeys keys;
 	struct srv_cas *cas;
 	const enpu_limits *lim;

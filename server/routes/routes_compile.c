@@ -295,8 +295,8 @@ static int lookup_or_compile(srv_ctx *ctx, const compile_req *q, const enpu_spec
 
 /* The weights are not here (weights_field): the artifact may come from
  * the remote cache, whose trusted entry for key is what lets a caller
- * name weights it did not upload (the remote is shared by whoever reads
- * it: docs/architecture.md, "Remote cache"); a local entry counts only
+ * name weights it did not upload (the remote is one trust domain:
+ * docs/access.md, "The remote cache"); a local entry counts only
  * when the remote names the same artifact. Else 409 E0804 for the
  * weights, as without a remote: the client uploads them and asks again.
  * 0 with the manifest, or -1 after a reply. */

@@ -18,7 +18,9 @@
 # model and weights as `eulernpu import` gets); cpu_ref for npu_sim; nginx
 # serving a 200-byte file, both under wrk (16 connections); one server for
 # two behind nginx (examples/lab-balancer/, the same jobs); cp and openssl
-# dgst -sha256 for the compiles; the lower bound for the memory plan.
+# dgst -sha256 for the compiles, and the local compile (its upload
+# included) for a remote cache hit (nginx WebDAV); the lower bound for the
+# memory plan.
 set -u
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -147,9 +149,9 @@ a=$(sed -n 's/^run .*sim.cpu_ref .* median \([0-9.]*\) ms/\1/p' "$T/sim.out")
 row "npu_sim run, conv 32→64→64 on ${SIM_HW}×${SIM_HW}, ms" "$o" "cpu_ref $a" "$(ratio "$a" "$o")"
 
 fi
+free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 # ---- HTTP: tiny_mlp jobs and health against nginx's static file (wrk) ----------
 if want http; then
-free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 start_daemon h --listen 127.0.0.1:0 --port-file "$T/h.port"
 HP=$(cat "$T/h.port")
 HU=http://127.0.0.1:$HP
@@ -293,6 +295,69 @@ o=$(med <"$T/miss.ours") a=$(med <"$T/miss.cp")
 row "compile, cache miss, $BIG_MIB MiB weights, s (daemon peak RSS +$(med <"$T/miss.rss") MiB over idle)" "$o" "cp $a" "$(ratio "$a" "$o")"
 o=$(med <"$T/hit.ours") a=$(med <"$T/hit.dgst")
 row "compile, cache hit, $BIG_MIB MiB weights, s" "$o" "openssl dgst -sha256 $a" "$(ratio "$a" "$o")"
+
+# a remote cache hit (a runner with an empty cache, the artifact from
+# nginx WebDAV on loopback) against the local compile that filled it (a
+# lab server with an empty cache: the client's upload included), round by
+# round; each daemon starts empty, the remote is emptied before A
+RP=$(free_port)
+RR=$T/remote
+mkdir -p "$RR" "$T/rnginx"
+chmod 755 "$T" "$T/rnginx"
+chmod 777 "$RR"   # nginx's workers (another user when root) write here
+cat >"$T/rnginx.conf" <<EOF
+worker_processes 1;
+error_log $T/rnginx/error.log;
+pid $T/rnginx/nginx.pid;
+events { worker_connections 64; }
+http {
+	access_log off;
+	client_body_temp_path $T/rnginx/body;
+	proxy_temp_path $T/rnginx/proxy;
+	fastcgi_temp_path $T/rnginx/fastcgi;
+	uwsgi_temp_path $T/rnginx/uwsgi;
+	scgi_temp_path $T/rnginx/scgi;
+	server {
+		listen 127.0.0.1:$RP;
+		root $RR;
+		dav_methods PUT DELETE;
+		create_full_put_path on;
+		dav_access user:rw group:rw all:r;
+		client_max_body_size 0;
+	}
+}
+EOF
+nginx -c "$T/rnginx.conf" -p "$T/rnginx" -g 'daemon off;' </dev/null >/dev/null 2>"$T/rnginx.err" &
+PIDS+=($!)
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$RP/" && break; sleep 0.05; done
+curl -s -o /dev/null "http://127.0.0.1:$RP/" || die "nginx (WebDAV) did not start: $(cat "$T/rnginx.err")"
+openssl genpkey -algorithm ed25519 -out "$T/rsign.key" 2>/dev/null && chmod 600 "$T/rsign.key" &&
+	openssl pkey -in "$T/rsign.key" -pubout -out "$T/rsign.pub" 2>/dev/null || die "openssl genpkey failed"
+rmetric() { curl -sf --unix-socket "$T/$1.sock" http://localhost/metrics | awk -v k="$2" '$1 == k { print $2 }'; }
+rc_() { EULERNPU_SERVER=unix:$T/$1.sock "$BIN/eulernpu" compile --spec "$T/big/spec.yaml" --weights "$T/big/weights.npz" --out "$2"; }
+for r in $(seq "$ROUNDS"); do
+	rm -rf "${RR:?}"/*
+	start_daemon "ra$r" --max-upload $(( (BIG_MIB + 64) * 1024 * 1024 )) \
+		--remote-cache "http://127.0.0.1:$RP" --remote-cache-mode readwrite \
+		--remote-cache-sign-key "$T/rsign.key"
+	secs rc_ "ra$r" "$T/big.ra$r" >>"$T/rlocal.ours"
+	for _ in $(seq 1200); do
+		[ "$(rmetric "ra$r" 'eulernpu_remote_cache_uploads_total{result="done"}')" = 1 ] && break
+		sleep 0.1
+	done
+	[ "$(rmetric "ra$r" 'eulernpu_remote_cache_uploads_total{result="done"}')" = 1 ] ||
+		die "round $r: the upload to the remote did not finish: $(tail -3 "$T/ra$r.log")"
+	eval "kill \$PID_ra$r; wait \$PID_ra$r 2>/dev/null"
+	start_daemon "rb$r" --remote-cache "http://127.0.0.1:$RP" --remote-cache-trust "$T/rsign.pub"
+	secs rc_ "rb$r" "$T/big.rb$r" >>"$T/rhit.ours"
+	[ "$(rmetric "rb$r" 'eulernpu_remote_cache_lookups_total{result="hit"}')" = 1 ] ||
+		die "round $r: no remote hit: $(tail -3 "$T/rb$r.log")"
+	eval "kill \$PID_rb$r; wait \$PID_rb$r 2>/dev/null"
+	rm -rf "$T/ra$r.cache" "$T/rb$r.cache" "$T/big.ra$r" "$T/big.rb$r"
+done
+rm -rf "${RR:?}"/*
+o=$(med <"$T/rhit.ours") a=$(med <"$T/rlocal.ours")
+row "compile, remote cache hit (nginx WebDAV on loopback, empty local cache), $BIG_MIB MiB weights, s" "$o" "local compile and upload $a" "$(ratio "$a" "$o")"
 
 fi
 # ---- the memory plan against its lower bound -----------------------------------

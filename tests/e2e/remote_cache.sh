@@ -262,6 +262,34 @@ check "D gets the spec compiled while the remote was down" \
 	compile d "$TMP/big/spec2.yaml" "$TMP/big/weights.npz" "$TMP/d_down"
 expect_eq "D: cached" "$(jget "$TMP/d.compile.json" cached)" true
 
+# ---- --remote-cache-miss-ttl: a compile's retry with the weights asks again or not ------------------
+# tiny_mlp is on no remote: the first request (no weights) misses, the
+# client uploads them, the second misses the local cache; with a ttl the
+# remote is not asked again for it, with 0 it is.
+M=$EX/tiny_mlp
+start_daemon f --remote-cache "http://127.0.0.1:$NP" --remote-cache-trust "$TMP/a.pub" \
+	--remote-cache-miss-ttl 0 || { finish; exit 1; }
+start_daemon g --remote-cache "http://127.0.0.1:$NP" --remote-cache-trust "$TMP/a.pub" \
+	--remote-cache-miss-ttl 3600 || { finish; exit 1; }
+check "F (miss ttl 0) compiles tiny_mlp" compile f "$M/spec.yaml" "$M/weights.npz" "$TMP/f_mlp"
+check "G (miss ttl 3600) compiles tiny_mlp" compile g "$M/spec.yaml" "$M/weights.npz" "$TMP/g_mlp"
+expect_eq "F and G compiled it themselves" \
+	"$(jget "$TMP/f.compile.json" cached) $(jget "$TMP/g.compile.json" cached)" "false false"
+expect_eq "F asked the remote at both requests" \
+	"$(metric f 'eulernpu_remote_cache_lookups_total{result="miss"}')" 2
+expect_eq "G asked it once" "$(metric g 'eulernpu_remote_cache_lookups_total{result="miss"}')" 1
+check "G again (no weights needed now, a local hit): cached" compile g "$M/spec.yaml" \
+	"$M/weights.npz" "$TMP/g_mlp2"
+expect_eq "G: cached, the remote not asked" \
+	"$(jget "$TMP/g.compile.json" cached) $(metric g 'eulernpu_remote_cache_lookups_total{result="miss"}')" \
+	"true 1"
+stop_daemon f
+stop_daemon g
+check_status "a negative --remote-cache-miss-ttl is refused" 2 "$BIN/eulernpud" --config none \
+	--remote-cache "http://127.0.0.1:$NP" --remote-cache-miss-ttl -1 --check-config
+printf 'remote-cache: http://127.0.0.1:%s\nremote-cache-miss-ttl: 0\n' "$NP" >"$TMP/ttl.yaml"
+check "remote-cache-miss-ttl in a config file" "$BIN/eulernpud" --config "$TMP/ttl.yaml" --check-config
+
 # ---- configuration errors -----------------------------------------------------------------------------
 chmod 644 "$TMP/a.key"
 check_status "a sign key readable by everyone is refused" 2 "$BIN/eulernpud" --config none \

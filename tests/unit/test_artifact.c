@@ -439,6 +439,154 @@ static void rewrite_consistently(const char *sub, const char *rel, const char *t
 	cr_assert_eq(tpl_rewrite_member(p, rel, text, strlen(text)), 0);
 }
 
+/* ENPU_LOAD_HASHED (the caller hashed the files) does not hash them again
+ * either, and checks the sizes; it derives the plan as a deep load does
+ * (test_npuplan: hashed_load_derives_the_model). */
+Test(artifact, hashed_load_does_not_hash)
+{
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_artifact *a = NULL;
+	enpu_buf b = ENPU_BUF_INIT;
+	char p[128], *sp;
+
+	cr_assert_eq(compile_to("t", weights("w.npz", 0, 0, 0), &info, &e), 0, "%s", e.message);
+	slurp("t", "graph.json", &b);
+	cr_assert_not_null(sp = strstr(b.data, "\n  "));
+	sp[1] = '\t';   /* the same size, another digest */
+	spit("t", "graph.json", b.data, b.len);
+	snprintf(p, sizeof(p), "%s/t", dir);
+	cr_assert_eq(enpu_artifact_load_ex(p, NULL, 0, &a, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT_DIGEST, "%s", e.message);
+	cr_assert_eq(enpu_artifact_load_ex(p, NULL, ENPU_LOAD_HASHED, &a, &e), 0, "%s", e.message);
+	enpu_artifact_free(a);
+	cr_assert_eq(enpu_artifact_check(p, NULL, ENPU_LOAD_HASHED, NULL, &e), 0, "%s", e.message);
+	spit("t", "graph.json", b.data, b.len - 1);
+	cr_assert_eq(enpu_artifact_load_ex(p, NULL, ENPU_LOAD_HASHED, &a, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT_DIGEST, "%s", e.message);
+	cr_assert_eq(enpu_artifact_check(p, NULL, ENPU_LOAD_HASHED, NULL, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_ARTIFACT_DIGEST, "%s", e.message);
+	enpu_buf_free(&b);
+}
+
+/* The bytes of the .npz at path (in dir) into b. */
+static void npz_bytes(const char *path, enpu_buf *b)
+{
+	enpu_err e = ENPU_ERR_INIT;
+
+	enpu_buf_reset(b);
+	cr_assert_eq(enpu_read_file(path, 0, b, &e), 0, "%s", e.message);
+}
+
+/* enpu_artifact_check binds the weights by their headers: a weights file
+ * (rewritten consistently: manifest, id) of a wrong shape, lacking a
+ * weight or holding one too many is refused with the load's own error;
+ * the summary is the load's. */
+Test(artifact, check_binds_the_weights_by_their_headers)
+{
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT, e2 = ENPU_ERR_INIT;
+	enpu_artifact *a = NULL;
+	enpu_msummary s1, s2;
+	enpu_buf b = ENPU_BUF_INIT;
+	char p[128], sub[8];
+	const char *bad[3];
+
+	cr_assert_eq(compile_to("c", weights("w.npz", 0, 0, 0), &info, &e), 0, "%s", e.message);
+	snprintf(p, sizeof(p), "%s/c", dir);
+	cr_assert_eq(enpu_artifact_check(p, NULL, 0, &s1, &e), 0, "%s", e.message);
+	cr_assert_eq(load("c", &a, &e), 0, "%s", e.message);
+	enpu_artifact_summary(a, &s2);
+	enpu_artifact_free(a);
+	cr_expect_eq(s1.operators, s2.operators);
+	cr_expect_eq(s1.components, s2.components);
+	cr_expect_eq(s1.arena_bytes, s2.arena_bytes);
+
+	bad[0] = "fc1.w";
+	bad[1] = "fc2.b";
+	bad[2] = "stray";
+	for (int k = 0; k < 3; k++) {
+		snprintf(sub, sizeof(sub), "b%d", k);
+		cr_assert_eq(compile_to(sub, weights("w.npz", 0, 0, 0), &info, &e), 0, "%s", e.message);
+		npz_bytes(weights("bad.npz", k == 0, k == 1, k == 2), &b);
+		snprintf(p, sizeof(p), "%s/%s", dir, sub);
+		cr_assert_eq(tpl_rewrite_member(p, "weights/cpu_ref.npz", b.data, b.len), 0);
+		cr_assert_eq(enpu_artifact_check(p, NULL, 0, NULL, &e), -1, "weights %d checked", k);
+		cr_expect_eq(e.code, ENPU_E_ARTIFACT, "%d: %s", k, e.message);
+		cr_expect(strstr(e.message, bad[k]), "%d: %s", k, e.message);
+		cr_assert_eq(enpu_artifact_load(p, NULL, &a, &e2), -1);
+		cr_expect_str_eq(e.message, e2.message);
+	}
+	enpu_buf_free(&b);
+}
+
+/* Its arrays are not read: a byte of weight data changed in place (the
+ * same size; the zip's CRC no longer matches) passes the check when the
+ * caller hashed the files (ENPU_LOAD_HASHED: this byte would have failed
+ * that hash), where a load, reading them, refuses it. */
+Test(artifact, check_reads_no_weight_data)
+{
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_artifact *a = NULL;
+	enpu_buf b = ENPU_BUF_INIT;
+	char p[128], *mg;
+	size_t off;
+
+	cr_assert_eq(compile_to("d", weights("w.npz", 0, 0, 0), &info, &e), 0, "%s", e.message);
+	slurp("d", "weights/cpu_ref.npz", &b);
+	cr_assert_not_null(mg = memmem(b.data, b.len, "\x93NUMPY", 6));
+	off = (size_t)(mg - b.data) + 10 + (unsigned char)mg[8] + 256u * (unsigned char)mg[9];
+	cr_assert_lt(off, b.len);
+	b.data[off] ^= 0x40;   /* the first data byte of the first member */
+	spit("d", "weights/cpu_ref.npz", b.data, b.len);
+	snprintf(p, sizeof(p), "%s/d", dir);
+	cr_assert_eq(enpu_artifact_check(p, NULL, ENPU_LOAD_HASHED, NULL, &e), 0, "%s", e.message);
+	cr_assert_eq(enpu_artifact_load_ex(p, NULL, ENPU_LOAD_HASHED, &a, &e), -1);
+	cr_assert_eq(enpu_artifact_check(p, NULL, 0, NULL, &e), -1, "the digest, without the flag");
+	cr_expect_eq(e.code, ENPU_E_ARTIFACT_DIGEST, "%s", e.message);
+	enpu_buf_free(&b);
+}
+
+/* gather's index array is read, and checked: an index out of range in a
+ * consistently rewritten weights file is refused by the check too. */
+Test(artifact, check_reads_gather_indices)
+{
+	enpu_spec *s = NULL;
+	enpu_compile_info info;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_tlist l = ENPU_TLIST_INIT;
+	enpu_tensor x;
+	enpu_buf b = ENPU_BUF_INIT;
+	static const int64_t idx[4] = {-1, 0, 4, 2};
+	char out[128], w[128];
+
+	cr_assert_eq(enpu_spec_load("tests/data/ops/v2_gather_negative/spec.yaml", "spec.yaml", NULL,
+				    &s, &e), 0, "%s", e.message);
+	snprintf(out, sizeof(out), "%s/g", dir);
+	cr_assert_eq(compile_spec(s, "cpu_ref", "tests/data/ops/v2_gather_negative/weights.npz",
+				  "ab12", out, &info, &e), 0, "%s", e.message);
+	enpu_spec_free(s);
+	cr_assert_eq(enpu_artifact_check(out, NULL, 0, NULL, &e), 0, "%s", e.message);
+	memset(&x, 0, sizeof(x));
+	x.name = strdup("idx");
+	x.dtype = ENPU_DT_I64;
+	x.shape.ndim = 1;
+	x.shape.dim[0] = 4;
+	cr_assert_eq(enpu_tensor_alloc(&x, NULL, &e), 0);
+	memcpy(x.i64, idx, sizeof(idx));
+	cr_assert_eq(enpu_tlist_push(&l, &x, &e), 0);
+	snprintf(w, sizeof(w), "%s/idx.npz", dir);
+	cr_assert_eq(enpu_npz_write(w, &l, &e), 0, "%s", e.message);
+	enpu_tlist_free(&l);
+	npz_bytes(w, &b);
+	cr_assert_eq(tpl_rewrite_member(out, "weights/cpu_ref.npz", b.data, b.len), 0);
+	cr_assert_eq(enpu_artifact_check(out, NULL, 0, NULL, &e), -1);
+	cr_expect_eq(e.code, ENPU_E_ARTIFACT, "%s", e.message);
+	cr_expect(strstr(e.message, "out of range"), "%s", e.message);
+	enpu_buf_free(&b);
+}
+
 static json_object *graph_of(const char *sub)
 {
 	enpu_buf b = ENPU_BUF_INIT;

@@ -12,6 +12,7 @@
 #include "enpu.h"
 #include "buf.h"
 #include "pipeline.h"
+#include "graphjson.h"
 
 static char work[64], art[96];
 
@@ -155,6 +156,36 @@ Test(npuplan, trusted_load_reads_the_model_from_plan_json)
 	enpu_buf_free(&b);
 	cr_expect_eq(npu_report(0, deep, sizeof deep, &ri1, &e), -1);
 	cr_expect_eq(e.code, ENPU_E_ARTIFACT, "%s", e.message);
+	cr_expect(strstr(e.message, "npu model"), "%s", e.message);
+}
+
+/* A hashed load (the daemon's import: the caller hashed the files) derives
+ * the model as the deep load does: a plan.json whose cycles were edited,
+ * the manifest fixed to its new digest, is refused by it and by the
+ * check without a handle (enpu_artifact_check), and read by the trusted
+ * load. */
+Test(npuplan, hashed_load_derives_the_model)
+{
+	enpu_run_info ri;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_buf b = ENPU_BUF_INIT;
+	char p[160], *hit;
+
+	cr_assert_eq(npu_report(ENPU_LOAD_HASHED, deep, sizeof deep, &ri, &e), 0, "%s", e.message);
+	cr_assert_eq(enpu_artifact_check(art, NULL, ENPU_LOAD_HASHED, NULL, &e), 0, "%s", e.message);
+	snprintf(p, sizeof p, "%s/plan.json", art);
+	cr_assert_eq(enpu_read_file(p, 0, &b, &e), 0, "%s", e.message);
+	cr_assert_not_null(hit = strstr(b.data, "\"compute_cycles\": "));
+	hit += strlen("\"compute_cycles\": ");
+	*hit = *hit == '9' ? '1' : (char)(*hit + 1);
+	cr_assert_eq(tpl_rewrite_member(art, "plan.json", b.data, b.len), 0);
+	enpu_buf_free(&b);
+	cr_assert_eq(npu_report(ENPU_LOAD_TRUSTED, trusted, sizeof trusted, &ri, &e), 0, "%s",
+		     e.message);
+	cr_expect_eq(npu_report(ENPU_LOAD_HASHED, deep, sizeof deep, &ri, &e), -1);
+	cr_expect_eq(e.code, ENPU_E_ARTIFACT, "%s", e.message);
+	cr_expect(strstr(e.message, "npu model"), "%s", e.message);
+	cr_expect_eq(enpu_artifact_check(art, NULL, ENPU_LOAD_HASHED, NULL, &e), -1);
 	cr_expect(strstr(e.message, "npu model"), "%s", e.message);
 }
 

@@ -416,6 +416,45 @@ static void compile_for_import(srv_cas *a, srv_cas *b, char id[65], enpu_buf *ra
 	}
 }
 
+/* An import for storage (the remote cache's): checked (one load counted),
+ * no handle kept, so the first job loads it; the files of artifacts/<id>/,
+ * hard links of blobs hashed as they were stored, stay known good through
+ * the link (its first check is a stat, not a hash). */
+Test(srv_cas, import_stored_keeps_its_files_known_good)
+{
+	srv_cas *a = open_cache("a"), *b = open_cache("b");
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_buf raw = ENPU_BUF_INIT;
+	enpu_manifest m;
+	json_object *missing = NULL;
+	srv_cache_stats cs;
+	enpu_artifact *h = NULL;
+	char id[65], dir[4300], p[4600];
+	int created = 0;
+
+	compile_for_import(a, b, id, &raw, &m);
+	cr_assert_eq(srv_artifact_import_stored(b, id, raw.data, raw.len, NULL, &missing, &created,
+						&e), 0, "%s", e.message);
+	json_object_put(missing);
+	cr_assert_eq(created, 1);
+	srv_artifact_dir(b, id, dir, sizeof dir);
+	for (int i = 0; i < m.n; i++) {
+		snprintf(p, sizeof p, "%s/%s", dir, m.files[i].path);
+		cr_expect_eq(srv_cas_known_good(b, p, m.files[i].sha256), 1, "%s", m.files[i].path);
+	}
+	srv_cas_stats(b, &cs);
+	cr_assert_eq(cs.artifact_loads, 1, "the import checked it");
+	cr_assert_eq(srv_artifact_get(b, id, NULL, &h, &e), 0, "%s", e.message);
+	cr_assert_str_eq(enpu_artifact_id(h), id);
+	srv_artifact_release(h);
+	srv_cas_stats(b, &cs);
+	cr_assert_eq(cs.artifact_loads, 2, "no handle was kept: the first job loads it");
+	enpu_manifest_free(&m);
+	enpu_buf_free(&raw);
+	srv_cas_close(a);
+	srv_cas_close(b);
+}
+
 /* An imported manifest is untrusted: its summary (which compile answers
  * and job submissions use without loading) must be what its files give,
  * or the import is refused and nothing lands. */
