@@ -47,11 +47,11 @@ int enpu_sha256_update(enpu_sha256 *c, const void *p, size_t n)
 	return EVP_DigestUpdate(c->ctx, p, n) == 1 ? 0 : -1;
 }
 
-static void to_hex(const unsigned char *md, unsigned n, char *out)
+void enpu_hex(const unsigned char *md, size_t n, char *out)
 {
 	static const char hex[] = "0123456789abcdef";
 
-	for (unsigned i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		out[2 * i] = hex[md[i] >> 4];
 		out[2 * i + 1] = hex[md[i] & 15];
 	}
@@ -65,7 +65,7 @@ int enpu_sha256_final(enpu_sha256 *c, char out_hex[65])
 	int ok = EVP_DigestFinal_ex(c->ctx, md, &n) == 1 && n == 32;
 
 	if (ok)
-		to_hex(md, n, out_hex);
+		enpu_hex(md, n, out_hex);
 	else
 		out_hex[0] = '\0';
 	enpu_sha256_free(c);
@@ -86,7 +86,7 @@ void enpu_sha256_hex(const void *p, size_t n, char out_hex[65])
 	unsigned len = 0;
 
 	if (EVP_Digest(p, n, md, &len, sha256(), NULL) == 1 && len == 32)
-		to_hex(md, len, out_hex);
+		enpu_hex(md, len, out_hex);
 	else
 		out_hex[0] = '\0';
 }

@@ -16,5 +16,7 @@ void enpu_sha256_free(enpu_sha256 *c);    /* abandon without finishing */
 void enpu_sha256_hex(const void *p, size_t n, char out_hex[65]);
 int enpu_sha256_file(const char *path, char out_hex[65], enpu_err *e);
 int enpu_is_sha256_hex(const char *s);    /* 64 lowercase hex chars exactly */
+/* n bytes as 2n lowercase hex digits and a NUL into out (2n + 1 bytes). */
+void enpu_hex(const unsigned char *p, size_t n, char *out);
 
 #endif

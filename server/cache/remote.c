@@ -302,24 +302,29 @@ static int buf_sink(void *ud, const void *p, size_t n)
 	return enpu_buf_add(ud, p, n);
 }
 
-/* GET path into b (at most max bytes): 1 = 200, 0 = 404, -1 = failed
- * (the remote degraded). */
-static int get_small(srv_remote *rc, const char *path, uint64_t max, enpu_buf *b)
+int rx_found(srv_remote *rc, const rx_call *x)
 {
 	enpu_err e = ENPU_ERR_INIT;
-	rx_call x = {"GET", path, buf_sink, b, max, NULL, NULL, 0, 0};
 	long st;
 
-	if (rx_do(rc, &x, &st, &e) != 0) {
-		rx_failed(rc, path, &e, 0);
+	if (rx_do(rc, x, &st, &e) != 0) {
+		rx_failed(rc, x->path, &e, 0);
 		return -1;
 	}
 	if (st == 200)
 		return 1;
 	if (st == 404)
 		return 0;
-	rx_failed(rc, path, NULL, st);
+	rx_failed(rc, x->path, NULL, st);
 	return -1;
+}
+
+/* GET path into b (at most max bytes): rx_found's answer. */
+static int get_small(srv_remote *rc, const char *path, uint64_t max, enpu_buf *b)
+{
+	rx_call x = {"GET", path, buf_sink, b, max, NULL, NULL, 0, 0};
+
+	return rx_found(rc, &x);
 }
 
 static int upload_sink(void *ud, const void *p, size_t n)

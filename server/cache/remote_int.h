@@ -62,6 +62,9 @@ typedef struct rx_call {
 	int big;
 } rx_call;
 int rx_do(srv_remote *rc, const rx_call *x, long *status, enpu_err *e);
+/* rx_do for a lookup: 1 = 200, 0 = 404, -1 = any other answer or none
+ * (rx_failed: counted, the remote degraded). */
+int rx_found(srv_remote *rc, const rx_call *x);
 
 /* The remote failed (a transport error, an unexpected status): counted,
  * logged once per state change, and degraded until a probe succeeds. */

@@ -74,22 +74,11 @@ static int put(srv_remote *rc, const char *path, const char *file, const void *m
 /* 1 when the remote holds /cas/<digest>, 0 when not, -1 failed. */
 static int has(srv_remote *rc, const char *digest)
 {
-	enpu_err e = ENPU_ERR_INIT;
 	char path[80];
 	rx_call x = {"HEAD", path, NULL, NULL, 0, NULL, NULL, 0, 0};
-	long st;
 
 	snprintf(path, sizeof path, "/cas/%s", digest);
-	if (rx_do(rc, &x, &st, &e) != 0) {
-		rx_failed(rc, path, &e, 0);
-		return -1;
-	}
-	if (st == 200)
-		return 1;
-	if (st == 404)
-		return 0;
-	rx_failed(rc, path, NULL, st);
-	return -1;
+	return rx_found(rc, &x);
 }
 
 /* One blob onto the remote unless it is there. 0, -1 failed, -2 gone here. */

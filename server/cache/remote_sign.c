@@ -157,17 +157,6 @@ void srv_rkeys_free(srv_rkeys *k)
 	memset(k, 0, sizeof *k);
 }
 
-static void hex_of(const unsigned char *p, size_t n, char *out)
-{
-	static const char d[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < n; i++) {
-		out[2 * i] = d[p[i] >> 4];
-		out[2 * i + 1] = d[p[i] & 15];
-	}
-	out[2 * n] = '\0';
-}
-
 /* Exactly 2n lowercase hex digits into n bytes. 0, or -1. */
 static int hex_to(const char *s, unsigned char *out, size_t n)
 {
@@ -214,8 +203,8 @@ int srv_rentry_make(const srv_rkeys *k, const srv_rentry *en, enpu_buf *out, enp
 	EVP_MD_CTX_free(md);
 	if (!ok)
 		return enpu_fail(e, ENPU_E_INTERNAL, NULL, NULL, "cannot sign an entry");
-	hex_of(sig, sizeof sig, sighex);
-	hex_of(k->pub[0], 32, pubhex);
+	enpu_hex(sig, sizeof sig, sighex);
+	enpu_hex(k->pub[0], 32, pubhex);
 	o = json_object_new_object();
 	json_object_object_add(o, "format", json_object_new_string(ENTRY_FORMAT));
 	json_object_object_add(o, "version", json_object_new_int(ENTRY_VERSION));
