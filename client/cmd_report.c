@@ -1,5 +1,5 @@
 /* cmd_report.c: `eulernpu report FILE|JOBID`: print an npu_sim run's per-op
- * table, widest cost first, from a report.json on disk (`run --report`) or
+ * table, memory-bound ops first, then widest cost first, from a report.json on disk (`run --report`) or
  * from the server (GET /v1/jobs/{id}/report) when the argument names no
  * file. The rendering is report.c's; --json prints the report.json itself
  * (after the same check that it is one). */
@@ -19,16 +19,19 @@ static const char usage[] =
 	"usage: eulernpu report FILE|JOBID [--json]\n"
 	"\n"
 	"Print where an npu_sim run spends its cycles and its memory traffic:\n"
-	"one row per op, the most expensive (compute + stall cycles) first, then\n"
-	"the totals. FILE is a report.json written by `eulernpu run --report\n"
-	"FILE`; an argument that names no file is taken as a job id and its\n"
-	"report is fetched from the server.\n"
+	"one row per op, the memory-bound ones (with stall cycles) first, most\n"
+	"stall first, then the others, the most expensive (compute + stall\n"
+	"cycles) first, then the totals. FILE is a report.json written by\n"
+	"`eulernpu run --report FILE`; an argument that names no file is taken\n"
+	"as a job id and its report is fetched from the server.\n"
 	"\n"
 	"columns: op, lowering (gemm on the array, vector unit, free, move),\n"
 	"shape (M\xc3\x97N\xc3\x97K of the GEMM, with (\xc3\x97G) for G groups, or the element\n"
 	"count), folds, compute cycles, stall cycles (DRAM not hidden behind\n"
 	"compute), array utilisation, SRAM words read + written, DRAM bytes read +\n"
-	"written.\n"
+	"written; with a target's dram_bytes_per_cycle also the roofline: MAC/B\n"
+	"(MACs per DRAM byte), needs B/c (the bandwidth at which the op stops\n"
+	"stalling: DRAM bytes / compute cycles) and bound (memory or compute).\n"
 	"\n"
 	"  --json   print the whole report.json as one JSON document instead\n";
 

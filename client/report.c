@@ -14,14 +14,16 @@
 #define REPORT_FORMAT "eulernpu-report"
 #define DOT " \xc2\xb7 "          /* " · " */
 #define TIMES "\xc3\x97"          /* "×" */
-#define NCOL 9
+#define NCOL 12   /* the last 3 (the roofline) only with a DRAM bandwidth */
+#define NCOL_BASE 9
 #define CELL 64
 
 static const char *const heads[NCOL] = {
 	"op", "lowering", "shape", "folds", "cycles", "stall", "util %", "SRAM words", "DRAM bytes",
+	"MAC/B", "needs B/c", "bound",
 };
 /* Text columns left-aligned, numbers right-aligned. */
-static const int right[NCOL] = {0, 0, 0, 1, 1, 1, 1, 1, 1};
+static const int right[NCOL] = {0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1};
 static const char *const operands[] = {"ifmap", "filter", "ofmap"};
 
 char *cli_bytes_str(uint64_t n, char *out, size_t cap)
@@ -139,6 +141,17 @@ static void fmt_pct(char *out, size_t cap, int have, double frac)
 		snprintf(out, cap, "-");
 }
 
+/* A ratio with 3 significant digits or more, never in exponent form. */
+static void fmt_ratio(char *out, size_t cap, int have, double v)
+{
+	if (!have)
+		snprintf(out, cap, "-");
+	else if (v == 0)
+		snprintf(out, cap, "0");
+	else
+		snprintf(out, cap, v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v);
+}
+
 static void fmt_mhz(char *out, size_t cap, double mhz)
 {
 	snprintf(out, cap, "%g MHz", mhz);
@@ -196,14 +209,20 @@ int cli_fpga_summary(struct json_object *res, char *out, size_t cap)
 
 typedef struct row {
 	char cell[NCOL][CELL];
-	uint64_t cost;
+	uint64_t cost, stall;
 	size_t order;
 } row;
 
+/* The memory-bound ops (stall > 0) first, most stall cycles first; then
+ * the others, widest cost (compute + stall) first; ties in op order. */
 static int by_cost(const void *pa, const void *pb)
 {
 	const row *a = pa, *b = pb;
 
+	if ((a->stall > 0) != (b->stall > 0))
+		return a->stall > 0 ? -1 : 1;
+	if (a->stall != b->stall)
+		return a->stall > b->stall ? -1 : 1;
 	if (a->cost != b->cost)
 		return a->cost > b->cost ? -1 : 1;
 	return a->order < b->order ? -1 : a->order > b->order;
@@ -273,7 +292,15 @@ static void fill_row(struct json_object *op, size_t i, row *r)
 		cli_bytes_str(v, r->cell[8], CELL);
 	else
 		snprintf(r->cell[8], CELL, "-");
+	have = jnum(op, "arithmetic_intensity", &u) == 0;
+	fmt_ratio(r->cell[9], CELL, have, u);
+	have = jnum(op, "needed_bytes_per_cycle", &u) == 0;
+	fmt_ratio(r->cell[10], CELL, have, u);
+	/* memory-bound = it stalls; an op with no cycles at all is neither */
+	snprintf(r->cell[11], CELL, "%s", have_stall && stall > 0 ? "memory" :
+		 have_comp && comp > 0 ? "compute" : "-");
 	r->cost = sat_add(comp, stall);
+	r->stall = stall;
 }
 
 static int add_cell(enpu_buf *out, const char *s, size_t width, int right_align, int last)
@@ -289,10 +316,10 @@ static int add_cell(enpu_buf *out, const char *s, size_t width, int right_align,
 	return enpu_buf_adds(out, last ? "\n" : "  ");
 }
 
-static int add_line(enpu_buf *out, const char *const *cells, const size_t *width)
+static int add_line(enpu_buf *out, const char *const *cells, const size_t *width, int ncol)
 {
-	for (int c = 0; c < NCOL; c++)
-		if (add_cell(out, cells[c], width[c], right[c], c == NCOL - 1) < 0)
+	for (int c = 0; c < ncol; c++)
+		if (add_cell(out, cells[c], width[c], right[c], c == ncol - 1) < 0)
 			return -1;
 	return 0;
 }
@@ -304,7 +331,7 @@ static int add_header(enpu_buf *out, struct json_object *rep, struct json_object
 	struct json_object *t = jobj(npu, "target"), *arr;
 	const char *df = jstr(t, "dataflow"), *art = jstr(rep, "artifact");
 	char mhz[48];
-	double clk;
+	double clk, bw;
 	int r;
 
 	r = enpu_buf_addf(out, "npu_sim report: %zu op%s", n_ops, n_ops == 1 ? "" : "s");
@@ -319,6 +346,8 @@ static int add_header(enpu_buf *out, struct json_object *rep, struct json_object
 		fmt_mhz(mhz, sizeof mhz, clk);
 		r |= enpu_buf_addf(out, DOT "%s", mhz);
 	}
+	if (jnum(t, "dram_bytes_per_cycle", &bw) == 0 && bw > 0)
+		r |= enpu_buf_addf(out, DOT "DRAM %g B/cycle", bw);
 	if (t && json_object_get_boolean(json_object_object_get(t, "scalesim_compat")))
 		r |= enpu_buf_adds(out, DOT "scalesim_compat");
 	if (art)
@@ -379,7 +408,11 @@ static int render_npu(struct json_object *rep, struct json_object *npu, enpu_buf
 	size_t n = 0, width[NCOL];
 	const char *cells[NCOL];
 	row *rows = NULL;
-	int ret = -1;
+	double bw;
+	/* The roofline columns only for a target with a DRAM bandwidth:
+	 * without one nothing stalls. */
+	int ret = -1, ncol = jnum(jobj(npu, "target"), "dram_bytes_per_cycle", &bw) == 0 && bw > 0
+				     ? NCOL : NCOL_BASE;
 
 	if (json_object_object_get_ex(npu, "ops", &ops) && json_object_is_type(ops, json_type_array))
 		n = json_object_array_length(ops);
@@ -389,18 +422,18 @@ static int render_npu(struct json_object *rep, struct json_object *npu, enpu_buf
 		fill_row(json_object_array_get_idx(ops, i), i, &rows[i]);
 	if (n)
 		qsort(rows, n, sizeof *rows, by_cost);
-	for (int c = 0; c < NCOL; c++) {
+	for (int c = 0; c < ncol; c++) {
 		width[c] = cli_text_width(heads[c]);
 		for (size_t i = 0; i < n; i++)
 			if (cli_text_width(rows[i].cell[c]) > width[c])
 				width[c] = cli_text_width(rows[i].cell[c]);
 	}
-	if (add_header(out, rep, npu, n) < 0 || add_line(out, heads, width) < 0)
+	if (add_header(out, rep, npu, n) < 0 || add_line(out, heads, width, ncol) < 0)
 		goto nomem;
 	for (size_t i = 0; i < n; i++) {
-		for (int c = 0; c < NCOL; c++)
+		for (int c = 0; c < ncol; c++)
 			cells[c] = rows[i].cell[c];
-		if (add_line(out, cells, width) < 0)
+		if (add_line(out, cells, width, ncol) < 0)
 			goto nomem;
 	}
 	if (add_totals(out, npu) < 0)

@@ -166,6 +166,29 @@ expect_eq "the 8x8 target in the spec: a new compile (other spec digest)" "$(jge
 out=$(enpu run --artifact "$TMP/small" --input "$L/input.npz" --out "$TMP/small.npz"); rc=$?
 expect_match "the 8x8 artifact runs" "$(sed -n 2p <<<"$out") $rc" "${SUMMARY_RE%\$} 0$"
 check "8x8 array: the same bytes as cpu_ref" cmp "$TMP/small.npz" "$TMP/tiny_mlp.a.npz"
+
+# ---- the roofline: a bandwidth limit makes ops memory-bound, listed first ---------------
+C=$EX/tiny_cnn
+printf 'dram_bytes_per_cycle: 16\n' >"$TMP/bw.yaml"
+enpu compile --spec "$C/spec.yaml" --weights "$C/weights.npz" --backend npu_sim --target "$TMP/bw.yaml" --out "$TMP/bw" >/dev/null
+enpu run --artifact "$TMP/bw" --input "$C/input.npz" --out "$TMP/bw.npz" --report "$TMP/bw.json" >/dev/null
+check "16 B/cycle: the same bytes as cpu_ref" cmp "$TMP/bw.npz" "$TMP/tiny_cnn.a.npz"
+expect_eq "16 B/cycle: memory_bound is stall_cycles > 0 for every op" \
+	"$(jexpr "$TMP/bw.json" 'all(o["memory_bound"] == (o["stall_cycles"] > 0) for o in d["npu"]["ops"])')" true
+expect_eq "16 B/cycle: an op stalls iff its needed bandwidth is above 16" \
+	"$(jexpr "$TMP/bw.json" 'all((o["needed_bytes_per_cycle"] > 16) == o["memory_bound"] for o in d["npu"]["ops"])')" true
+expect_eq "16 B/cycle: gemm ops have MACs per DRAM byte" \
+	"$(jexpr "$TMP/bw.json" 'all(("arithmetic_intensity" in o) == (o["lowering"] == "gemm") for o in d["npu"]["ops"])')" true
+nmem=$(jexpr "$TMP/bw.json" 'sum(o["memory_bound"] for o in d["npu"]["ops"])')
+expect_match "16 B/cycle: some ops are memory-bound" "$nmem" '^[1-9][0-9]*$'
+want=$(jexpr "$TMP/bw.json" '" ".join(o["name"] for o in sorted((o for o in d["npu"]["ops"] if o["stall_cycles"] > 0), key=lambda o: -o["stall_cycles"]))')
+out=$(enpu report "$TMP/bw.json")
+expect_match "16 B/cycle: report header names the bandwidth" "$(sed -n 1p <<<"$out")" ' · DRAM 16 B/cycle · '
+expect_match "16 B/cycle: roofline columns" "$(sed -n 2p <<<"$out")" 'DRAM bytes +MAC/B +needs B/c +bound$'
+expect_eq "16 B/cycle: memory-bound ops first, most stall first" \
+	"$(sed -n "3,$((nmem + 2))p" <<<"$out" | awk '{print $1}' | paste -sd' ')" "$want"
+expect_eq "16 B/cycle: those rows say memory, the others not" \
+	"$(sed -n '3,$p' <<<"$out" | sed '$d' | awk '{print $NF}' | uniq -c | awk '{print $2}' | paste -sd' ')" "memory compute -"
 printf 'array: [4, 4]\ndataflow: ws\n' >"$TMP/ws.yaml"
 dcurl a -o "$TMP/c_ws.json" -F spec=@"$L/spec.yaml" -F weights=@"$L/weights.npz" -F backend=npu_sim \
 	-F target=@"$TMP/ws.yaml" "$U/v1/compile"

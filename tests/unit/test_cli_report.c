@@ -1,7 +1,8 @@
 /* test_cli_report.c: the client's npu_sim report rendering (client/report.c):
  * byte units, the summary line of `run`, and `eulernpu report`'s table from
  * the JSON fixtures in tests/data/cli/report_*.json (expected text beside
- * them in report_*.txt): order by cost, alignment, "-" for what is missing. */
+ * them in report_*.txt): memory-bound ops first, then order by cost,
+ * alignment, the roofline columns, "-" for what is missing. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,6 +123,53 @@ Test(cli_report, npu_table_sorted_and_aligned)
 	}
 	cr_expect_eq(n, 8, "header, column header, 6 rows, totals: saw %d lines", n + 1);
 	free(got);
+}
+
+/* The memory-bound ops first, most stall first, ties in op order (b before
+ * d), then the rest by cost: c (stall 50, cost 60), b (5, 105), d (5, 20),
+ * a (0, 1000), whatever their cost; the roofline columns with a bandwidth. */
+Test(cli_report, memory_bound_ops_first)
+{
+	char *got = render("report_npu_stalls.json"), *save = NULL;
+	const char *order[] = {"c ", "b ", "d ", "a "};
+	int n = 0;
+
+	cr_expect(strstr(got, "8.40   memory") != NULL, "b needs 840 B / 100 cycles: %s", got);
+	for (char *line = strtok_r(got, "\n", &save); line; line = strtok_r(NULL, "\n", &save), n++) {
+		if (n == 0) {
+			cr_expect(strstr(line, "DRAM 8 B/cycle") != NULL, "header '%s'", line);
+		} else if (n == 1) {
+			cr_expect(strstr(line, "DRAM bytes  MAC/B  needs B/c    bound") != NULL,
+				  "column header '%s'", line);
+		} else if (n < 6) {
+			cr_expect(strncmp(line, order[n - 2], strlen(order[n - 2])) == 0,
+				  "row %d should be '%s': '%s'", n - 2, order[n - 2], line);
+			cr_expect(strstr(line, n < 5 ? "   memory" : "  compute") != NULL, "%s", line);
+		}
+	}
+	cr_expect_eq(n, 7);
+	free(got);
+}
+
+/* Without a bandwidth limit the table is as it was: no roofline columns,
+ * no bandwidth in the header. */
+Test(cli_report, no_bandwidth_no_roofline_columns)
+{
+	struct json_object *o = load("report_npu.json"), *t;
+	enpu_buf b = ENPU_BUF_INIT;
+	enpu_err e = ENPU_ERR_INIT;
+	char *got;
+
+	cr_assert(json_object_object_get_ex(json_object_object_get(o, "npu"), "target", &t));
+	json_object_object_add(t, "dram_bytes_per_cycle", json_object_new_int(0));
+	cr_assert_eq(cli_report_render(o, "x", &b, &e), 0, "%s", e.message);
+	got = enpu_buf_detach(&b, NULL);
+	cr_expect(strstr(got, "B/cycle") == NULL, "%s", got);
+	cr_expect(strstr(got, "\nop     lowering  shape        folds  cycles    stall  util %  "
+			  "SRAM words  DRAM bytes\nfc ") != NULL, "%s", got);
+	cr_expect(strstr(got, "MAC/B") == NULL && strstr(got, "memory") == NULL, "%s", got);
+	free(got);
+	json_object_put(o);
 }
 
 /* Each cell a column holds ends at the same column (right-aligned numbers). */

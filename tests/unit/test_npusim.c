@@ -249,6 +249,67 @@ Test(npusim, stalls)
 	cr_expect_eq(total, 5056);
 }
 
+/* The roofline of the ws_spill case, by hand: 16*12*10 = 1920 MACs over
+ * 2528 DRAM bytes = 0.759494 MACs/byte; 2528 bytes in 600 compute cycles
+ * need 4.21333 bytes/cycle: below it the op stalls, at or above it not. */
+Test(npusim, roofline)
+{
+	uint64_t total;
+	enpu_npu_opstats s;
+	enpu_npu_roofline rf;
+
+	s = ws_spill(4.2, &total);        /* ceil(601.9) = 602 > 600 */
+	enpu_npu_roofline_of(&s, &rf);
+	cr_expect_eq(rf.macs, 1920);
+	cr_expect_eq(rf.dram_bytes, 2528);
+	cr_expect(rf.has_intensity && rf.has_needed);
+	cr_expect_float_eq(rf.intensity, 1920.0 / 2528, 1e-12);
+	cr_expect_float_eq(rf.needed_bytes_per_cycle, 2528.0 / 600, 1e-12);
+	cr_expect_eq(s.stall_cycles, 2);
+	cr_expect(rf.memory_bound);
+	s = ws_spill(4.25, &total);       /* ceil(594.8) = 595 <= 600 */
+	enpu_npu_roofline_of(&s, &rf);
+	cr_expect_eq(s.stall_cycles, 0);
+	cr_expect(!rf.memory_bound);
+	cr_expect_float_eq(rf.needed_bytes_per_cycle, 2528.0 / 600, 1e-12);
+	s = ws_spill(0, &total);          /* no limit: never memory-bound */
+	enpu_npu_roofline_of(&s, &rf);
+	cr_expect(!rf.memory_bound);
+	cr_expect_float_eq(rf.intensity, 1920.0 / 2528, 1e-12);
+	/* a vector op has no MACs: no intensity, but a needed bandwidth */
+	memset(&s, 0, sizeof(s));
+	s.cls = ENPU_NPU_VECTOR;
+	s.compute_cycles = 8;
+	s.dram_read_bytes[ENPU_SRAM_IFMAP] = 100;
+	s.dram_write_bytes[ENPU_SRAM_OFMAP] = 28;
+	s.stall_cycles = 24;
+	enpu_npu_roofline_of(&s, &rf);
+	cr_expect(!rf.has_intensity);
+	cr_expect(rf.has_needed && rf.memory_bound);
+	cr_expect_float_eq(rf.needed_bytes_per_cycle, 16.0, 1e-12);
+	/* a free op moves nothing: needs 0 bytes/cycle */
+	memset(&s, 0, sizeof(s));
+	s.cls = ENPU_NPU_FREE;
+	enpu_npu_roofline_of(&s, &rf);
+	cr_expect(!rf.has_intensity && rf.has_needed && !rf.memory_bound);
+	cr_expect_float_eq(rf.needed_bytes_per_cycle, 0.0, 1e-12);
+}
+
+/* Towards unlimited bandwidth the stalls vanish: total cycles = compute
+ * cycles (SCALE-Sim's CALC mode counts no stalls). */
+Test(npusim, stalls_vanish_at_high_bandwidth)
+{
+	uint64_t total;
+	enpu_npu_opstats s;
+
+	s = ws_spill(1e12, &total);
+	cr_expect_eq(s.stall_cycles, 0);
+	cr_expect_eq(total, s.compute_cycles);
+	cr_expect_eq(total, 600);
+	s = ws_spill(2528.0 / 600, &total);   /* at the needed bandwidth, within rounding */
+	cr_expect_leq(s.stall_cycles, 1);
+}
+
 /* Partial sums that do not fit: ws, M=100, N=4, K=6 on 2x2, 128-word
  * halves. Column fold tiles of 100 x 2 = 200 words accumulate over 3 row
  * folds: 72 spill (written, read back) after each of the first 2. */
@@ -594,6 +655,19 @@ Test(npusim, spec_graph_and_json)
 	/* conv: 1728 MACs over 57 cycles of 256 PEs, rounded to 6 digits */
 	cr_expect_str_eq(json_object_to_json_string(path(rep, "ops.0.utilisation")), "0.118421");
 	cr_expect_null(path(rep, "ops.1.gemm"));
+	/* the roofline: conv 1728 MACs over its DRAM bytes; no bandwidth
+	 * limit, so nothing is memory-bound; relu has no MACs; flatten moves
+	 * nothing */
+	cr_expect_float_eq(json_object_get_double(path(rep, "ops.0.arithmetic_intensity")),
+			   1728.0 / (double)(r.ops[0].dram_read_bytes[0] + r.ops[0].dram_read_bytes[1] +
+					     r.ops[0].dram_write_bytes[2]), 1e-5);
+	cr_expect_eq(json_object_get_boolean(path(rep, "ops.0.memory_bound")), 0);
+	cr_expect_not_null(path(rep, "ops.0.memory_bound"));
+	cr_expect_null(path(rep, "ops.1.arithmetic_intensity"));
+	cr_expect_float_eq(json_object_get_double(path(rep, "ops.1.needed_bytes_per_cycle")),
+			   (64 + 64) * 4 / 4.0, 1e-9);
+	cr_expect_str_eq(json_object_to_json_string(path(rep, "ops.3.needed_bytes_per_cycle")), "0");
+	cr_expect_null(path(plan, "ops.0.arithmetic_intensity"));
 	cr_expect_null(path(plan, "totals"));
 	/* plan.json holds the counts, not what is derived from them */
 	cr_expect_eq(json_object_get_int64(path(plan, "ops.0.compute_cycles")), 57);

@@ -24,6 +24,8 @@ typedef struct run {
 	int rows, cols;
 	enpu_dataflow df;
 	uint32_t sram[3];
+	double bw;                      /* Bandwidth: words per cycle per memory */
+	int user;                       /* InterfaceBandwidth: USER (else CALC) */
 	int n;
 	layer l[MAXL];
 } run;
@@ -64,6 +66,10 @@ static void read_cfg(const char *dir, run *r)
 			r->sram[1] = (uint32_t)atoi(val), seen++;
 		else if (!strcmp(key, "OfmapSramSzkB"))
 			r->sram[2] = (uint32_t)atoi(val), seen++;
+		else if (!strcmp(key, "Bandwidth"))
+			r->bw = atof(val);
+		else if (!strcmp(key, "InterfaceBandwidth"))
+			r->user = !strcmp(val, "USER");
 		else if (!strcmp(key, "Dataflow"))
 			r->df = !strcmp(val, "os") ? ENPU_DF_OS : !strcmp(val, "ws") ? ENPU_DF_WS : ENPU_DF_IS, seen++;
 	}
@@ -297,4 +303,79 @@ Test(npusim_scalesim, sub_ws16x24)
 Test(npusim_scalesim, resnet18_os32)
 {
 	check_run("resnet18_os32", 21);
+}
+
+/* SCALE-Sim's USER bandwidth mode (10 words per cycle per memory) on two
+ * small layers of sub_ws16x24 (layer4.0.downsample and fc; a run takes
+ * minutes). Its compute cycles (total - stall) are compat mode's; its
+ * stalls are not: USER mode fetches far more than its own CALC counts
+ * (README.md there), so npu_sim's double-buffering rule, fed with the CALC
+ * counts at the same 10 words = 10 bytes per cycle, stalls less, never
+ * more. At a bandwidth no layer can use, compat mode's cycles converge to
+ * SCALE-Sim's CALC-mode totals: no stall, total = compute. */
+Test(npusim_scalesim, user_bandwidth_sub_ws16x24)
+{
+	static run u, c;
+	static const int in_calc[] = {4, 5};   /* the same layers in the CALC run */
+	enpu_npu_target t;
+
+	read_run("sub_ws16x24_user10", &u);
+	read_run("sub_ws16x24", &c);
+	cr_assert(u.user && !c.user, "the USER run and the CALC run");
+	cr_assert_eq(u.n, 2);
+	cr_assert(u.bw > 0);
+	enpu_npu_target_default(&t);
+	t.rows = u.rows, t.cols = u.cols, t.dataflow = u.df;
+	memcpy(t.sram_kib, u.sram, sizeof(t.sram_kib));
+	t.scalesim_compat = 1, t.word_bytes = 1;
+	for (int i = 0; i < u.n; i++) {
+		const layer *l = &u.l[i], *cl = &c.l[in_calc[i]];
+		const char *dir = "sub_ws16x24_user10";
+		enpu_graph *g = layer_graph(l);
+		enpu_npu_report rep;
+		const enpu_npu_opstats *s;
+
+		cr_assert_str_eq(l->name, cl->name);
+		t.dram_bytes_per_cycle = u.bw * t.word_bytes;
+		model(g, &t, 0, &rep);
+		s = &rep.ops[0];
+		SAME("compute cycles (USER total - stall)", s->compute_cycles, l->cycles - l->stalls);
+		cr_expect_gt(l->stalls, 0, "layer %d: SCALE-Sim stalls at %g words/cycle", i, u.bw);
+		cr_expect_leq((long long)s->stall_cycles, l->stalls, "layer %d: %llu stall cycles, SCALE-Sim %lld",
+			      i, (unsigned long long)s->stall_cycles, l->stalls);
+		/* the stall rule on compat's (CALC) counts */
+		cr_expect_eq(s->stall_cycles,
+			     (cl->dram_if + cl->dram_f + cl->dram_of + (long long)u.bw - 1) / (long long)u.bw >
+				     (long long)s->compute_cycles
+			     ? (unsigned long long)((cl->dram_if + cl->dram_f + cl->dram_of + (long long)u.bw - 1) /
+						    (long long)u.bw) - s->compute_cycles : 0ull);
+		if (getenv("ENPU_NPUSIM_TABLE"))
+			fprintf(stderr, "%s: compute %llu, compat stall %llu at %g B/cycle; SCALE-Sim USER stall %lld, "
+				"DRAM ifmap %lld filter %lld ofmap %lld (CALC %lld %lld %lld)\n", l->name,
+				(unsigned long long)s->compute_cycles, (unsigned long long)s->stall_cycles, u.bw,
+				l->stalls, l->dram_if, l->dram_f, l->dram_of, cl->dram_if, cl->dram_f, cl->dram_of);
+		enpu_npu_report_free(&rep);
+		/* converges to CALC: 1e12 bytes per cycle */
+		t.dram_bytes_per_cycle = 1e12;
+		model(g, &t, 0, &rep);
+		cr_expect_eq(rep.stall_cycles, 0);
+		cr_expect_eq((long long)rep.total_cycles, cl->cycles, "layer %d: %llu cycles at 1e12 B/cycle, CALC %lld",
+			     i, (unsigned long long)rep.total_cycles, cl->cycles);
+		enpu_npu_report_free(&rep);
+		enpu_graph_free(g);
+	}
+	/* and on every layer of the CALC runs */
+	read_run("sub_ws16x24", &c);
+	t.rows = c.rows, t.cols = c.cols, t.dataflow = c.df;
+	memcpy(t.sram_kib, c.sram, sizeof(t.sram_kib));
+	for (int i = 0; i < c.n; i++) {
+		enpu_graph *g = layer_graph(&c.l[i]);
+		enpu_npu_report rep;
+
+		model(g, &t, 0, &rep);
+		cr_expect_eq(rep.stall_cycles, 0);
+		cr_expect_eq((long long)rep.total_cycles, c.l[i].cycles, "CALC layer %d", i);
+		enpu_npu_report_free(&rep);
+		enpu_graph_free(g);
+	}
 }

@@ -526,6 +526,30 @@ void enpu_npu_ratios(const enpu_npu_target *t, enpu_npu_opstats *st)
 					 ((double)st->folds * (double)(R * C));
 }
 
+void enpu_npu_roofline_of(const enpu_npu_opstats *st, enpu_npu_roofline *rf)
+{
+	int sat = 0;
+
+	memset(rf, 0, sizeof(*rf));
+	if (st->cls == ENPU_NPU_GEMM)
+		rf->macs = mul(mul(mul(st->groups, st->M, &sat), st->N, &sat), st->K, &sat);
+	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
+		rf->dram_bytes = add(rf->dram_bytes, st->dram_read_bytes[i], &sat);
+		rf->dram_bytes = add(rf->dram_bytes, st->dram_write_bytes[i], &sat);
+	}
+	if (st->cls == ENPU_NPU_GEMM && rf->dram_bytes) {
+		rf->has_intensity = 1;
+		rf->intensity = (double)rf->macs / (double)rf->dram_bytes;
+	}
+	if (!rf->dram_bytes) {
+		rf->has_needed = 1;
+	} else if (st->compute_cycles) {
+		rf->has_needed = 1;
+		rf->needed_bytes_per_cycle = (double)rf->dram_bytes / (double)st->compute_cycles;
+	}
+	rf->memory_bound = st->stall_cycles > 0;
+}
+
 int enpu_npu_totals(enpu_npu_report *r)
 {
 	const enpu_npu_target *t = &r->target;
@@ -594,6 +618,7 @@ static json_object *op_json(const enpu_graph *g, const enpu_npu_opstats *st, int
 {
 	const enpu_irop *op = &g->ops[st->op];
 	json_object *o = json_object_new_object(), *x, *y;
+	enpu_npu_roofline rf;
 
 	if (!o)
 		return *bad = 1, NULL;
@@ -629,6 +654,12 @@ static json_object *op_json(const enpu_graph *g, const enpu_npu_opstats *st, int
 	if (mode == SEC_REPORT) {
 		enpu_json_put(o, "utilisation", jdbl(st->utilisation), bad);
 		enpu_json_put(o, "mapping_efficiency", jdbl(st->mapping_efficiency), bad);
+		enpu_npu_roofline_of(st, &rf);
+		if (rf.has_intensity)
+			enpu_json_put(o, "arithmetic_intensity", jdbl(rf.intensity), bad);
+		if (rf.has_needed)
+			enpu_json_put(o, "needed_bytes_per_cycle", jdbl(rf.needed_bytes_per_cycle), bad);
+		enpu_json_put(o, "memory_bound", json_object_new_boolean(rf.memory_bound), bad);
 	}
 	if ((x = json_object_new_object()))
 		for (int i = 0; i < ENPU_SRAM_COUNT; i++) {

@@ -142,9 +142,25 @@ void enpu_npu_ratios(const enpu_npu_target *t, enpu_npu_opstats *st);
 /* r's totals (all but peak_dram_bytes) from its ops and r->target; 1 when
  * a sum overflows. */
 int enpu_npu_totals(enpu_npu_report *r);
+/* An op's place on the roofline, from its counts (docs/npu-sim.md,
+ * "Roofline"): MACs = groups*M*N*K (gemm; 0 otherwise), DRAM bytes = read
+ * + write bytes over the three operands (saturating), arithmetic
+ * intensity = MACs / DRAM bytes (has_intensity: a gemm op that moves DRAM
+ * bytes), needed_bytes_per_cycle = DRAM bytes / compute cycles: the least
+ * dram_bytes_per_cycle at which the op does not stall (0 when it moves no
+ * bytes; has_needed 0 when it moves bytes in no compute cycles), and
+ * memory_bound = it stalls at the target's bandwidth (stall_cycles > 0). */
+typedef struct enpu_npu_roofline {
+	uint64_t macs, dram_bytes;
+	int has_intensity, has_needed, memory_bound;
+	double intensity, needed_bytes_per_cycle;
+} enpu_npu_roofline;
+void enpu_npu_roofline_of(const enpu_npu_opstats *st, enpu_npu_roofline *rf);
+
 /* report.json's "npu" section: per op (name, lowering, M/N/K or elements,
- * folds, compute and stall cycles, utilisation, mapping efficiency, SRAM
- * and DRAM traffic per operand) and totals. */
+ * folds, compute and stall cycles, utilisation, mapping efficiency, the
+ * roofline (arithmetic_intensity, needed_bytes_per_cycle, memory_bound),
+ * SRAM and DRAM traffic per operand) and totals. */
 struct json_object *enpu_npu_report_json(const enpu_graph *g, const enpu_npu_report *r);
 
 #endif
