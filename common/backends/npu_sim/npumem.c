@@ -27,28 +27,6 @@
  * and the feature map (documented). */
 #define UNIQUE_MAX_STEPS (UINT64_C(1) << 26)
 
-static uint64_t umul(uint64_t a, uint64_t b, int *sat)
-{
-	uint64_t r;
-
-	if (__builtin_mul_overflow(a, b, &r)) {
-		*sat = 1;
-		return UINT64_MAX;
-	}
-	return r;
-}
-
-static uint64_t uadd(uint64_t a, uint64_t b, int *sat)
-{
-	uint64_t r;
-
-	if (__builtin_add_overflow(a, b, &r)) {
-		*sat = 1;
-		return UINT64_MAX;
-	}
-	return r;
-}
-
 static uint64_t umin(uint64_t a, uint64_t b)
 {
 	return a < b ? a : b;
@@ -76,11 +54,11 @@ int enpu_npu_geom_finish(enpu_npu_geom *g)
 	if (!g->B || !g->OH || !g->OW || !g->C || !g->kH || !g->kW || !g->sH || !g->sW ||
 	    !g->dH || !g->dW)
 		return 1;
-	m = umul(umul(g->B, g->OH, &sat), g->OW, &sat);
-	k = umul(umul(g->kH, g->kW, &sat), g->C, &sat);
-	g->H = uadd(umul(g->OH - 1, g->sH, &sat), umul(g->kH - 1, g->dH, &sat), &sat) + 1;
-	g->W = uadd(umul(g->OW - 1, g->sW, &sat), umul(g->kW - 1, g->dW, &sat), &sat) + 1;
-	umul(umul(umul(g->B, g->H, &sat), g->W, &sat), g->C, &sat);
+	m = npu_mul(npu_mul(g->B, g->OH, &sat), g->OW, &sat);
+	k = npu_mul(npu_mul(g->kH, g->kW, &sat), g->C, &sat);
+	g->H = npu_add(npu_mul(g->OH - 1, g->sH, &sat), npu_mul(g->kH - 1, g->dH, &sat), &sat) + 1;
+	g->W = npu_add(npu_mul(g->OW - 1, g->sW, &sat), npu_mul(g->kW - 1, g->dW, &sat), &sat) + 1;
+	npu_mul(npu_mul(npu_mul(g->B, g->H, &sat), g->W, &sat), g->C, &sat);
 	return sat || m != g->M || k != g->K;
 }
 
@@ -206,11 +184,11 @@ int enpu_npu_mem_default(const enpu_npu_target *t, const enpu_npu_geom *g,
 		rd[i] = wr[i] = 0;
 	if (!M || !N || !K)
 		return 0;
-	npix = umul(umul(g->B, g->H, sat), g->W, sat);
+	npix = npu_mul(npu_mul(g->B, g->H, sat), g->W, sat);
 	if (*sat)
 		return 0;
 	/* the whole feature map the windows read: rows x cols per image and channel */
-	U = umul(umul(umul(g->B, g->C, sat), union1d(g->OH, g->sH, g->kH, g->dH, g->H), sat),
+	U = npu_mul(npu_mul(npu_mul(g->B, g->C, sat), union1d(g->OH, g->sH, g->kH, g->dH, g->H), sat),
 		 union1d(g->OW, g->sW, g->kW, g->dW, g->W), sat);
 	if ((g->kH > 1 || g->kW > 1) && npix <= UNIQUE_MAX_STEPS &&
 	    !(u.stamp = calloc(npix, sizeof(*u.stamp))))
@@ -221,25 +199,25 @@ int enpu_npu_mem_default(const enpu_npu_target *t, const enpu_npu_geom *g,
 	 * rows one input row serves); the band's words are the working set
 	 * of reuse between overlapping windows */
 	nb = cdiv((g->kH - 1) * g->dH + 1, g->sH);
-	band = umin(M, umul(nb, g->OW, sat));
+	band = umin(M, npu_mul(nb, g->OW, sat));
 	switch (t->dataflow) {
 	case ENPU_DF_WS:   /* tile fr: all windows x K-slice, again for every fc */
 		for (uint64_t fr = 0; fr < rf; fr++) {
 			uint64_t k0 = fr * R, k1 = umin(k0 + R, K);
 
-			D = uadd(D, again(tile_unique(&u, 0, M, k0, k1), umul(M, k1 - k0, sat),
+			D = npu_add(D, again(tile_unique(&u, 0, M, k0, k1), npu_mul(M, k1 - k0, sat),
 					  tile_unique(&u, 0, band, k0, k1), Wi), sat);
 		}
-		ifm = graceful(U, umul(D, cf, sat), Wi);
+		ifm = graceful(U, npu_mul(D, cf, sat), Wi);
 		break;
 	case ENPU_DF_OS:   /* tile fr: R windows x all K; a pass over them for every fc */
 		for (uint64_t fr = 0; fr < rf; fr++) {
 			uint64_t m0 = fr * R, m1 = umin(m0 + R, M);
 
-			D = uadd(D, tile_unique(&u, m0, m1, 0, K), sat);
+			D = npu_add(D, tile_unique(&u, m0, m1, 0, K), sat);
 		}
 		pass = again(U, D, tile_unique(&u, 0, umin(M, band + R), 0, K), Wi);
-		ifm = uadd(pass, umul(cf - 1, again(0, pass, U, Wi), sat), sat);
+		ifm = npu_add(pass, npu_mul(cf - 1, again(0, pass, U, Wi), sat), sat);
 		break;
 	default:           /* is: tile (fr, fc): C windows x K-slice, once each */
 		for (uint64_t fc = 0; fc < cf; fc++) {
@@ -248,9 +226,9 @@ int enpu_npu_mem_default(const enpu_npu_target *t, const enpu_npu_geom *g,
 			for (uint64_t fr = 0; fr < rf; fr++) {
 				uint64_t k0 = fr * R, k1 = umin(k0 + R, K);
 
-				Dfc = uadd(Dfc, tile_unique(&u, m0, m1, k0, k1), sat);
+				Dfc = npu_add(Dfc, tile_unique(&u, m0, m1, k0, k1), sat);
 			}
-			D = uadd(D, graceful(tile_unique(&u, m0, m1, 0, K), Dfc, Wi), sat);
+			D = npu_add(D, graceful(tile_unique(&u, m0, m1, 0, K), Dfc, Wi), sat);
 		}
 		ifm = again(U, D, tile_unique(&u, 0, umin(M, band + C), 0, K), Wi);
 		break;
@@ -261,18 +239,18 @@ int enpu_npu_mem_default(const enpu_npu_target *t, const enpu_npu_geom *g,
 	/* filter: no overlap; reuse between folds as far as the half holds it */
 	switch (t->dataflow) {
 	case ENPU_DF_WS:   /* every tile once */
-		rd[ENPU_SRAM_FILTER] = umul(K, N, sat);
+		rd[ENPU_SRAM_FILTER] = npu_mul(K, N, sat);
 		break;
 	case ENPU_DF_OS:   /* tile fc: K x C, for rf consecutive folds */
 		for (uint64_t fc = 0; fc < cf; fc++) {
-			uint64_t tw = umul(K, umin(C, N - fc * C), sat);
+			uint64_t tw = npu_mul(K, umin(C, N - fc * C), sat);
 
-			rd[ENPU_SRAM_FILTER] = uadd(rd[ENPU_SRAM_FILTER],
-						    graceful(tw, umul(tw, rf, sat), Wf), sat);
+			rd[ENPU_SRAM_FILTER] = npu_add(rd[ENPU_SRAM_FILTER],
+						    graceful(tw, npu_mul(tw, rf, sat), Wf), sat);
 		}
 		break;
 	default:           /* is: tiles fr: R x N, again for every fc */
-		rd[ENPU_SRAM_FILTER] = graceful(umul(K, N, sat), umul(umul(K, N, sat), cf, sat), Wf);
+		rd[ENPU_SRAM_FILTER] = graceful(npu_mul(K, N, sat), npu_mul(npu_mul(K, N, sat), cf, sat), Wf);
 		break;
 	}
 
@@ -280,16 +258,16 @@ int enpu_npu_mem_default(const enpu_npu_target *t, const enpu_npu_geom *g,
 	 * column fold fc over rf consecutive folds and spill what the half
 	 * cannot hold (written, read back) on all but the last */
 	if (t->dataflow == ENPU_DF_OS) {
-		wr[ENPU_SRAM_OFMAP] = umul(M, N, sat);
+		wr[ENPU_SRAM_OFMAP] = npu_mul(M, N, sat);
 		return 0;
 	}
 	for (uint64_t fc = 0; fc < cf; fc++) {
-		uint64_t tw = t->dataflow == ENPU_DF_WS ? umul(M, umin(C, N - fc * C), sat)
-							: umul(umin(C, M - fc * C), N, sat);
-		uint64_t spill = umul(tw > Wo ? tw - Wo : 0, rf - 1, sat);
+		uint64_t tw = t->dataflow == ENPU_DF_WS ? npu_mul(M, umin(C, N - fc * C), sat)
+							: npu_mul(umin(C, M - fc * C), N, sat);
+		uint64_t spill = npu_mul(tw > Wo ? tw - Wo : 0, rf - 1, sat);
 
-		wr[ENPU_SRAM_OFMAP] = uadd(wr[ENPU_SRAM_OFMAP], uadd(tw, spill, sat), sat);
-		rd[ENPU_SRAM_OFMAP] = uadd(rd[ENPU_SRAM_OFMAP], spill, sat);
+		wr[ENPU_SRAM_OFMAP] = npu_add(wr[ENPU_SRAM_OFMAP], npu_add(tw, spill, sat), sat);
+		rd[ENPU_SRAM_OFMAP] = npu_add(rd[ENPU_SRAM_OFMAP], spill, sat);
 	}
 	return 0;
 }
@@ -429,12 +407,12 @@ int enpu_npu_mem_compat(const enpu_npu_target *t, const enpu_npu_geom *g, const 
 	default: rf = cdiv(M, R), cf = cdiv(N, C); break;
 	}
 	/* the replay's length: every SRAM access once, and the ofmap writes */
-	steps = uadd(uadd(umul(umul(M, K, &sat), t->dataflow == ENPU_DF_IS ? 1 : cf, &sat),
-			  umul(umul(K, N, &sat), t->dataflow == ENPU_DF_OS ? rf :
+	steps = npu_add(npu_add(npu_mul(npu_mul(M, K, &sat), t->dataflow == ENPU_DF_IS ? 1 : cf, &sat),
+			  npu_mul(npu_mul(K, N, &sat), t->dataflow == ENPU_DF_OS ? rf :
 					     t->dataflow == ENPU_DF_IS ? cf : 1, &sat), &sat),
-		     umul(umul(M, N, &sat), t->dataflow == ENPU_DF_OS ? 1 : rf, &sat), &sat);
-	space_i = umul(umul(umul(g->B, g->H, &sat), g->W, &sat), g->C, &sat);
-	space_f = umul(K, N, &sat);
+		     npu_mul(npu_mul(M, N, &sat), t->dataflow == ENPU_DF_OS ? 1 : rf, &sat), &sat);
+	space_i = npu_mul(npu_mul(npu_mul(g->B, g->H, &sat), g->W, &sat), g->C, &sat);
+	space_f = npu_mul(K, N, &sat);
 	if (sat || steps > COMPAT_MAX_STEPS || space_i > COMPAT_MAX_SPACE ||
 	    space_f > COMPAT_MAX_SPACE)
 		return enpu_fail(e, ENPU_E_LIMIT, name, "turn scalesim_compat off for this model",

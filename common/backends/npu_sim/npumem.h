@@ -7,6 +7,31 @@
 #include <stdint.h>
 #include "npusim.h"
 
+/* Every count of the model goes through these: a result that does not fit
+ * sets *sat and saturates, and the model turns a saturated op into
+ * ENPU_E_LIMIT (npusim.c, npumem.c). */
+static inline uint64_t npu_mul(uint64_t a, uint64_t b, int *sat)
+{
+	uint64_t r;
+
+	if (__builtin_mul_overflow(a, b, &r)) {
+		*sat = 1;
+		return UINT64_MAX;
+	}
+	return r;
+}
+
+static inline uint64_t npu_add(uint64_t a, uint64_t b, int *sat)
+{
+	uint64_t r;
+
+	if (__builtin_add_overflow(a, b, &r)) {
+		*sat = 1;
+		return UINT64_MAX;
+	}
+	return r;
+}
+
 /* One group's GEMM seen as a convolution over an NHWC feature map: the
  * ifmap word of window m, column k is pixel (oh*sH + kh*dH, ow*sW + kw*dW)
  * of image b, channel c, with m = (b*OH + oh)*OW + ow and

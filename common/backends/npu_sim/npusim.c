@@ -88,30 +88,6 @@ int enpu_npu_passes_of(const enpu_opdef *d)
 
 /* ---- saturating arithmetic ---------------------------------------------- */
 
-/* Every count goes through these: a result that does not fit sets *sat and
- * saturates, and the model turns a saturated op into ENPU_E_LIMIT. */
-static uint64_t mul(uint64_t a, uint64_t b, int *sat)
-{
-	uint64_t r;
-
-	if (__builtin_mul_overflow(a, b, &r)) {
-		*sat = 1;
-		return UINT64_MAX;
-	}
-	return r;
-}
-
-static uint64_t add(uint64_t a, uint64_t b, int *sat)
-{
-	uint64_t r;
-
-	if (__builtin_add_overflow(a, b, &r)) {
-		*sat = 1;
-		return UINT64_MAX;
-	}
-	return r;
-}
-
 static uint64_t cdiv(uint64_t a, uint64_t b)
 {
 	return b ? a / b + (a % b != 0) : 0;
@@ -149,11 +125,11 @@ static uint64_t gemm_map(const enpu_npu_target *t, uint64_t M, uint64_t N, uint6
 	}
 	st->row_folds = cdiv(st->Sr, R);
 	st->col_folds = cdiv(st->Sc, C);
-	st->folds = mul(st->row_folds, st->col_folds, sat);
+	st->folds = npu_mul(st->row_folds, st->col_folds, sat);
 	/* os: T + R + C - 2; ws/is: 2R + C + T - 2 (R, C >= 1: never below 0) */
 	if (t->dataflow == ENPU_DF_OS)
-		return add(st->T, R + C, sat) - 2;
-	return add(st->T, 2 * R + C, sat) - 2;
+		return npu_add(st->T, R + C, sat) - 2;
+	return npu_add(st->T, 2 * R + C, sat) - 2;
 }
 
 uint64_t enpu_npu_gemm_cycles(const enpu_npu_target *t, uint64_t M, uint64_t N, uint64_t K,
@@ -162,7 +138,7 @@ uint64_t enpu_npu_gemm_cycles(const enpu_npu_target *t, uint64_t M, uint64_t N, 
 	enpu_npu_opstats st;
 	int sat = 0;
 	uint64_t per = gemm_map(t, M, N, K, &st, &sat);
-	uint64_t cyc = mul(st.folds, per, &sat);
+	uint64_t cyc = npu_mul(st.folds, per, &sat);
 
 	if (folds)
 		*folds = st.folds;
@@ -214,7 +190,7 @@ static void gemm_dims(const enpu_graph *g, const enpu_irop *op, enpu_npu_opstats
 		st->M = a->ndim > 1 ? dim(a, a->ndim - 2, sat) : 1;
 		st->N = b->ndim > 1 ? dim(b, b->ndim - 1, sat) : 1;
 		for (int i = 0; i < nb; i++)
-			st->groups = mul(st->groups, dim(o, i, sat), sat);
+			st->groups = npu_mul(st->groups, dim(o, i, sat), sat);
 		break;
 	}
 	case ENPU_OP_GEMM:
@@ -230,9 +206,9 @@ static void gemm_dims(const enpu_graph *g, const enpu_irop *op, enpu_npu_opstats
 		uint64_t grp = op->attrs.group > 0 ? (uint64_t)op->attrs.group : 1;
 
 		st->groups = grp;
-		st->M = mul(mul(dim(o, 0, sat), dim(o, 2, sat), sat), dim(o, 3, sat), sat);
+		st->M = npu_mul(npu_mul(dim(o, 0, sat), dim(o, 2, sat), sat), dim(o, 3, sat), sat);
 		st->N = dim(b, 1, sat);
-		st->K = mul(mul(dim(b, 0, sat) / grp, dim(b, 2, sat), sat), dim(b, 3, sat), sat);
+		st->K = npu_mul(npu_mul(dim(b, 0, sat) / grp, dim(b, 2, sat), sat), dim(b, 3, sat), sat);
 		if (op->n_in > 2)
 			*bias = numel(g, op->in[2], sat);
 		/* the stride-1 convolution of the zero-inserted input */
@@ -247,9 +223,9 @@ static void gemm_dims(const enpu_graph *g, const enpu_irop *op, enpu_npu_opstats
 		int d2 = o->ndim == 4;
 
 		st->groups = grp;
-		st->M = mul(mul(dim(o, 0, sat), d2 ? dim(o, 2, sat) : 1, sat), dim(o, 2 + d2, sat), sat);
+		st->M = npu_mul(npu_mul(dim(o, 0, sat), d2 ? dim(o, 2, sat) : 1, sat), dim(o, 2 + d2, sat), sat);
 		st->N = dim(b, 0, sat) / grp;
-		st->K = mul(mul(dim(b, 1, sat), d2 ? dim(b, 2, sat) : 1, sat), dim(b, 2 + d2, sat), sat);
+		st->K = npu_mul(npu_mul(dim(b, 1, sat), d2 ? dim(b, 2, sat) : 1, sat), dim(b, 2 + d2, sat), sat);
 		if (op->n_in > 2)
 			*bias = numel(g, op->in[2], sat);
 		kh = d2 ? dim(b, 2, sat) : 1, kw = dim(b, 2 + d2, sat);
@@ -291,33 +267,33 @@ static int model_gemm(const enpu_graph *g, const enpu_irop *op, const enpu_npu_t
 	M = st->M, N = st->N, K = st->K;
 	per = gemm_map(t, M, N, K, st, sat);
 	rf = st->row_folds, cf = st->col_folds;
-	st->compute_cycles = mul(mul(st->groups, st->folds, sat), per, sat);
+	st->compute_cycles = npu_mul(npu_mul(st->groups, st->folds, sat), per, sat);
 	if (t->scalesim_compat && st->compute_cycles > 0 && !*sat)
 		st->compute_cycles--;
 
 	/* SRAM traffic of one group, in words */
-	A = mul(M, K, sat), B = mul(K, N, sat), Cw = mul(M, N, sat);
+	A = npu_mul(M, K, sat), B = npu_mul(K, N, sat), Cw = npu_mul(M, N, sat);
 	words[ENPU_SRAM_IFMAP] = A, words[ENPU_SRAM_FILTER] = B, words[ENPU_SRAM_OFMAP] = Cw;
 	switch (t->dataflow) {
 	case ENPU_DF_OS:
-		rd[0] = mul(A, cf, sat), rd[1] = mul(B, rf, sat), wr[2] = Cw, rd[2] = 0;
-		st->tile_words[0] = mul(min64(R, M), K, sat);
-		st->tile_words[1] = mul(K, min64(C, N), sat);
-		st->tile_words[2] = mul(min64(R, M), min64(C, N), sat);
+		rd[0] = npu_mul(A, cf, sat), rd[1] = npu_mul(B, rf, sat), wr[2] = Cw, rd[2] = 0;
+		st->tile_words[0] = npu_mul(min64(R, M), K, sat);
+		st->tile_words[1] = npu_mul(K, min64(C, N), sat);
+		st->tile_words[2] = npu_mul(min64(R, M), min64(C, N), sat);
 		break;
 	case ENPU_DF_WS:
-		rd[1] = B, rd[0] = mul(A, cf, sat), wr[2] = mul(Cw, rf, sat);
-		rd[2] = rf ? mul(Cw, rf - 1, sat) : 0;
-		st->tile_words[1] = mul(min64(R, K), min64(C, N), sat);
-		st->tile_words[0] = mul(M, min64(R, K), sat);
-		st->tile_words[2] = mul(M, min64(C, N), sat);
+		rd[1] = B, rd[0] = npu_mul(A, cf, sat), wr[2] = npu_mul(Cw, rf, sat);
+		rd[2] = rf ? npu_mul(Cw, rf - 1, sat) : 0;
+		st->tile_words[1] = npu_mul(min64(R, K), min64(C, N), sat);
+		st->tile_words[0] = npu_mul(M, min64(R, K), sat);
+		st->tile_words[2] = npu_mul(M, min64(C, N), sat);
 		break;
 	default:
-		rd[0] = A, rd[1] = mul(B, cf, sat), wr[2] = mul(Cw, rf, sat);
-		rd[2] = rf ? mul(Cw, rf - 1, sat) : 0;
-		st->tile_words[0] = mul(min64(R, K), min64(C, M), sat);
-		st->tile_words[1] = mul(min64(R, K), N, sat);
-		st->tile_words[2] = mul(min64(C, M), N, sat);
+		rd[0] = A, rd[1] = npu_mul(B, cf, sat), wr[2] = npu_mul(Cw, rf, sat);
+		rd[2] = rf ? npu_mul(Cw, rf - 1, sat) : 0;
+		st->tile_words[0] = npu_mul(min64(R, K), min64(C, M), sat);
+		st->tile_words[1] = npu_mul(min64(R, K), N, sat);
+		st->tile_words[2] = npu_mul(min64(C, M), N, sat);
 		break;
 	}
 	if (*sat)
@@ -332,26 +308,26 @@ static int model_gemm(const enpu_graph *g, const enpu_irop *op, const enpu_npu_t
 	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
 		uint64_t cap = (uint64_t)t->sram_kib[i] * 1024;
 
-		st->sram_bytes = add(st->sram_bytes, min64(mul(words[i], wb, sat), cap), sat);
+		st->sram_bytes = npu_add(st->sram_bytes, min64(npu_mul(words[i], wb, sat), cap), sat);
 		st->sram_reads[i] = rd[i];
 		/* ifmap, filter: the words fetched; ofmap: the array's writes */
 		st->sram_writes[i] = i == ENPU_SRAM_OFMAP ? wr[2] : drd[i];
-		st->dram_read_bytes[i] = mul(drd[i], wb, sat);
-		st->dram_write_bytes[i] = mul(dwr[i], wb, sat);
+		st->dram_read_bytes[i] = npu_mul(drd[i], wb, sat);
+		st->dram_write_bytes[i] = npu_mul(dwr[i], wb, sat);
 	}
 	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
-		st->sram_reads[i] = mul(st->sram_reads[i], st->groups, sat);
-		st->sram_writes[i] = mul(st->sram_writes[i], st->groups, sat);
-		st->dram_read_bytes[i] = mul(st->dram_read_bytes[i], st->groups, sat);
-		st->dram_write_bytes[i] = mul(st->dram_write_bytes[i], st->groups, sat);
+		st->sram_reads[i] = npu_mul(st->sram_reads[i], st->groups, sat);
+		st->sram_writes[i] = npu_mul(st->sram_writes[i], st->groups, sat);
+		st->dram_read_bytes[i] = npu_mul(st->dram_read_bytes[i], st->groups, sat);
+		st->dram_write_bytes[i] = npu_mul(st->dram_write_bytes[i], st->groups, sat);
 	}
 	/* bias / gemm C: read once with the filters, added on the way out
 	 * (SCALE-Sim has no bias: not in scalesim_compat) */
 	if (!t->scalesim_compat)
 		st->dram_read_bytes[ENPU_SRAM_FILTER] =
-			add(st->dram_read_bytes[ENPU_SRAM_FILTER], mul(bias, wb, sat), sat);
+			npu_add(st->dram_read_bytes[ENPU_SRAM_FILTER], npu_mul(bias, wb, sat), sat);
 
-	macs = mul(mul(mul(st->groups, M, sat), N, sat), K, sat);
+	macs = npu_mul(npu_mul(npu_mul(st->groups, M, sat), N, sat), K, sat);
 	if (st->compute_cycles)
 		st->utilisation = (double)macs / ((double)st->compute_cycles * (double)(R * C));
 	if (st->folds)
@@ -376,11 +352,11 @@ static void model_vector(const enpu_graph *g, const enpu_irop *op, const enpu_np
 	uint64_t cap;
 
 	for (int i = 0; i < op->n_out; i++)
-		out = add(out, numel(g, op->out[i], sat), sat);
+		out = npu_add(out, numel(g, op->out[i], sat), sat);
 	for (int i = 0; i < op->n_in; i++)
-		in = add(in, numel(g, op->in[i], sat), sat);
+		in = npu_add(in, numel(g, op->in[i], sat), sat);
 	if (op->def->id == ENPU_OP_GATHER)   /* the gathered rows and the indices */
-		in = add(out, numel(g, op->in[1], sat), sat);
+		in = npu_add(out, numel(g, op->in[1], sat), sat);
 	st->elements = out;
 	st->passes = enpu_npu_passes_of(op->def);
 	if (st->cls == ENPU_NPU_MOVE) {
@@ -391,31 +367,31 @@ static void model_vector(const enpu_graph *g, const enpu_irop *op, const enpu_np
 		st->elements = numel(g, op->in[0], sat);
 	} else if (op->def->id == ENPU_OP_MAXPOOL1D || op->def->id == ENPU_OP_AVGPOOL1D) {
 		/* the 2-D pools' passes with kH = 1: k taps (avg: + the divide) */
-		uint64_t taps = add((uint64_t)op->attrs.kernel[0],
+		uint64_t taps = npu_add((uint64_t)op->attrs.kernel[0],
 				    op->def->id == ENPU_OP_AVGPOOL1D, sat);
 
 		if (taps > INT32_MAX)
 			*sat = 1;
 		st->passes = (int)min64(taps, INT32_MAX);
 	} else if (op->def->id == ENPU_OP_MAXPOOL2D || op->def->id == ENPU_OP_AVGPOOL2D) {
-		uint64_t taps = mul((uint64_t)op->attrs.kernel[0], (uint64_t)op->attrs.kernel[1], sat);
+		uint64_t taps = npu_mul((uint64_t)op->attrs.kernel[0], (uint64_t)op->attrs.kernel[1], sat);
 
 		if (op->def->id == ENPU_OP_AVGPOOL2D)
-			taps = add(taps, 1, sat);   /* the divide */
+			taps = npu_add(taps, 1, sat);   /* the divide */
 		if (taps > INT32_MAX)
 			*sat = 1;
 		st->passes = (int)min64(taps, INT32_MAX);
 	} else if (op->def->id == ENPU_OP_RESIZE && op->attrs.resize_mode == 1) {
 		st->passes = 6;   /* linear: six fmaf per output (two per row, the blend) */
 	}
-	st->compute_cycles = mul(cdiv(st->elements, (uint64_t)t->vector_lanes),
+	st->compute_cycles = npu_mul(cdiv(st->elements, (uint64_t)t->vector_lanes),
 				 (uint64_t)st->passes, sat);
 	st->sram_reads[ENPU_SRAM_IFMAP] = in;
 	st->sram_writes[ENPU_SRAM_OFMAP] = out;
-	st->dram_read_bytes[ENPU_SRAM_IFMAP] = mul(in, wb, sat);
-	st->dram_write_bytes[ENPU_SRAM_OFMAP] = mul(out, wb, sat);
+	st->dram_read_bytes[ENPU_SRAM_IFMAP] = npu_mul(in, wb, sat);
+	st->dram_write_bytes[ENPU_SRAM_OFMAP] = npu_mul(out, wb, sat);
 	cap = ((uint64_t)t->sram_kib[ENPU_SRAM_IFMAP] + t->sram_kib[ENPU_SRAM_OFMAP]) * 1024;
-	st->sram_bytes = min64(mul(add(in, out, sat), wb, sat), cap);
+	st->sram_bytes = min64(npu_mul(npu_add(in, out, sat), wb, sat), cap);
 }
 
 /* DRAM time hidden behind compute by double buffering; the rest stalls. */
@@ -427,8 +403,8 @@ static uint64_t stalls(const enpu_npu_target *t, const enpu_npu_opstats *st, int
 	if (!(B > 0))
 		return 0;
 	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
-		bytes = add(bytes, st->dram_read_bytes[i], sat);
-		bytes = add(bytes, st->dram_write_bytes[i], sat);
+		bytes = npu_add(bytes, st->dram_read_bytes[i], sat);
+		bytes = npu_add(bytes, st->dram_write_bytes[i], sat);
 	}
 	if (B == floor(B) && B <= 9007199254740992.0) {   /* integral: exact */
 		dt = cdiv(bytes, (uint64_t)B);
@@ -494,8 +470,8 @@ int enpu_npu_model(const enpu_graph *g, const enpu_npu_target *t, uint64_t arena
 	}
 	for (int i = 0; i < g->n_tensors; i++)
 		if (g->tensors[i].kind == ENPU_TK_INPUT || g->tensors[i].kind == ENPU_TK_WEIGHT)
-			resident = add(resident, mul(numel(g, i, &sat), (uint64_t)t->word_bytes, &sat), &sat);
-	r->peak_dram_bytes = add(resident, arena_bytes, &sat);
+			resident = npu_add(resident, npu_mul(numel(g, i, &sat), (uint64_t)t->word_bytes, &sat), &sat);
+	r->peak_dram_bytes = npu_add(resident, arena_bytes, &sat);
 	sat |= enpu_npu_totals(r);
 	if (sat) {
 		enpu_fail(e, ENPU_E_LIMIT, g->name ? g->name : "npu_sim", "make the model smaller",
@@ -514,7 +490,7 @@ void enpu_npu_ratios(const enpu_npu_target *t, enpu_npu_opstats *st)
 {
 	uint64_t R = (uint64_t)t->rows, C = (uint64_t)t->cols;
 	int sat = 0;
-	uint64_t macs = mul(mul(mul(st->groups, st->M, &sat), st->N, &sat), st->K, &sat);
+	uint64_t macs = npu_mul(npu_mul(npu_mul(st->groups, st->M, &sat), st->N, &sat), st->K, &sat);
 
 	st->utilisation = st->mapping_efficiency = 0;
 	if (st->cls != ENPU_NPU_GEMM)
@@ -532,10 +508,10 @@ void enpu_npu_roofline_of(const enpu_npu_opstats *st, enpu_npu_roofline *rf)
 
 	memset(rf, 0, sizeof(*rf));
 	if (st->cls == ENPU_NPU_GEMM)
-		rf->macs = mul(mul(mul(st->groups, st->M, &sat), st->N, &sat), st->K, &sat);
+		rf->macs = npu_mul(npu_mul(npu_mul(st->groups, st->M, &sat), st->N, &sat), st->K, &sat);
 	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
-		rf->dram_bytes = add(rf->dram_bytes, st->dram_read_bytes[i], &sat);
-		rf->dram_bytes = add(rf->dram_bytes, st->dram_write_bytes[i], &sat);
+		rf->dram_bytes = npu_add(rf->dram_bytes, st->dram_read_bytes[i], &sat);
+		rf->dram_bytes = npu_add(rf->dram_bytes, st->dram_write_bytes[i], &sat);
 	}
 	if (st->cls == ENPU_NPU_GEMM && rf->dram_bytes) {
 		rf->has_intensity = 1;
@@ -563,19 +539,19 @@ int enpu_npu_totals(enpu_npu_report *r)
 		const enpu_npu_opstats *st = &r->ops[i];
 
 		if (st->cls == ENPU_NPU_GEMM) {
-			macs = add(macs, mul(mul(mul(st->groups, st->M, &sat), st->N, &sat), st->K, &sat), &sat);
-			gemm_cycles = add(gemm_cycles, st->compute_cycles, &sat);
+			macs = npu_add(macs, npu_mul(npu_mul(npu_mul(st->groups, st->M, &sat), st->N, &sat), st->K, &sat), &sat);
+			gemm_cycles = npu_add(gemm_cycles, st->compute_cycles, &sat);
 		}
-		r->compute_cycles = add(r->compute_cycles, st->compute_cycles, &sat);
-		r->stall_cycles = add(r->stall_cycles, st->stall_cycles, &sat);
+		r->compute_cycles = npu_add(r->compute_cycles, st->compute_cycles, &sat);
+		r->stall_cycles = npu_add(r->stall_cycles, st->stall_cycles, &sat);
 		for (int k = 0; k < ENPU_SRAM_COUNT; k++) {
-			r->dram_read_bytes = add(r->dram_read_bytes, st->dram_read_bytes[k], &sat);
-			r->dram_write_bytes = add(r->dram_write_bytes, st->dram_write_bytes[k], &sat);
+			r->dram_read_bytes = npu_add(r->dram_read_bytes, st->dram_read_bytes[k], &sat);
+			r->dram_write_bytes = npu_add(r->dram_write_bytes, st->dram_write_bytes[k], &sat);
 		}
 		if (st->sram_bytes > r->peak_sram_bytes)
 			r->peak_sram_bytes = st->sram_bytes;
 	}
-	r->total_cycles = add(r->compute_cycles, r->stall_cycles, &sat);
+	r->total_cycles = npu_add(r->compute_cycles, r->stall_cycles, &sat);
 	r->time_us = (double)r->total_cycles / t->clock_mhz;
 	if (gemm_cycles)
 		r->utilisation = (double)macs / ((double)gemm_cycles * (double)t->rows * (double)t->cols);
