@@ -4,13 +4,53 @@
  * publishes one job (fn, ctx, chunking), wakes them, takes chunks itself
  * too, and returns when every chunk has run and no worker still holds the
  * job. Chunks are handed out under the mutex: there are only a few per
- * thread, so the lock is cheap next to the work. */
+ * thread, so the lock is cheap next to the work.
+ *
+ * Jobs come in bursts (every op of a run, the packing then the compute of
+ * one GEMM), and a sleeping thread takes tens of microseconds to wake on
+ * a virtual machine, as long as a small GEMM's whole half: so a worker
+ * polls for the next job for SPIN_NS after each before it sleeps, and the
+ * caller polls as long for the workers to finish before it sleeps (as
+ * OpenMP runtimes and OpenBLAS do). Work is never split differently:
+ * which thread runs a chunk changes no bit (par.h). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 #include "par.h"
 
 #define MAX_THREADS 256
 #define CHUNKS_PER_THREAD 4
+#define SPIN_NS 100000L   /* 0.1 ms of polling before a thread sleeps */
+
+static void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+	__asm__ __volatile__("yield");
+#endif
+}
+
+static long now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long)t.tv_sec * 1000000000L + t.tv_nsec;
+}
+
+/* Poll until done(p) or SPIN_NS have passed; called without the mutex. */
+static void spin_until(const struct enpu_par *p, int (*done)(const struct enpu_par *))
+{
+	long end = now_ns() + SPIN_NS;
+
+	for (int i = 1; !done(p); i++) {
+		cpu_relax();
+		if (i % 64 == 0 && now_ns() > end)
+			return;
+	}
+}
 
 struct enpu_par {
 	int nthreads;              /* including the caller */
@@ -19,13 +59,16 @@ struct enpu_par {
 	pthread_mutex_t mu;
 	pthread_cond_t work_cv;    /* job published, or stop */
 	pthread_cond_t done_cv;    /* last chunk finished / worker left */
-	unsigned long gen;         /* bumped per job */
-	int stop;
+	/* written under mu; atomic so that a polling thread may read them
+	 * without it (spin_until) */
+	atomic_ulong gen;          /* bumped per job */
+	atomic_int stop;
 	/* the current job, valid while busy */
 	enpu_par_fn fn;
 	void *ctx;
-	size_t n, chunk, next, nchunks, finished;
-	int active;                /* workers inside the current job */
+	size_t n, chunk, next, nchunks;
+	atomic_size_t finished;
+	atomic_int active;         /* workers inside the current job */
 	void *scratch;             /* the current op's planned scratch */
 	size_t scratch_bytes;
 };
@@ -47,6 +90,18 @@ static void run_chunks(enpu_par *p)
 	}
 }
 
+static _Thread_local unsigned long spin_seen;   /* the worker's last job */
+
+static int job_or_stop(const enpu_par *p)
+{
+	return atomic_load(&p->stop) || atomic_load(&p->gen) != spin_seen;
+}
+
+static int job_done(const enpu_par *p)
+{
+	return atomic_load(&p->finished) >= p->nchunks && atomic_load(&p->active) == 0;
+}
+
 static void *worker_main(void *arg)
 {
 	enpu_par *p = arg;
@@ -54,6 +109,12 @@ static void *worker_main(void *arg)
 
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
+		if (!p->stop && p->gen == seen) {   /* the next job is near: poll first */
+			spin_seen = seen;
+			pthread_mutex_unlock(&p->mu);
+			spin_until(p, job_or_stop);
+			pthread_mutex_lock(&p->mu);
+		}
 		while (!p->stop && p->gen == seen)
 			pthread_cond_wait(&p->work_cv, &p->mu);
 		if (p->stop)
@@ -172,6 +233,11 @@ void enpu_par_for(enpu_par *p, size_t n, size_t grain, enpu_par_fn fn, void *ctx
 	p->gen++;
 	pthread_cond_broadcast(&p->work_cv);
 	run_chunks(p);
+	if (!job_done(p)) {   /* the workers' last chunks: poll first */
+		pthread_mutex_unlock(&p->mu);
+		spin_until(p, job_done);
+		pthread_mutex_lock(&p->mu);
+	}
 	while (p->finished < p->nchunks || p->active > 0)
 		pthread_cond_wait(&p->done_cv, &p->mu);
 	pthread_mutex_unlock(&p->mu);

@@ -12,7 +12,16 @@
  *                                  memory, as the daemon's worker runs it),
  *                                  the artifacts taken in turn
  * The matmul and conv pairs are also checked to agree (max |ours - BLAS|
- * relative to the largest |BLAS|) so that a fast wrong kernel shows. */
+ * relative to the largest |BLAS|) so that a fast wrong kernel shows.
+ *
+ * A repetition of a matmul or conv row is a block of calls (about 2
+ * GFLOP: one call at 1024^3, 60 at 256^3) timed together, ours then the
+ * anchor's: the per-call time of a small product is below a thread
+ * pool's wake-up on a virtual machine, so a single call measures the
+ * wake-up, not the kernel. With threads each block starts after settle():
+ * each library's pool polls for a while after a call (OpenBLAS about 2^28
+ * cycles, yielding; ours 0.1 ms), and a block right after the other's
+ * would share its cores with that polling. */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -30,6 +39,19 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Before a timed block with threads: let the other pool's polling end. */
+static void settle(int threads)
+{
+	if (threads > 1)
+		nanosleep(&(struct timespec){0, 200000000L}, NULL);   /* 0.2 s */
+}
+
+/* Calls in a block of a product of flop floating-point operations. */
+static int block_calls(double flop)
+{
+	return flop >= 2e10 ? 1 : (int)(2e10 / flop);
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -91,15 +113,24 @@ static int bench_gemm(size_t n, int threads, int reps)
 	void *s = give_scratch(par, enpu_kscratch_matmul(&at, (enpu_shape[]){in[0].shape, in[1].shape},
 							2, &out.shape));
 	openblas_set_num_threads(threads);
+	int calls = block_calls(flop);
+
 	for (int i = -1; i < reps; i++) {
-		double x = now();
-		enpu_k_matmul(&at, in, 2, &out, 1, par);
-		double y = now();
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n, 1.0f,
-			    a, (int)n, b, (int)n, 0.0f, r, (int)n);
-		double z = now();
+		double x, y, z, w;
+
+		settle(threads);
+		x = now();
+		for (int k = 0; k < calls; k++)
+			enpu_k_matmul(&at, in, 2, &out, 1, par);
+		y = now();
+		settle(threads);
+		z = now();
+		for (int k = 0; k < calls; k++)
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)n, (int)n, (int)n,
+				    1.0f, a, (int)n, b, (int)n, 0.0f, r, (int)n);
+		w = now();
 		if (i >= 0)
-			t0[i] = y - x, t1[i] = z - y;
+			t0[i] = (y - x) / calls, t1[i] = (w - z) / calls;
 	}
 	double m0 = median(t0, reps), m1 = median(t1, reps);
 	printf("gemm n=%zu threads=%d ours %.1f GFLOP/s openblas %.1f GFLOP/s ratio %.2f "
@@ -149,19 +180,29 @@ static int bench_conv(int threads, int reps)
 	void *s = give_scratch(par, enpu_kscratch_conv2d(&at, (enpu_shape[]){in[0].shape,
 				in[1].shape, in[2].shape}, 3, &out.shape));
 	openblas_set_num_threads(threads);
+	int calls = block_calls(flop);
+
 	for (int i = -1; i < reps; i++) {
-		double t = now();
-		enpu_k_conv2d(&at, in, 3, &out, 1, par);
-		double u = now();
-		im2col3(x, C, H, W, col);
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, P, K, 1.0f, w, K, col, P,
-			    0.0f, r, P);
-		for (int m = 0; m < M; m++)
-			for (int j = 0; j < P; j++)
-				r[(size_t)m * P + j] += b[m];
-		double v = now();
+		double t, u, u2, v;
+
+		settle(threads);
+		t = now();
+		for (int k = 0; k < calls; k++)
+			enpu_k_conv2d(&at, in, 3, &out, 1, par);
+		u = now();
+		settle(threads);
+		u2 = now();
+		for (int k = 0; k < calls; k++) {
+			im2col3(x, C, H, W, col);
+			cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, P, K, 1.0f, w, K,
+				    col, P, 0.0f, r, P);
+			for (int m = 0; m < M; m++)
+				for (int j = 0; j < P; j++)
+					r[(size_t)m * P + j] += b[m];
+		}
+		v = now();
 		if (i >= 0)
-			t0[i] = u - t, t1[i] = v - u;
+			t0[i] = (u - t) / calls, t1[i] = (v - u2) / calls;
 	}
 	double m0 = median(t0, reps), m1 = median(t1, reps);
 	printf("conv3x3 64->64 56x56 threads=%d ours %.1f GFLOP/s im2col+openblas %.1f GFLOP/s "
