@@ -14,8 +14,8 @@
  * The matmul and conv pairs are also checked to agree (max |ours - BLAS|
  * relative to the largest |BLAS|) so that a fast wrong kernel shows.
  *
- * A repetition of a matmul or conv row is a block of calls (about 2
- * GFLOP: one call at 1024^3, 60 at 256^3) timed together, ours then the
+ * A repetition of a matmul or conv row is a block of calls (about 20
+ * GFLOP: 9 calls at 1024^3, 596 at 256^3) timed together, ours then the
  * anchor's: the per-call time of a small product is below a thread
  * pool's wake-up on a virtual machine, so a single call measures the
  * wake-up, not the kernel. With threads each block starts after settle():
