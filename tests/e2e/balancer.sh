@@ -38,7 +38,6 @@ for n in n1 n2; do
 done
 unset EULERNPUD_HOLD
 start_daemon ref || { finish; exit 1; }   # the expected results, from a third cache
-free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 LP=$(free_port)
 LB=http://127.0.0.1:$LP
 mkdir -p "$TMP/lb"

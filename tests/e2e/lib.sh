@@ -87,6 +87,31 @@ skip() {
 	fi
 }
 
+# free_port: a TCP port free on 127.0.0.1 now, for a server the test starts.
+free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+
+# nginx_head DIR: the start of an nginx.conf whose every file (pid, logs,
+# temporary bodies) stays under DIR; the caller adds its server blocks and
+# the closing brace. nginx's workers run as another user when the test is
+# root: DIR and the test's directory are made 755.
+nginx_head() {
+	mkdir -p "$1"
+	chmod 755 "$TMP" "$1"
+	cat <<EOF
+worker_processes 1;
+error_log $1/error.log;
+pid $1/nginx.pid;
+events { worker_connections 64; }
+http {
+	access_log $1/access.log;
+	client_body_temp_path $1/body;
+	proxy_temp_path $1/proxy;
+	fastcgi_temp_path $1/fastcgi;
+	uwsgi_temp_path $1/uwsgi;
+	scgi_temp_path $1/scgi;
+EOF
+}
+
 # jget FILE|- PATH...: values of a JSON document (space-separated), strings
 # bare, everything else as JSON (null prints "null"). PATH is dot-separated keys and list
 # indexes; "*" maps the rest of the path over a list or object's values

@@ -22,24 +22,11 @@ if [ ! -x "$NGINX" ]; then
 fi
 
 # ---- nginx WebDAV: the remote ----------------------------------------------------------------
-free_port() { "$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 NP=$(free_port)
 R=$TMP/remote
-mkdir -p "$R/cas" "$R/ac" "$TMP/nginx"
-chmod 755 "$TMP" "$TMP/nginx"
+mkdir -p "$R/cas" "$R/ac"
 chmod 777 "$R" "$R/cas" "$R/ac"   # nginx's workers (another user when root) write here
-cat >"$TMP/nginx.conf" <<EOF
-worker_processes 1;
-error_log $TMP/nginx/error.log;
-pid $TMP/nginx/nginx.pid;
-events { worker_connections 64; }
-http {
-	access_log $TMP/nginx/access.log;
-	client_body_temp_path $TMP/nginx/body;
-	proxy_temp_path $TMP/nginx/proxy;
-	fastcgi_temp_path $TMP/nginx/fastcgi;
-	uwsgi_temp_path $TMP/nginx/uwsgi;
-	scgi_temp_path $TMP/nginx/scgi;
+{ nginx_head "$TMP/nginx"; cat <<EOF; } >"$TMP/nginx.conf"
 	server {
 		listen 127.0.0.1:$NP;
 		root $R;
