@@ -60,6 +60,8 @@ typedef struct enpu_npz_index {
 	enpu_tlist meta;          /* name, dtype, shape; data NULL until loaded */
 	uint64_t *member;         /* meta.items[k]'s zip index */
 	uint64_t *data_off;       /* and its data's offset in the member */
+	uint32_t *crc;            /* the member's CRC-32 (central directory) */
+	uint32_t *head_crc;       /* the CRC-32 of its first data_off bytes */
 } enpu_npz_index;
 
 int enpu_npz_scan(const char *path, const char *label, const enpu_limits *lim,

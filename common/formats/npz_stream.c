@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <zip.h>
+#include <zlib.h>
 #include "npz.h"
 #include "npz_int.h"
 #include "digest.h"
@@ -29,6 +30,8 @@ void enpu_npz_index_free(enpu_npz_index *ix)
 	enpu_tlist_free(&ix->meta);
 	free(ix->member);
 	free(ix->data_off);
+	free(ix->crc);
+	free(ix->head_crc);
 	free(ix->path);
 	free(ix->label);
 	memset(ix, 0, sizeof(*ix));
@@ -73,6 +76,8 @@ static int scan_one(zip_t *za, zip_int64_t i, const char *raw, size_t rlen, cons
 	}
 	ix->member[ix->meta.n - 1] = (uint64_t)i;
 	ix->data_off[ix->meta.n - 1] = off;
+	ix->crc[ix->meta.n - 1] = (st.valid & ZIP_STAT_CRC) ? st.crc : 0;
+	ix->head_crc[ix->meta.n - 1] = (uint32_t)crc32(0, head, (uInt)off);
 	return 0;
 }
 
@@ -101,10 +106,12 @@ int enpu_npz_scan(const char *path, const char *label, const enpu_limits *lim,
 	}
 	ix->member = calloc((size_t)(nent ? nent : 1), sizeof(*ix->member));
 	ix->data_off = calloc((size_t)(nent ? nent : 1), sizeof(*ix->data_off));
+	ix->crc = calloc((size_t)(nent ? nent : 1), sizeof(*ix->crc));
+	ix->head_crc = calloc((size_t)(nent ? nent : 1), sizeof(*ix->head_crc));
 	ix->path = strdup(path);
 	ix->label = strdup(label);
 	head = malloc(HEAD_READ);
-	if (!ix->member || !ix->data_off || !ix->path || !ix->label || !head) {
+	if (!ix->member || !ix->data_off || !ix->crc || !ix->head_crc || !ix->path || !ix->label || !head) {
 		enpu_fail(e, ENPU_E_NOMEM, label, NULL, "out of memory");
 		goto out;
 	}
@@ -184,29 +191,22 @@ out:
 
 /* ---- writing from an index ------------------------------------------------- */
 
-static int fsync_file(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
-
-	if (fd < 0)
-		return -1;
-	rc = fsync(fd);
-	close(fd);
-	return rc;
-}
-
 /* The first old member that could not be read, and how. */
 struct src_fault {
 	int ze;                   /* ZIP_ER_READ or ZIP_ER_CRC; 0: none */
 	const char *member;
 };
 
-/* One new member: the canonical header, then the old member's data. */
+/* One new member: the canonical header, then the old member's data, read
+ * through a window on the old archive. libzip checks no CRC on a part of
+ * a member, and computes the new member's CRC as it writes it: the old
+ * CRC is checked against that one afterwards (check_crcs), so the data
+ * is read and CRC'd once. */
 typedef struct member_src {
-	zip_t *from;              /* the old archive */
+	zip_t *from, *to;         /* the old archive; the new (for errors) */
 	uint64_t index, skip, data;
 	enpu_buf head;
-	zip_file_t *zf;
+	zip_source_t *in;         /* open: the old member's data */
 	uint64_t pos;             /* bytes handed out */
 	zip_error_t err;
 	struct src_fault *bad;    /* set when the old member cannot be read */
@@ -223,23 +223,27 @@ static zip_int64_t member_bad(member_src *m, int ze)
 	return -1;
 }
 
+static void member_drop_in(member_src *m)
+{
+	if (m->in) {
+		zip_source_close(m->in);
+		zip_source_free(m->in);
+	}
+	m->in = NULL;
+}
+
 static zip_int64_t member_cb(void *ud, void *data, zip_uint64_t len, zip_source_cmd_t cmd)
 {
 	member_src *m = ud;
 
 	switch (cmd) {
 	case ZIP_SOURCE_OPEN:
-		if (!(m->zf = zip_fopen_index(m->from, m->index, 0))) {
-			zip_error_set(&m->err, ZIP_ER_OPEN, 0);
-			return -1;
-		}
-		for (uint64_t off = 0; off < m->skip;) {   /* the old header */
-			char skip[4096];
-			zip_int64_t r = zip_fread(m->zf, skip, m->skip - off < sizeof skip ?
-						  m->skip - off : sizeof skip);
-			if (r <= 0)
-				return member_bad(m, ZIP_ER_READ);
-			off += (uint64_t)r;
+		m->in = zip_source_zip(m->to, m->from, m->index, 0, m->skip, (zip_int64_t)m->data);
+		if (!m->in || zip_source_open(m->in) < 0) {
+			if (m->in)
+				zip_source_free(m->in);
+			m->in = NULL;
+			return member_bad(m, ZIP_ER_READ);
 		}
 		m->pos = 0;
 		return 0;
@@ -250,23 +254,16 @@ static zip_int64_t member_cb(void *ud, void *data, zip_uint64_t len, zip_source_
 			memcpy(data, m->head.data + m->pos, n);
 		} else if (m->pos < m->head.len + m->data) {
 			uint64_t left = m->head.len + m->data - m->pos;
-			zip_int64_t r = zip_fread(m->zf, data, left < len ? left : len);
-			char one;
+			zip_int64_t r = zip_source_read(m->in, data, left < len ? left : len);
 			if (r <= 0)
 				return member_bad(m, ZIP_ER_READ);
 			n = (zip_uint64_t)r;
-			/* at the end, one more read: libzip checks the member's CRC
-			 * when it reaches its end */
-			if ((uint64_t)r == left && zip_fread(m->zf, &one, 1) != 0)
-				return member_bad(m, ZIP_ER_CRC);
 		}
 		m->pos += n;
 		return (zip_int64_t)n;
 	}
 	case ZIP_SOURCE_CLOSE:
-		if (m->zf)
-			zip_fclose(m->zf);
-		m->zf = NULL;
+		member_drop_in(m);
 		return 0;
 	case ZIP_SOURCE_STAT: {
 		zip_stat_t *st = data;
@@ -278,8 +275,7 @@ static zip_int64_t member_cb(void *ud, void *data, zip_uint64_t len, zip_source_
 	case ZIP_SOURCE_ERROR:
 		return zip_error_to_data(&m->err, data, len);
 	case ZIP_SOURCE_FREE:
-		if (m->zf)
-			zip_fclose(m->zf);
+		member_drop_in(m);
 		enpu_buf_free(&m->head);
 		zip_error_fini(&m->err);
 		free(m);
@@ -294,8 +290,46 @@ static zip_int64_t member_cb(void *ud, void *data, zip_uint64_t len, zip_source_
 	}
 }
 
+/* What new member i's CRC must say of the old member it copies. */
+typedef struct crc_expect {
+	uint32_t new_head;        /* CRC-32 of the new header */
+	uint32_t old_head, old;   /* of the old header; of the old member */
+	uint64_t data;            /* the data's length, after either header */
+	const char *name;
+} crc_expect;
+
+/* The old members' CRCs against the new archive's: CRC-32 is linear, so
+ * crc(head + data) = shift(crc(head), |data|) ^ crc(data), and the data's
+ * CRC follows from the new member's (zlib's crc32_combine shifts). The
+ * first old member that disagrees goes to *bad. -1: the new file cannot
+ * be read back. */
+static int check_crcs(const char *path, const crc_expect *x, size_t n, struct src_fault *bad)
+{
+	int zerr = 0;
+	zip_t *za = zip_open(path, ZIP_RDONLY, &zerr);
+
+	if (!za)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		zip_stat_t st;
+		uLong data_crc;
+		zip_stat_init(&st);
+		if (zip_stat_index(za, i, 0, &st) < 0 || !(st.valid & ZIP_STAT_CRC)) {
+			zip_discard(za);
+			return -1;
+		}
+		data_crc = st.crc ^ crc32_combine(x[i].new_head, 0, (z_off_t)x[i].data);
+		if (crc32_combine(x[i].old_head, data_crc, (z_off_t)x[i].data) != x[i].old) {
+			*bad = (struct src_fault){ZIP_ER_CRC, x[i].name};
+			break;
+		}
+	}
+	zip_discard(za);
+	return 0;
+}
+
 static int add_streamed(zip_t *za, zip_t *from, const enpu_npz_index *ix, size_t k,
-			struct src_fault *bad, const char *label, enpu_err *e)
+			struct src_fault *bad, crc_expect *x, const char *label, enpu_err *e)
 {
 	const enpu_tensor *t = &ix->meta.items[k];
 	member_src *m = calloc(1, sizeof *m);
@@ -306,9 +340,8 @@ static int add_streamed(zip_t *za, zip_t *from, const enpu_npz_index *ix, size_t
 
 	if (!m)
 		return enpu_fail(e, ENPU_E_NOMEM, label, NULL, "out of memory");
-	zip_error_init(&m->err);
 	enpu_shape_numel(&t->shape, &numel);
-	*m = (member_src){.from = from, .index = ix->member[k], .skip = ix->data_off[k],
+	*m = (member_src){.from = from, .to = za, .index = ix->member[k], .skip = ix->data_off[k],
 			  .data = numel * enpu_dtype_size(t->dtype), .head = ENPU_BUF_INIT,
 			  .bad = bad, .name = t->name};
 	zip_error_init(&m->err);
@@ -319,6 +352,8 @@ static int add_streamed(zip_t *za, zip_t *from, const enpu_npz_index *ix, size_t
 		enpu_buf_free(&zname);
 		return e->code ? -1 : enpu_fail(e, ENPU_E_NOMEM, label, NULL, "out of memory");
 	}
+	*x = (crc_expect){(uint32_t)crc32(0, (const Bytef *)m->head.data, (uInt)m->head.len),
+			  ix->head_crc[k], ix->crc[k], m->data, t->name};
 	if (!(src = zip_source_function(za, member_cb, m))) {
 		enpu_buf_free(&m->head);
 		free(m);
@@ -334,12 +369,53 @@ static int add_streamed(zip_t *za, zip_t *from, const enpu_npz_index *ix, size_t
 	return enpu_npz_member_settings(za, (zip_uint64_t)idx, label, e);
 }
 
+/* The source's corrupt data, found while writing or by check_crcs. */
+static int source_fault(const enpu_npz_index *ix, const struct src_fault *bad, enpu_err *e)
+{
+	return enpu_fail(e, ENPU_E_NPY, ix->label, NULL, "member '%s': %s", bad->member,
+			 bad->ze == ZIP_ER_CRC ? "CRC mismatch: the member data is corrupt" :
+			 "it ends before its data does");
+}
+
+/* path made durable and hashed: its writeback started first, so the disk
+ * writes while the hash reads the page cache, and the fsync waits only
+ * for what is left. */
+static int hash_and_sync(const char *path, char sha256[65], uint64_t *size, enpu_err *e)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
+	struct stat sb;
+
+	if (fd < 0)
+		goto fail;
+#ifdef SYNC_FILE_RANGE_WRITE
+	(void)sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);   /* a hint: fsync decides */
+#endif
+	if (enpu_sha256_file(path, sha256, e) < 0) {
+		close(fd);
+		return -1;
+	}
+	if (fsync(fd) != 0 || fstat(fd, &sb) != 0) {
+		err = errno;
+		close(fd);
+		errno = err;
+		goto fail;
+	}
+	close(fd);
+	*size = (uint64_t)sb.st_size;
+	return 0;
+fail:
+	err = errno;
+	enpu_fail(e, ENPU_E_IO, path, NULL, "cannot write '%s': %s", path, strerror(err));
+	e->sys_errno = err;
+	return -1;
+}
+
 int enpu_npz_write_from(const enpu_npz_index *ix, const char *const *names, size_t n,
 			const char *dst, char sha256[65], uint64_t *size, enpu_err *e)
 {
 	char tmp[4200];
 	zip_t *from = NULL, *za = NULL;
-	struct stat sb;
+	crc_expect *x = NULL;
 	int zerr = 0, rc = -1;
 	struct src_fault bad = {0, NULL};
 
@@ -355,6 +431,10 @@ int enpu_npz_write_from(const enpu_npz_index *ix, const char *const *names, size
 		*size = 22;
 		return 0;
 	}
+	if (!(x = calloc(n, sizeof *x))) {
+		enpu_fail(e, ENPU_E_NOMEM, dst, NULL, "out of memory");
+		goto out;
+	}
 	if (!(from = enpu_npz_open(ix->path, dst, e)))
 		goto out;
 	if (!(za = zip_open(tmp, ZIP_CREATE | ZIP_EXCL, &zerr))) {
@@ -369,15 +449,13 @@ int enpu_npz_write_from(const enpu_npz_index *ix, const char *const *names, size
 			enpu_fail(e, ENPU_E_INTERNAL, dst, NULL, "no member '%s' to copy", names[i]);
 			goto out;
 		}
-		if (add_streamed(za, from, ix, k, &bad, dst, e))
+		if (add_streamed(za, from, ix, k, &bad, &x[i], dst, e))
 			goto out;
 	}
 	if (zip_close(za) < 0) {
 		zip_error_t *ze = zip_get_error(za);
-		if (bad.ze)   /* the source's data, read only now, is corrupt */
-			enpu_fail(e, ENPU_E_NPY, ix->label, NULL, "member '%s': %s", bad.member,
-				  bad.ze == ZIP_ER_CRC ? "CRC mismatch: the member data is corrupt" :
-				  "it ends before its data does");
+		if (bad.ze)   /* the source's data, read only now, is short */
+			source_fault(ix, &bad, e);
 		else if (!e->code) {   /* a member's own read error is already said */
 			enpu_fail(e, ENPU_E_IO, dst, NULL, "cannot write '%s': %s", dst,
 				  zip_error_strerror(ze));
@@ -387,24 +465,29 @@ int enpu_npz_write_from(const enpu_npz_index *ix, const char *const *names, size
 		goto out;
 	}
 	za = NULL;
-	if (fsync_file(tmp) != 0 || rename(tmp, dst) != 0) {
+	if (check_crcs(tmp, x, n, &bad) < 0) {
+		enpu_fail(e, ENPU_E_IO, dst, NULL, "cannot read back '%s'", tmp);
+		goto out;
+	}
+	if (bad.ze) {
+		source_fault(ix, &bad, e);
+		goto out;
+	}
+	if (hash_and_sync(tmp, sha256, size, e) < 0)
+		goto out;
+	if (rename(tmp, dst) != 0) {
 		int err = errno;
 		enpu_fail(e, ENPU_E_IO, dst, NULL, "cannot write '%s': %s", dst, strerror(err));
 		e->sys_errno = err;
 		goto out;
 	}
-	if (enpu_sha256_file(dst, sha256, e) || stat(dst, &sb) != 0) {
-		if (!e->code)
-			enpu_fail(e, ENPU_E_IO, dst, NULL, "cannot read '%s': %s", dst, strerror(errno));
-		goto out;
-	}
-	*size = (uint64_t)sb.st_size;
 	rc = 0;
 out:
 	if (za)
 		zip_discard(za);
 	if (from)
 		zip_discard(from);
+	free(x);
 	unlink(tmp);
 	return rc;
 }

@@ -21,8 +21,13 @@ struct srv_upload {
 	char path[4096];
 	enpu_sha256 *sha;
 	uint64_t bytes;
+	uint64_t kicked;   /* bytes whose writeback has been started */
 	int nosync;        /* srv_cas_put_mem_volatile: no fsync */
 };
+
+/* A big upload's writeback starts as it arrives (every KICK_BYTES), so the
+ * fsync that commits it waits for its last part only, not for all of it. */
+#define KICK_BYTES (8u << 20)
 
 /* fsync an existing file (a blob stored again durably, which may have
  * been stored without an fsync: a job's result). */
@@ -133,6 +138,13 @@ int srv_upload_write(srv_upload *u, const void *p, size_t n, enpu_err *e)
 		off += (size_t)w;
 	}
 	u->bytes += n;
+#ifdef SYNC_FILE_RANGE_WRITE
+	if (!u->nosync && u->bytes - u->kicked >= KICK_BYTES) {
+		(void)sync_file_range(u->fd, (off_t)u->kicked, (off_t)(u->bytes - u->kicked),
+				      SYNC_FILE_RANGE_WRITE);   /* a hint: the fsync decides */
+		u->kicked = u->bytes;
+	}
+#endif
 	if (u->bytes == n && n)
 		srv_fault_point("upload");   /* part written, nothing committed */
 	return 0;

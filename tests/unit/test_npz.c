@@ -307,12 +307,14 @@ Test(reject, table)
 			char path[512], dst[64];
 			enpu_npz_index ix;
 			enpu_err e3 = ENPU_ERR_INIT;
+			int copied = 0;   /* the scan passed: the copy found the fault */
 			snprintf(path, sizeof(path), DATA "%s", file);
 			snprintf(dst, sizeof dst, "/tmp/enpu_npz_stream_%d.npz", (int)getpid());
 			if (enpu_npz_scan(path, file, NULL, &ix, &e3) == 0) {
 				const char *names[64];
 				char sha[65];
 				uint64_t sz;
+				copied = 1;
 				for (size_t k = 0; k < ix.meta.n && k < 64; k++)
 					names[k] = ix.meta.items[k].name;
 				cr_assert_eq(enpu_npz_write_from(&ix, names, ix.meta.n < 64 ? ix.meta.n : 64,
@@ -326,6 +328,8 @@ Test(reject, table)
 			cr_assert_eq(e3.code, code_named(code), "%s: streaming code %d, want %s: %s", file,
 				     e3.code, code, e3.message);
 			cr_assert(strstr(e3.where, file), "%s: streaming where '%s'", file, e3.where);
+			cr_assert(!copied || strstr(e3.message, msg), "%s: copy's message '%s' lacks '%s'",
+				  file, e3.message, msg);
 		}
 		cr_assert_eq(rc, -1, "%s accepted", file);
 		cr_assert_eq(e.code, code_named(code), "%s: code %d, want %s: %s", file, e.code, code, e.message);

@@ -176,6 +176,16 @@ def main():
     pos = z.find(good) + len(good) - 1
     z[pos] ^= 0x40
     put('crc.npz', bytes(z))
+    # CRC error in a deflated member: a valid stream whose CRC fields lie
+    z = bytearray(zip_of([('w.npy', good)], zipfile.ZIP_DEFLATED))
+    real = struct.pack('<I', zlib.crc32(good))
+    assert z.count(real) == 2, z.count(real)
+    put('crc_deflate.npz', bytes(z).replace(real, struct.pack('<I', zlib.crc32(good) ^ 1)))
+    # CRC error in the .npy header of a stored member (a space of its padding)
+    z = bytearray(zip_of([('w.npy', good)]))
+    pos = z.find(good) + good.index(b' \n')
+    z[pos] = ord('\t')
+    put('crc_header.npz', bytes(z))
     # corrupt deflate stream
     z = bytearray(zip_of([('w.npy', npy_bytes(vals((64,))))],
                          zipfile.ZIP_DEFLATED))
