@@ -407,3 +407,11 @@ Test(npusim_scalesim, user_bandwidth_os_is)
 	check_user("sub_os16x24_user16", NULL, NULL);
 	check_user("sub_is16x24_user16", NULL, NULL);
 }
+
+/* The reference layers in input stationary (and the default model's
+ * counts on them, printed with ENPU_NPUSIM_TABLE set). */
+Test(npusim_scalesim, resnet18_is32)
+{
+	check_run("resnet18_is32", 21);
+	default_table("resnet18_is32");
+}
