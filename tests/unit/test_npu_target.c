@@ -87,6 +87,9 @@ Test(npusim, target_every_field)
 	cr_expect_eq(t.word_bytes, 1, "scalesim_compat forces 1-byte words");
 	cr_assert_eq(parse_text("word_bytes: 1\nscalesim_compat: true\n", "t.yaml", &t, &e), 0);
 	cr_expect_eq(t.word_bytes, 1);
+	/* SCALE-Sim's Bandwidth: whole words per cycle (targets_bad has 12.5) */
+	cr_assert_eq(parse_text("scalesim_compat: true\ndram_bytes_per_cycle: 16\n", "t.yaml", &t, &e), 0);
+	cr_expect_eq(t.dram_bytes_per_cycle, 16);
 }
 
 static int yaml_name(const struct dirent *d)
@@ -246,6 +249,7 @@ Test(npusim, target_from_json_rejects)
 		"{\"array\":[16,16],\"clock_mhz\":1000,\"dataflow\":\"os\",\"dram_bytes_per_cycle\":0,\"ops\":null,\"scalesim_compat\":false,\"sram_kib\":{\"filter\":64,\"ifmap\":64},\"vector_lanes\":16,\"word_bytes\":4}",
 		"{\"array\":[16,16],\"clock_mhz\":1000,\"dataflow\":\"os\",\"dram_bytes_per_cycle\":0,\"ops\":null,\"scalesim_compat\":false,\"sram_kib\":{\"filter\":64,\"ifmap\":64,\"ofmap\":64},\"vector_lanes\":\"16\",\"word_bytes\":4}",
 		"{\"array\":[16,16],\"clock_mhz\":1000,\"dataflow\":\"os\",\"dram_bytes_per_cycle\":0,\"ops\":null,\"scalesim_compat\":0,\"sram_kib\":{\"filter\":64,\"ifmap\":64,\"ofmap\":64},\"vector_lanes\":16,\"word_bytes\":4}",
+		"{\"array\":[16,16],\"clock_mhz\":1000,\"dataflow\":\"os\",\"dram_bytes_per_cycle\":12.5,\"ops\":null,\"scalesim_compat\":true,\"sram_kib\":{\"filter\":64,\"ifmap\":64,\"ofmap\":64},\"vector_lanes\":16,\"word_bytes\":1}",
 	};
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {

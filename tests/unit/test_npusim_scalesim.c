@@ -279,10 +279,14 @@ Test(npusim_scalesim, default_ws32)
 				enpu_npu_report_free(&rep);
 				enpu_graph_free(g);
 			}
-			/* compat: SCALE-Sim's DRAM words, 1 byte each; more
-			 * bandwidth never stalls more */
-			if (compat)
+			/* compat without a bandwidth: SCALE-Sim's CALC DRAM
+			 * words, 1 byte each (with one, its USER mode's: whole
+			 * prefetches, never fewer); more bandwidth never stalls
+			 * more */
+			if (compat && !b)
 				cr_expect_eq(bytes, ss_bytes, "compat DRAM %llu bytes, SCALE-Sim %llu", bytes, ss_bytes);
+			if (compat && b)
+				cr_expect_geq(bytes, ss_bytes, "compat USER DRAM %llu bytes, CALC %llu", bytes, ss_bytes);
 			if (b > 1)
 				cr_expect_leq(stall, last, "stalls grow with bandwidth %g", bw[b]);
 			last = stall;
@@ -305,77 +309,109 @@ Test(npusim_scalesim, resnet18_os32)
 	check_run("resnet18_os32", 21);
 }
 
-/* SCALE-Sim's USER bandwidth mode (10 words per cycle per memory) on two
- * small layers of sub_ws16x24 (layer4.0.downsample and fc; a run takes
- * minutes). Its compute cycles (total - stall) are compat mode's; its
- * stalls are not: USER mode fetches far more than its own CALC counts
- * (README.md there), so npu_sim's double-buffering rule, fed with the CALC
- * counts at the same 10 words = 10 bytes per cycle, stalls less, never
- * more. At a bandwidth no layer can use, compat mode's cycles converge to
- * SCALE-Sim's CALC-mode totals: no stall, total = compute. */
-Test(npusim_scalesim, user_bandwidth_sub_ws16x24)
+/* SCALE-Sim's USER bandwidth mode (Bandwidth words per cycle per memory) on
+ * small layers of a CALC run (a USER run takes minutes): with
+ * scalesim_compat and dram_bytes_per_cycle = Bandwidth (1-byte words),
+ * npu_sim replays its read buffers' prefetches and its write buffer's
+ * drains, so the stall cycles and the DRAM words per operand are
+ * SCALE-Sim's; its compute cycles (total - stall) are the CALC run's. At
+ * a bandwidth no layer can use, the stalls vanish and the totals are the
+ * CALC run's Total Cycles. in_calc: each USER layer's row in the CALC run
+ * (calc_dir NULL: a USER run with no CALC run of its configuration). */
+static void check_user(const char *dir, const char *calc_dir, const int *in_calc)
 {
 	static run u, c;
-	static const int in_calc[] = {4, 5};   /* the same layers in the CALC run */
 	enpu_npu_target t;
 
-	read_run("sub_ws16x24_user10", &u);
-	read_run("sub_ws16x24", &c);
-	cr_assert(u.user && !c.user, "the USER run and the CALC run");
-	cr_assert_eq(u.n, 2);
+	read_run(dir, &u);
+	cr_assert(u.user, "%s: a USER run", dir);
+	if (calc_dir) {
+		read_run(calc_dir, &c);
+		cr_assert(!c.user, "%s: a CALC run", calc_dir);
+	}
 	cr_assert(u.bw > 0);
 	enpu_npu_target_default(&t);
 	t.rows = u.rows, t.cols = u.cols, t.dataflow = u.df;
 	memcpy(t.sram_kib, u.sram, sizeof(t.sram_kib));
 	t.scalesim_compat = 1, t.word_bytes = 1;
 	for (int i = 0; i < u.n; i++) {
-		const layer *l = &u.l[i], *cl = &c.l[in_calc[i]];
-		const char *dir = "sub_ws16x24_user10";
+		const layer *l = &u.l[i], *cl = calc_dir ? &c.l[in_calc[i]] : l;
 		enpu_graph *g = layer_graph(l);
 		enpu_npu_report rep;
 		const enpu_npu_opstats *s;
+		long long quirk = 0;
 
 		cr_assert_str_eq(l->name, cl->name);
 		t.dram_bytes_per_cycle = u.bw * t.word_bytes;
 		model(g, &t, 0, &rep);
 		s = &rep.ops[0];
 		SAME("compute cycles (USER total - stall)", s->compute_cycles, l->cycles - l->stalls);
-		cr_expect_gt(l->stalls, 0, "layer %d: SCALE-Sim stalls at %g words/cycle", i, u.bw);
-		cr_expect_leq((long long)s->stall_cycles, l->stalls, "layer %d: %llu stall cycles, SCALE-Sim %lld",
-			      i, (unsigned long long)s->stall_cycles, l->stalls);
-		/* the stall rule on compat's (CALC) counts */
-		cr_expect_eq(s->stall_cycles,
-			     (cl->dram_if + cl->dram_f + cl->dram_of + (long long)u.bw - 1) / (long long)u.bw >
-				     (long long)s->compute_cycles
-			     ? (unsigned long long)((cl->dram_if + cl->dram_f + cl->dram_of + (long long)u.bw - 1) /
-						    (long long)u.bw) - s->compute_cycles : 0ull);
-		if (getenv("ENPU_NPUSIM_TABLE"))
-			fprintf(stderr, "%s: compute %llu, compat stall %llu at %g B/cycle; SCALE-Sim USER stall %lld, "
-				"DRAM ifmap %lld filter %lld ofmap %lld (CALC %lld %lld %lld)\n", l->name,
-				(unsigned long long)s->compute_cycles, (unsigned long long)s->stall_cycles, u.bw,
-				l->stalls, l->dram_if, l->dram_f, l->dram_of, cl->dram_if, cl->dram_f, cl->dram_of);
-		enpu_npu_report_free(&rep);
-		/* converges to CALC: 1e12 bytes per cycle */
-		t.dram_bytes_per_cycle = 1e12;
-		model(g, &t, 0, &rep);
-		cr_expect_eq(rep.stall_cycles, 0);
-		cr_expect_eq((long long)rep.total_cycles, cl->cycles, "layer %d: %llu cycles at 1e12 B/cycle, CALC %lld",
-			     i, (unsigned long long)rep.total_cycles, cl->cycles);
+		if (calc_dir)
+			SAME("compute cycles (CALC total)", s->compute_cycles, cl->cycles);
+		cr_expect_gt(l->stalls, 0, "%s layer %d: SCALE-Sim stalls at %g words/cycle", dir, i, u.bw);
+		SAME("stall cycles", s->stall_cycles, l->stalls);
+		SAME("ifmap DRAM reads", s->dram_read_bytes[ENPU_SRAM_IFMAP], l->dram_if);
+		SAME("filter DRAM reads", s->dram_read_bytes[ENPU_SRAM_FILTER], l->dram_f);
+		SAME("ofmap DRAM writes", s->dram_write_bytes[ENPU_SRAM_OFMAP], l->dram_of);
+		SAME("ifmap SRAM reads", s->sram_reads[ENPU_SRAM_IFMAP], l->sram_if);
+		SAME("filter SRAM reads", s->sram_reads[ENPU_SRAM_FILTER], l->sram_f);
+		if (u.df == ENPU_DF_OS)   /* SCALE-Sim's os count (check_run) */
+			quirk = (long long)s->folds * (u.rows + u.cols);
+		SAME("ofmap SRAM writes", s->sram_writes[ENPU_SRAM_OFMAP] + quirk, l->sram_of);
+		if (getenv("ENPU_NPUSIM_TABLE") && calc_dir)
+			fprintf(stderr, "%s %s: compute %llu, stall %llu at %g B/cycle, DRAM ifmap %llu filter %llu "
+				"ofmap %llu; SCALE-Sim USER stall %lld, DRAM %lld %lld %lld (CALC %lld %lld %lld)\n",
+				dir, l->name, (unsigned long long)s->compute_cycles,
+				(unsigned long long)s->stall_cycles, u.bw,
+				(unsigned long long)s->dram_read_bytes[0], (unsigned long long)s->dram_read_bytes[1],
+				(unsigned long long)s->dram_write_bytes[2], l->stalls, l->dram_if, l->dram_f,
+				l->dram_of, cl->dram_if, cl->dram_f, cl->dram_of);
 		enpu_npu_report_free(&rep);
 		enpu_graph_free(g);
 	}
-	/* and on every layer of the CALC runs */
-	read_run("sub_ws16x24", &c);
+	/* converges to CALC on every layer of the CALC run: 10^6 words per
+	 * cycle hides every prefetch and drain */
+	if (!calc_dir)
+		return;
 	t.rows = c.rows, t.cols = c.cols, t.dataflow = c.df;
 	memcpy(t.sram_kib, c.sram, sizeof(t.sram_kib));
+	t.dram_bytes_per_cycle = 1e6;
 	for (int i = 0; i < c.n; i++) {
 		enpu_graph *g = layer_graph(&c.l[i]);
 		enpu_npu_report rep;
 
 		model(g, &t, 0, &rep);
-		cr_expect_eq(rep.stall_cycles, 0);
-		cr_expect_eq((long long)rep.total_cycles, c.l[i].cycles, "CALC layer %d", i);
+		cr_expect_eq(rep.stall_cycles, 0, "%s layer %d: %llu stall cycles at 1e6 words/cycle", calc_dir, i,
+			     (unsigned long long)rep.stall_cycles);
+		cr_expect_eq((long long)rep.total_cycles, c.l[i].cycles, "%s layer %d: %llu cycles at 1e6, CALC %lld",
+			     calc_dir, i, (unsigned long long)rep.total_cycles, c.l[i].cycles);
 		enpu_npu_report_free(&rep);
 		enpu_graph_free(g);
 	}
+}
+
+/* 10 and 32 words per cycle on two layers of sub_ws16x24 (layer4.0's
+ * downsample and fc: rows 4 and 5 there). */
+Test(npusim_scalesim, user_bandwidth_sub_ws16x24)
+{
+	static const int in_calc[] = {4, 5};
+
+	check_user("sub_ws16x24_user10", "sub_ws16x24", in_calc);
+	check_user("sub_ws16x24_user32", "sub_ws16x24", in_calc);
+}
+
+/* The other dataflows' prefetch matrices: 16 words per cycle on
+ * layer4.0's downsample, os and is, sub_ws16x24's array and SRAMs. */
+Test(npusim_scalesim, user_bandwidth_os_is)
+{
+	check_user("sub_os16x24_user16", NULL, NULL);
+	check_user("sub_is16x24_user16", NULL, NULL);
+}
+
+/* The reference layers in input stationary (and the default model's
+ * counts on them, printed with ENPU_NPUSIM_TABLE set). */
+Test(npusim_scalesim, resnet18_is32)
+{
+	check_run("resnet18_is32", 21);
+	default_table("resnet18_is32");
 }

@@ -200,6 +200,11 @@ int enpu_npu_target_parse(const enpu_ynode *node, const char *label, enpu_npu_ta
 				       "'word_bytes: %d' conflicts with 'scalesim_compat: true', which counts 1-byte words as SCALE-Sim does",
 				       t->word_bytes);
 		t->word_bytes = 1;
+		/* SCALE-Sim's Bandwidth: whole words per cycle per memory */
+		if (v[F_DRAM] && t->dram_bytes_per_cycle != floor(t->dram_bytes_per_cycle))
+			return enpu_yread_fail(&c, v[F_DRAM], "round it to a whole number",
+				       "'dram_bytes_per_cycle: %g' with 'scalesim_compat: true' must be a whole number (SCALE-Sim's Bandwidth, words per cycle)",
+				       t->dram_bytes_per_cycle);
 	}
 	return 0;
 }
@@ -324,5 +329,8 @@ int enpu_npu_target_from_json(json_object *o, const char *label, enpu_npu_target
 	if (t->scalesim_compat && t->word_bytes != 1)
 		return enpu_jread_fail(&r, "'word_bytes' is %d with scalesim_compat (must be 1)",
 				       t->word_bytes);
+	if (t->scalesim_compat && t->dram_bytes_per_cycle != floor(t->dram_bytes_per_cycle))
+		return enpu_jread_fail(&r, "'dram_bytes_per_cycle' is %g with scalesim_compat (must be whole)",
+				       t->dram_bytes_per_cycle);
 	return 0;
 }

@@ -1,6 +1,7 @@
-/* npumem.h: npu_sim's DRAM traffic model of a GEMM-class op (npumem.c):
- * the default model with reuse and graceful re-fetch, and the trace-level
- * model of scalesim_compat mode. docs/npu-sim.md, "Memory model". */
+/* npumem.h: npu_sim's DRAM traffic model of a GEMM-class op: the default
+ * model with reuse and graceful re-fetch (npumem.c), and the trace-level
+ * model of scalesim_compat mode (npumem_compat.c). docs/npu-sim.md,
+ * "Memory model". */
 #ifndef ENPU_NPUMEM_H
 #define ENPU_NPUMEM_H
 
@@ -32,6 +33,17 @@ static inline uint64_t npu_add(uint64_t a, uint64_t b, int *sat)
 	return r;
 }
 
+static inline uint64_t npu_umin(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* ceil(a / b); 0 when b is 0. */
+static inline uint64_t npu_cdiv(uint64_t a, uint64_t b)
+{
+	return b ? a / b + (a % b != 0) : 0;
+}
+
 /* One group's GEMM seen as a convolution over an NHWC feature map: the
  * ifmap word of window m, column k is pixel (oh*sH + kh*dH, ow*sW + kw*dW)
  * of image b, channel c, with m = (b*OH + oh)*OW + ow and
@@ -55,11 +67,15 @@ int enpu_npu_mem_default(const enpu_npu_target *t, const enpu_npu_geom *g,
 			 const enpu_npu_opstats *st, uint64_t rd[ENPU_SRAM_COUNT],
 			 uint64_t wr[ENPU_SRAM_COUNT], int *sat, enpu_err *e);
 
-/* SCALE-Sim v2's DRAM counts (CALC bandwidth mode) of one group, replaying
- * its demand order through its read and write buffers: ifmap and filter
- * reads, ofmap writes (rd, wr per SRAM). ENPU_E_LIMIT when the trace is
- * too long to replay, ENPU_E_NOMEM. name: the op, for the message. */
+/* SCALE-Sim v2's DRAM counts of one group (npumem_compat.c), replaying its
+ * demand order through its read and write buffers: ifmap and filter reads,
+ * ofmap writes (rd, wr per SRAM). Without dram_bytes_per_cycle its CALC
+ * bandwidth mode (*stall = 0); with it, its USER mode at that many words
+ * per cycle per memory, and *stall its stall cycles. ENPU_E_LIMIT when the
+ * trace is too long to replay or a count overflows, ENPU_E_NOMEM. name:
+ * the op, for the message. */
 int enpu_npu_mem_compat(const enpu_npu_target *t, const enpu_npu_geom *g, const char *name,
-			uint64_t rd[ENPU_SRAM_COUNT], uint64_t wr[ENPU_SRAM_COUNT], enpu_err *e);
+			uint64_t rd[ENPU_SRAM_COUNT], uint64_t wr[ENPU_SRAM_COUNT], uint64_t *stall,
+			enpu_err *e);
 
 #endif

@@ -259,7 +259,7 @@ static int model_gemm(const enpu_graph *g, const enpu_irop *op, const enpu_npu_t
 {
 	uint64_t R = (uint64_t)t->rows, C = (uint64_t)t->cols, wb = (uint64_t)t->word_bytes;
 	uint64_t M, N, K, A, B, Cw, rf, cf, per, bias, macs, rd[3], wr[3];
-	uint64_t words[3], drd[3], dwr[3];
+	uint64_t words[3], drd[3], dwr[3], cstall = 0;
 	enpu_npu_geom geo;
 	int rc;
 
@@ -299,12 +299,14 @@ static int model_gemm(const enpu_graph *g, const enpu_irop *op, const enpu_npu_t
 	if (*sat)
 		return 0;
 
-	/* DRAM words of one group (npumem.c): the default model with reuse,
-	 * or SCALE-Sim's own counts */
-	rc = t->scalesim_compat ? enpu_npu_mem_compat(t, &geo, op->name, drd, dwr, e)
+	/* DRAM words of one group: the default model with reuse (npumem.c),
+	 * or SCALE-Sim's own counts and, with a bandwidth, its stalls
+	 * (npumem_compat.c); groups run one after the other */
+	rc = t->scalesim_compat ? enpu_npu_mem_compat(t, &geo, op->name, drd, dwr, &cstall, e)
 				: enpu_npu_mem_default(t, &geo, st, drd, dwr, sat, e);
 	if (rc < 0)
 		return -1;
+	st->stall_cycles = npu_mul(cstall, st->groups, sat);
 	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
 		uint64_t cap = (uint64_t)t->sram_kib[i] * 1024;
 
@@ -461,7 +463,10 @@ int enpu_npu_model(const enpu_graph *g, const enpu_npu_target *t, uint64_t arena
 		default:
 			break;
 		}
-		st->stall_cycles = stalls(t, st, &sat);
+		/* scalesim_compat's GEMMs stall as SCALE-Sim's USER mode does
+		 * (model_gemm); everything else by the overlap rule */
+		if (st->cls != ENPU_NPU_GEMM || !t->scalesim_compat)
+			st->stall_cycles = stalls(t, st, &sat);
 		if (sat) {
 			enpu_fail(e, ENPU_E_LIMIT, op->name, "make the model smaller",
 				  "npu_sim model of op '%s' overflows a 64-bit count", op->name);
