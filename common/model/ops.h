@@ -33,12 +33,98 @@ typedef enum enpu_opid {
 	ENPU_OP_COUNT
 } enpu_opid;
 
-/* A set of ops: bit ENPU_OPBIT(id) per op (npu_sim's `ops:`, the board's
- * `pl_ops`). 64 bits: spec v2 takes the table past 32 ops. */
-typedef uint64_t enpu_opmask;
-#define ENPU_OPBIT(id) ((enpu_opmask)1 << (id))
-#define ENPU_OPS_ALL (ENPU_OP_COUNT >= 64 ? ~(enpu_opmask)0 : ENPU_OPBIT(ENPU_OP_COUNT) - 1)
-_Static_assert(ENPU_OP_COUNT <= 64, "enpu_opmask holds at most 64 ops");
+/* A set of ops (npu_sim's `ops:`, the board's `pl_ops`): bit id % 64 of
+ * word id / 64 per op. Two words: spec v3 takes the table past 64 ops. Build
+ * one with ENPU_OPBIT(id) or ENPU_OPMASK(id, id, ...) and combine them
+ * with the helpers below (never with C's bit operators). */
+#define ENPU_OPMASK_WORDS 2
+typedef struct enpu_opmask {
+	uint64_t w[ENPU_OPMASK_WORDS];
+} enpu_opmask;
+_Static_assert(ENPU_OP_COUNT <= 64 * ENPU_OPMASK_WORDS, "enpu_opmask holds too few ops");
+
+static inline enpu_opmask enpu_opmask_none(void)
+{
+	enpu_opmask m = {{0}};
+	return m;
+}
+
+static inline enpu_opmask enpu_opbit(int id)
+{
+	enpu_opmask m = {{0}};
+
+	if (id >= 0 && id < 64 * ENPU_OPMASK_WORDS)
+		m.w[id / 64] = (uint64_t)1 << (id % 64);
+	return m;
+}
+
+static inline int enpu_opmask_has(enpu_opmask m, int id)
+{
+	return id >= 0 && id < 64 * ENPU_OPMASK_WORDS && (m.w[id / 64] >> (id % 64) & 1);
+}
+
+static inline void enpu_opmask_set(enpu_opmask *m, int id)
+{
+	if (id >= 0 && id < 64 * ENPU_OPMASK_WORDS)
+		m->w[id / 64] |= (uint64_t)1 << (id % 64);
+}
+
+static inline void enpu_opmask_clear(enpu_opmask *m, int id)
+{
+	if (id >= 0 && id < 64 * ENPU_OPMASK_WORDS)
+		m->w[id / 64] &= ~((uint64_t)1 << (id % 64));
+}
+
+static inline enpu_opmask enpu_opmask_or(enpu_opmask a, enpu_opmask b)
+{
+	for (int i = 0; i < ENPU_OPMASK_WORDS; i++)
+		a.w[i] |= b.w[i];
+	return a;
+}
+
+static inline enpu_opmask enpu_opmask_and(enpu_opmask a, enpu_opmask b)
+{
+	for (int i = 0; i < ENPU_OPMASK_WORDS; i++)
+		a.w[i] &= b.w[i];
+	return a;
+}
+
+static inline int enpu_opmask_eq(enpu_opmask a, enpu_opmask b)
+{
+	for (int i = 0; i < ENPU_OPMASK_WORDS; i++)
+		if (a.w[i] != b.w[i])
+			return 0;
+	return 1;
+}
+
+static inline int enpu_opmask_empty(enpu_opmask m)
+{
+	return enpu_opmask_eq(m, enpu_opmask_none());
+}
+
+/* The ops of ids[], which ends with -1. */
+static inline enpu_opmask enpu_opmask_of(const int *ids)
+{
+	enpu_opmask m = {{0}};
+
+	for (; *ids >= 0; ids++)
+		enpu_opmask_set(&m, *ids);
+	return m;
+}
+
+/* Every op of the table. */
+static inline enpu_opmask enpu_opmask_all(void)
+{
+	enpu_opmask m = {{0}};
+
+	for (int i = 0; i < ENPU_OP_COUNT; i++)
+		enpu_opmask_set(&m, i);
+	return m;
+}
+
+#define ENPU_OPBIT(id) enpu_opbit(id)
+#define ENPU_OPMASK(...) enpu_opmask_of((const int[]){__VA_ARGS__, -1})
+#define ENPU_OPS_ALL enpu_opmask_all()
 
 /* A variable-length integer list attribute (spec v2: axes, slice's
  * starts/ends/steps, pad's pads): n = 0 when absent. */

@@ -36,7 +36,7 @@ static int npu_from_json(const enpu_backend_def *d, void *o, struct json_object 
 /* the target's `ops:` list narrows what it lowers */
 static int npu_lowers(const void *o, const enpu_opdef *d)
 {
-	return (((const enpu_npu_target *)o)->ops & ENPU_OPBIT(d->id)) != 0;
+	return enpu_opmask_has(((const enpu_npu_target *)o)->ops, d->id);
 }
 
 /* the target's `ops:` list is what excludes the op: say so */
@@ -49,7 +49,7 @@ static void npu_lowers_fix(const void *o, const enpu_opdef *d, const char *lower
 
 	ops[0] = 0;
 	for (int i = 0; i < ENPU_OP_COUNT && off < sizeof(ops); i++)
-		if (t->ops & ENPU_OPBIT(i))
+		if (enpu_opmask_has(t->ops, i))
 			off += (size_t)snprintf(ops + off, sizeof(ops) - off, "%s%s", off ? ", " : "",
 						enpu_op_by_id((enpu_opid)i)->name);
 	snprintf(fix, cap,

@@ -440,7 +440,7 @@ int enpu_npu_model(const enpu_graph *g, const enpu_npu_target *t, uint64_t arena
 
 		st->op = i;
 		st->cls = enpu_npu_class_of(op->def);
-		if (!(t->ops & ENPU_OPBIT(op->def->id))) {
+		if (!enpu_opmask_has(t->ops, op->def->id)) {
 			char where[256];
 
 			snprintf(where, sizeof(where), "op '%.200s'", op->name);
