@@ -281,6 +281,10 @@ int imp_emit(imp_ctx *c, const enpu_onnx_node *n, const char *op, const int *in,
 		    (k != 1 || strcmp(op, "gather")))
 			return imp_bad(c, n, "input '%.60s' is not float32 data, which a spec op "
 				       "would read at run time (runtime int64 data)", v->onnx);
+		/* an op of spec v2 reads an int32 constant (gather's indices)
+		 * as int64, as before spec v3 */
+		if (!d->types && v->kind == IV_CONST && v->sdt)
+			c->v[in[k]].sdt = ENPU_DT_INVALID;
 		if (!d->types && v->kind != IV_CONST && imp_spec_dtype(v) != ENPU_DT_F32)
 			return imp_bad(c, n, "input '%.60s' is %s, which spec op %s does not take",
 				       v->onnx, enpu_dtype_name(imp_spec_dtype(v)), op);
