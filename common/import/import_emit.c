@@ -271,20 +271,20 @@ int imp_emit(imp_ctx *c, const enpu_onnx_node *n, const char *op, const int *in,
 		if (in[k] < 0)
 			return imp_bad(c, n, "input %d is missing", k);
 		const imp_val *v = &c->v[in[k]];
-		/* the quantised ops (a type rule) are not folded: the spec
-		 * keeps them, so a run computes them as cpu_ref would */
-		if (v->kind != IV_CONST || v->dtype != ENPU_ONNX_FLOAT || d->types)
+		/* the quantised ops (spec v3) are not folded: the spec keeps
+		 * them, so a run computes them as cpu_ref would */
+		if (v->kind != IV_CONST || v->dtype != ENPU_ONNX_FLOAT || d->since >= 3)
 			all_const = 0;
+		/* an op without a type rule reads an int32 constant (gather's
+		 * indices) as int64, as before spec v3 */
+		if (!d->types && v->kind == IV_CONST && v->sdt)
+			c->v[in[k]].sdt = ENPU_DT_INVALID;
 		/* gather's indices: the one int64 weight spec v2 has; spec v3's
-		 * quantised ops read what their type rule says (below) */
-		if (!d->types && v->kind == IV_CONST && v->dtype != ENPU_ONNX_FLOAT &&
+		 * ops read int8, uint8, int32 as their type rule says (below) */
+		if (v->kind == IV_CONST && imp_spec_dtype(v) == ENPU_DT_I64 &&
 		    (k != 1 || strcmp(op, "gather")))
 			return imp_bad(c, n, "input '%.60s' is not float32 data, which a spec op "
 				       "would read at run time (runtime int64 data)", v->onnx);
-		/* an op of spec v2 reads an int32 constant (gather's indices)
-		 * as int64, as before spec v3 */
-		if (!d->types && v->kind == IV_CONST && v->sdt)
-			c->v[in[k]].sdt = ENPU_DT_INVALID;
 		if (!d->types && v->kind != IV_CONST && imp_spec_dtype(v) != ENPU_DT_F32)
 			return imp_bad(c, n, "input '%.60s' is %s, which spec op %s does not take",
 				       v->onnx, enpu_dtype_name(imp_spec_dtype(v)), op);

@@ -165,6 +165,10 @@ static const enpu_attrdef qaxis_attrs[] = {
 #define F32 ENPU_DTBIT(ENPU_DT_F32)
 #define Q8 (ENPU_DTBIT(ENPU_DT_I8) | ENPU_DTBIT(ENPU_DT_U8))
 #define I32 ENPU_DTBIT(ENPU_DT_I32)
+/* the data movement ops reshape, flatten, transpose (x of any dtype but
+ * int64) and concat (every input of input 0's dtype): the output is
+ * input 0's dtype */
+static const enpu_typerule move_types = {1, {F32 | Q8 | I32}, {0}, 0, ENPU_DT_F32};
 /* x f32, y_scale f32, [y_zero_point int8|uint8] -> the zero point's, uint8 without */
 static const enpu_typerule quantize_types = {3, {F32, F32, Q8}, {0, 0, 0}, 2, ENPU_DT_U8};
 /* x int8|uint8|int32, x_scale f32, [x_zero_point: x's] -> float32 */
@@ -197,6 +201,9 @@ static const enpu_typerule qlinear_types = {9, {Q8, F32, Q8, Q8, F32, Q8, F32, Q
 #define ROW2X(nm, id, mn, mx, nout, i64, at, sh, k) \
 	{#nm, ENPU_OP_##id, mn, mx, nout, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 2, 0, i64, NULL, NULL}
 
+/* a v1 row that spec v3 gave a type rule (integer data movement) */
+#define ROWT(nm, id, mn, mx, at, sh, k, ty) \
+	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 1, 0, 0, NULL, &ty}
 /* a v3 row: its kernel (kernels_q.c) "<k>_q" and its type rule */
 #define ROW3(nm, id, mn, mx, at, sh, k, ty) \
 	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_q", 3, 0, 0, NULL, &ty}
@@ -220,10 +227,10 @@ static const enpu_opdef ops[ENPU_OP_COUNT] = {
 	ROW12(avgpool2d, AVGPOOL2D, 1, 1, avgpool_attrs, pool2d, avgpool2d, 4),
 	ROW(global_avgpool, GLOBAL_AVGPOOL, 1, 1, no_attrs, global_avgpool, global_avgpool),
 	ROW(batchnorm, BATCHNORM, 5, 5, bn_attrs, batchnorm, batchnorm),
-	ROW(reshape, RESHAPE, 1, 1, reshape_attrs, reshape, copy),
-	ROW(flatten, FLATTEN, 1, 1, flatten_attrs, flatten, copy),
-	ROW(transpose, TRANSPOSE, 1, 1, transpose_attrs, transpose, transpose),
-	ROW(concat, CONCAT, 1, -1, concat_attrs, concat, concat),
+	ROWT(reshape, RESHAPE, 1, 1, reshape_attrs, reshape, copy, move_types),
+	ROWT(flatten, FLATTEN, 1, 1, flatten_attrs, flatten, copy, move_types),
+	ROWT(transpose, TRANSPOSE, 1, 1, transpose_attrs, transpose, transpose, move_types),
+	ROWT(concat, CONCAT, 1, -1, concat_attrs, concat, concat, move_types),
 	ROW2(exp, EXP, 1, 1, no_attrs, unary, exp),
 	ROW2(sqrt, SQRT, 1, 1, no_attrs, unary, sqrt),
 	ROW2(neg, NEG, 1, 1, no_attrs, unary, neg),

@@ -7,7 +7,8 @@
 # integer arithmetic gives by ONNX's definition and docs/spec-format.md's
 # requantisation rule; on a daemon with --threads 2, and on zynq_ps and
 # fpga_board (a board agent), with the same bytes; npu_sim refuses the
-# quantised ops at validate, as `eulernpu backends` says. Integer results
+# quantised ops at validate, as `eulernpu backends` says. transpose, concat
+# and flatten move int8 and int32 data byte for byte. Integer results
 # compare exactly in tolerance mode too. Type errors (int8 into add, mixed
 # zero point) are E0207 at their line:col.
 . "$(dirname "$0")/lib.sh"
@@ -30,7 +31,7 @@ name: int8_tour
 inputs:
   - {name: x, dtype: float32, shape: [2, 3, 9, 7]}
   - {name: a, dtype: uint8, shape: [2, 6, 16]}
-outputs: [yq, y, acc, mq, mi]
+outputs: [yq, y, acc, mq, mi, mcat, accf]
 weights:
   - {name: xs, dtype: float32, shape: []}
   - {name: xz, dtype: int8, shape: []}
@@ -59,6 +60,11 @@ components:
     ops:
       - {name: m, op: qlinear_matmul, in: [a, as, az, b, bs, bz, ms, mz], out: mq}
       - {name: mm, op: matmul_integer, in: [a, b, az, bz], out: mi}
+  - name: move
+    ops:
+      - {name: tr, op: transpose, in: [mq], out: mqt}
+      - {name: cc, op: concat, in: [mqt, mqt], out: mcat, attrs: {axis: 0}}
+      - {name: fl, op: flatten, in: [acc], out: accf}
 YAML
 # weights, input and the expected bytes by ONNX's definitions in NumPy
 # integer arithmetic; the requantisation as docs/spec-format.md writes it:
@@ -112,8 +118,10 @@ bi = b.astype(np.int64) - bz.astype(np.int64)[None, :]
 mi = np.matmul(ai, bi)
 Mm = (as_[0] * bs) / ms
 mq = sat(np.rint(mi.astype(np.float64) * Mm.astype(np.float64)).astype(np.int64) + int(mz), np.uint8)
+mqt = np.ascontiguousarray(mq.transpose())
 np.savez(d + "/expected.npz", yq=yq, y=y.astype(f32), acc=acc.astype(np.int32), mq=mq,
-         mi=mi.astype(np.int32))
+         mi=mi.astype(np.int32), mcat=np.concatenate([mqt, mqt], axis=0),
+         accf=acc.astype(np.int32).reshape(2, -1))
 # the edges were hit: saturation at both ends of yq and mq, a tie in xq
 assert (yq == 127).any() and (yq == -128).any(), "yq saturates both ways"
 assert (mq == 255).any() and (mq == 0).any(), "mq saturates both ways"
@@ -129,7 +137,7 @@ check "cpu_ref gives NumPy's integer bytes exactly" "$BIN/eulernpu" compare \
 	--got "$TMP/q.cpu_ref.npz" --expected "$TMP/expected.npz" --exact
 expect_eq "result dtypes are the spec's" \
 	"$("$PY" -c 'import sys, numpy as np; z = np.load(sys.argv[1]); print(" ".join("%s=%s" % (k, z[k].dtype) for k in sorted(z.files)))' "$TMP/q.cpu_ref.npz")" \
-	"acc=int32 mi=int32 mq=uint8 y=float32 yq=int8"
+	"acc=int32 accf=int32 mcat=uint8 mi=int32 mq=uint8 y=float32 yq=int8"
 # --threads 2: the same bytes
 check "compiles on the --threads 2 daemon" env EULERNPU_SERVER="unix:$TMP/q2.sock" \
 	"$BIN/eulernpu" compile --spec "$TMP/q.yaml" --weights "$TMP/w.npz" --out "$TMP/q.t2"

@@ -96,11 +96,28 @@ Test(quant, type_rules)
 	cr_assert_eq(rule("gather", (enpu_dtype[]){ENPU_DT_F32, ENPU_DT_I64}, 2, &out, &bad, why), 0);
 	cr_assert_eq(rule("gather", (enpu_dtype[]){ENPU_DT_F32, ENPU_DT_I8}, 2, &out, &bad, why), -1);
 	cr_expect_str_eq(why, "reads 'i1' (int8) as input 2, which must be int64");
-	/* every v1/v2 op is float32 in, float32 out; every v3 op has a rule */
+	/* every v1/v2 op is float32 in, float32 out, but the data movement
+	 * that spec v3 opened to integers; every v3 op has a rule */
 	for (int i = 0; i < ENPU_OP_COUNT; i++) {
 		const enpu_opdef *d = enpu_op_by_id((enpu_opid)i);
-		cr_expect_eq(d->types != NULL, d->since >= 3, "%s", d->name);
+		int moves = d->id == ENPU_OP_RESHAPE || d->id == ENPU_OP_FLATTEN ||
+			    d->id == ENPU_OP_TRANSPOSE || d->id == ENPU_OP_CONCAT;
+		cr_expect_eq(d->types != NULL, d->since >= 3 || moves, "%s", d->name);
 	}
+	/* data movement passes integers through; concat's inputs share one */
+	cr_assert_eq(rule("transpose", (enpu_dtype[]){ENPU_DT_U8}, 1, &out, &bad, why), 0);
+	cr_expect_eq(out, ENPU_DT_U8);
+	cr_assert_eq(rule("reshape", (enpu_dtype[]){ENPU_DT_I32}, 1, &out, &bad, why), 0);
+	cr_expect_eq(out, ENPU_DT_I32);
+	cr_assert_eq(rule("concat", (enpu_dtype[]){ENPU_DT_I8, ENPU_DT_I8, ENPU_DT_I8}, 3, &out, &bad,
+			  why), 0);
+	cr_expect_eq(out, ENPU_DT_I8);
+	cr_assert_eq(rule("concat", (enpu_dtype[]){ENPU_DT_I8, ENPU_DT_I8, ENPU_DT_U8}, 3, &out, &bad,
+			  why), -1);
+	cr_expect_eq(bad, 2);
+	cr_expect_str_eq(why, "has mixed types: input 1 'i0' is int8 but input 3 'i2' is uint8");
+	cr_assert_eq(rule("flatten", (enpu_dtype[]){ENPU_DT_I64}, 1, &out, &bad, why), -1);
+	cr_expect_str_eq(why, "reads 'i0' (int64) as input 1, which must be float32, int8, uint8 or int32");
 }
 
 Test(quant, round_half_even)
@@ -336,4 +353,45 @@ Test(quant, conv_integer_and_qlinear_conv)
 						  enpu_requant_multiplier(xs, wsc[m], ys), yz, ENPU_DT_I8));
 	/* the large negative bias saturates channel 1 at -128 */
 	cr_expect_eq(y[H * (W + 1)], -128);
+}
+
+/* reshape (copy), transpose and concat move int8 and int32 elements as
+ * they move float32s: byte for byte, on any thread count */
+Test(quant, integer_data_movement)
+{
+	int8_t x[24], t[24], cat[48];
+	int32_t xi[6] = {1, -2, 70000, INT32_MIN, INT32_MAX, 5}, ti[6];
+	enpu_attrs at;
+	enpu_view in[2], out;
+	enpu_par *par = enpu_par_create(2);
+
+	for (int i = 0; i < 24; i++)
+		x[i] = (int8_t)(i * 11 - 128);
+	enpu_attrs_defaults(enpu_op_by_name("transpose"), &at);
+	at.n_perm = 3;
+	at.perm[0] = 2, at.perm[1] = 0, at.perm[2] = 1;
+	in[0] = view(ENPU_DT_I8, x, 3, (int64_t[]){2, 3, 4});
+	out = view(ENPU_DT_I8, t, 3, (int64_t[]){4, 2, 3});
+	cr_assert_eq(enpu_k_transpose(&at, in, 1, &out, 1, par), 0);
+	for (int a = 0; a < 2; a++)
+		for (int b = 0; b < 3; b++)
+			for (int c = 0; c < 4; c++)
+				cr_expect_eq(t[(c * 2 + a) * 3 + b], x[(a * 3 + b) * 4 + c]);
+	enpu_attrs_defaults(enpu_op_by_name("concat"), &at);
+	at.axis = 1;
+	in[1] = view(ENPU_DT_I8, t, 3, (int64_t[]){2, 3, 4});
+	out = view(ENPU_DT_I8, cat, 3, (int64_t[]){2, 6, 4});
+	cr_assert_eq(enpu_k_concat(&at, in, 2, &out, 1, NULL), 0);
+	cr_expect(memcmp(cat, x, 12) == 0 && memcmp(cat + 12, t, 12) == 0 &&
+		  memcmp(cat + 24, x + 12, 12) == 0 && memcmp(cat + 36, t + 12, 12) == 0);
+	enpu_attrs_defaults(enpu_op_by_name("transpose"), &at);
+	in[0] = view(ENPU_DT_I32, xi, 2, (int64_t[]){2, 3});
+	out = view(ENPU_DT_I32, ti, 2, (int64_t[]){3, 2});
+	cr_assert_eq(enpu_k_transpose(&at, in, 1, &out, 1, NULL), 0);
+	cr_expect(ti[0] == 1 && ti[1] == INT32_MIN && ti[2] == -2 && ti[3] == INT32_MAX &&
+		  ti[4] == 70000 && ti[5] == 5);
+	out = view(ENPU_DT_I32, ti, 1, (int64_t[]){6});
+	cr_assert_eq(enpu_k_copy(&at, in, 1, &out, 1, NULL), 0);
+	cr_expect(memcmp(ti, xi, sizeof xi) == 0);
+	enpu_par_destroy(par);
 }
