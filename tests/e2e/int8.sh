@@ -12,18 +12,8 @@
 # compare exactly in tolerance mode too. Type errors (int8 into add, mixed
 # zero point) are E0207 at their line:col.
 . "$(dirname "$0")/lib.sh"
-printf 'tok-int8-%s\n' "$$" >"$TMP/tok"
-chmod 600 "$TMP/tok"
-start_daemon bd --role board --listen 127.0.0.1:0 --port-file "$TMP/bd.port" \
-	--token-file "$TMP/tok" --workers 1 || { finish; exit 1; }
-start_daemon q1 --board "b=http://127.0.0.1:$(cat "$TMP/bd.port")" \
-	--board-token-file "$TMP/tok" --board-health-interval 1 || { finish; exit 1; }
+start_fronted_board q1 || { finish; exit 1; }
 start_daemon q2 --threads 2 || { finish; exit 1; }
-export EULERNPU_SERVER=unix:$TMP/q1.sock
-for _ in $(seq 100); do
-	[ "$(dcurl q1 http://localhost/v1/boards | jget - boards.0.state)" = up ] && break
-	sleep 0.1
-done
 
 cat >"$TMP/q.yaml" <<'YAML'
 eulernpu: 3
