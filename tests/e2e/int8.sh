@@ -8,7 +8,8 @@
 # requantisation rule; on a daemon with --threads 2, and on zynq_ps and
 # fpga_board (a board agent), with the same bytes; npu_sim refuses the
 # quantised ops at validate, as `eulernpu backends` says. transpose, concat
-# and flatten move int8 and int32 data byte for byte. Integer results
+# and flatten move int8 and int32 data byte for byte. The OIP infer route
+# takes and answers the integer tensors. Integer results
 # compare exactly in tolerance mode too. Type errors (int8 into add, mixed
 # zero point) are E0207 at their line:col.
 . "$(dirname "$0")/lib.sh"
@@ -153,6 +154,41 @@ expect_match "npu_sim: E0210 names the op and the backends that lower it" \
 "$BIN/eulernpu" backends >"$TMP/backends.txt" 2>&1
 expect_match "backends: qlinear_conv on cpu_ref, not npu_sim" "$(cat "$TMP/backends.txt")" \
 	"qlinear_conv +yes +- +yes +yes"
+
+# the OIP infer route takes UINT8 and answers INT8, UINT8, INT32 as the
+# result's integers; a value outside UINT8 is a 400 naming the input
+check "deploy the int8 model" "$BIN/eulernpu" deploy "$TMP/q.cpu_ref" --name q8
+"$PY" - "$TMP/in.npz" "$TMP" <<'PYEOF'
+import json, sys, numpy as np
+z = np.load(sys.argv[1])
+ins = [{"name": "x", "shape": list(z["x"].shape), "datatype": "FP32",
+        "data": [float("%.9g" % v) for v in z["x"].ravel()]},
+       {"name": "a", "shape": list(z["a"].shape), "datatype": "UINT8",
+        "data": z["a"].astype(int).tolist()}]
+json.dump({"inputs": ins}, open(sys.argv[2] + "/infer.json", "w"))
+ins[1]["data"] = [256] + z["a"].astype(int).ravel().tolist()[1:]
+json.dump({"inputs": ins}, open(sys.argv[2] + "/infer_bad.json", "w"))
+PYEOF
+code=$(dcurl q1 -o "$TMP/infer.out" -w '%{http_code}' -H 'Content-Type: application/json' \
+	--data-binary @"$TMP/infer.json" http://localhost/v2/models/q8/infer)
+expect_eq "OIP infer of the int8 model: 200" "$code" 200
+check "OIP outputs: the run's dtypes and integers, byte for byte" "$PY" -c '
+import json, sys, numpy as np
+r, ref = json.load(open(sys.argv[1])), np.load(sys.argv[2])
+dt = {"int8": "INT8", "uint8": "UINT8", "int32": "INT32", "float32": "FP32"}
+outs = {o["name"]: o for o in r["outputs"]}
+assert sorted(outs) == sorted(ref.files), sorted(outs)
+for k in ref.files:
+    o = outs[k]
+    assert o["datatype"] == dt[str(ref[k].dtype)] and o["shape"] == list(ref[k].shape), (k, o["datatype"])
+    got = np.array(o["data"], dtype=np.float64).astype(ref[k].dtype)
+    assert got.tobytes() == ref[k].tobytes(), k
+' "$TMP/infer.out" "$TMP/q.cpu_ref.npz"
+code=$(dcurl q1 -o "$TMP/infer_bad.out" -w '%{http_code}' -H 'Content-Type: application/json' \
+	--data-binary @"$TMP/infer_bad.json" http://localhost/v2/models/q8/infer)
+expect_eq "a UINT8 value of 256: 400" "$code" 400
+expect_match "its error names the input and the range" "$(cat "$TMP/infer_bad.out")" \
+	"input 'a': data holds 256, not an integer in \\[0, 255\\] \\(UINT8\\)"
 
 # integers compare exactly in tolerance mode too: one off by one fails
 "$PY" - "$TMP/q.cpu_ref.npz" "$TMP/off.npz" <<'PYEOF'
