@@ -208,7 +208,7 @@ typedef struct enpu_cmp_result {
 	/* when !ok: the worst offender */
 	char tensor[256];
 	char index[128];            /* "(0, 3)" */
-	float got, expected;
+	double got, expected;       /* the values (a float32's or an integer's) */
 	double diff;
 } enpu_cmp_result;
 
@@ -217,8 +217,10 @@ typedef struct enpu_cmp_result {
  * ENPU_E_CMP_DIFF naming tensor, index, both values, diff), -1 when it
  * could not: missing key (ENPU_E_CMP_KEY, listing both key sets), shape
  * (ENPU_E_CMP_SHAPE) or dtype (ENPU_E_CMP_DTYPE) mismatch, bad file.
- * A tensor passes when |got - exp| <= atol + rtol * |exp| for every element
- * (NaN equals NaN only in the same position; with exact, bytes must match). */
+ * A float32 tensor passes when |got - exp| <= atol + rtol * |exp| for every
+ * element (NaN equals NaN only in the same position; with exact, bytes must
+ * match); an integer tensor (int8, uint8, int32, int64) when every element
+ * is equal, in either mode: quantised results are exact by construction. */
 int enpu_compare(const char *got_path, const char *got_label,
 		 const char *exp_path, const char *exp_label,
 		 const enpu_cmp_opts *o, const enpu_limits *lim,

@@ -111,6 +111,8 @@ typedef struct enpu_wire_output {
 	char name[128];
 	int ndim;
 	long long dim[ENPU_WIRE_RANK];
+	int dtype;           /* enpu_dtype where the reader knows it (a board
+			      * result's check: the artifact's), else 0 */
 } enpu_wire_output;
 
 /* The body of GET /v1/jobs/{id} as the readers of a job need it. Strings

@@ -42,7 +42,8 @@ static const enpu_code_info table[] = {
 	 "not one that spec v1 knows, a key is repeated, or a value has the wrong type."},
 	{ENPU_E_VERSION, "E0202", "unsupported spec format version", 422, EXIT_INPUT,
 	 "write `eulernpu: 1` at the top of the spec",
-	 "The `eulernpu:` field gives the spec format version. This build reads version 1."},
+	 "The `eulernpu:` field gives the spec format version. This build reads versions\n"
+	 "1, 2 and 3 (3: spec v2 plus int8, uint8, int32 tensors and the quantised ops)."},
 	{ENPU_E_NAME, "E0203", "invalid or duplicate name", 422, EXIT_INPUT,
 	 "give every op, tensor and component its own name of [A-Za-z0-9_.-]",
 	 "Names are unique across the whole spec (ops, tensors and components) and use\n"
@@ -63,8 +64,9 @@ static const enpu_code_info table[] = {
 	{ENPU_E_DTYPE, "E0207", "unsupported dtype", 422, EXIT_INPUT,
 	 "use float32",
 	 "Spec v1 supports float32 only. Spec v2 adds int64 weights, read only as gather's\n"
-	 "indices; every other tensor an op reads is float32. int8/int32 quantized ops\n"
-	 "come later."},
+	 "indices. Spec v3 adds int8, uint8 and int32 tensors, which only the quantised\n"
+	 "ops read and write (each op's type rule, docs/spec-format.md); the inputs of\n"
+	 "one type (a tensor and its zero point) must have the same dtype."},
 	{ENPU_E_OP, "E0208", "unknown operator", 422, EXIT_INPUT,
 	 "use an op of spec v1 (see `eulernpu backends`)",
 	 "The op is not one of spec v1's operators."},

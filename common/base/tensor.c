@@ -30,6 +30,9 @@ static const struct dtinfo {
 } dtypes[] = {
 	{ENPU_DT_F32, "float32", "<f4", 4},
 	{ENPU_DT_I64, "int64", "<i8", 8},
+	{ENPU_DT_I8, "int8", "|i1", 1},
+	{ENPU_DT_U8, "uint8", "|u1", 1},
+	{ENPU_DT_I32, "int32", "<i4", 4},
 };
 #define N_DTYPES (sizeof(dtypes) / sizeof(dtypes[0]))
 

@@ -1,5 +1,5 @@
-/* tensor.h: shapes, dtypes, tensors (float32, and int64 for gather's
- * indices), tensor lists, and the size limits that every reader of user
+/* tensor.h: shapes, dtypes, tensors (float32; int64 for gather's
+ * indices; spec v3's int8, uint8 and int32), tensor lists, and the size limits that every reader of user
  * data honours. What a dtype is (name, element size, .npy descr) is known
  * in one place: the dtype table of tensor.c. */
 #ifndef ENPU_TENSOR_H
@@ -15,7 +15,14 @@ typedef enum enpu_dtype {
 	ENPU_DT_INVALID = 0,
 	ENPU_DT_F32 = 1,
 	ENPU_DT_I64 = 2,     /* spec v2 weights: gather's indices only */
+	ENPU_DT_I8 = 3,      /* spec v3: quantised tensors, zero points */
+	ENPU_DT_U8 = 4,      /* spec v3: quantised tensors, zero points */
+	ENPU_DT_I32 = 5,     /* spec v3: integer accumulators, quantised biases */
+	ENPU_DT_COUNT
 } enpu_dtype;
+
+/* A set of dtypes: bit ENPU_DTBIT(dt) per dtype (the ops' type rules). */
+#define ENPU_DTBIT(dt) (1u << (dt))
 
 typedef struct enpu_shape {
 	int ndim;                       /* 0 = scalar */
@@ -30,6 +37,9 @@ typedef struct enpu_tensor {
 			      * numel == 0); one allocation, seen as its dtype */
 		float *data;
 		int64_t *i64;
+		int8_t *i8;
+		uint8_t *u8;
+		int32_t *i32;
 		void *bytes;
 	};
 } enpu_tensor;
@@ -56,10 +66,10 @@ typedef struct enpu_limits {
 
 const enpu_limits *enpu_limits_default(void);
 
-const char *enpu_dtype_name(enpu_dtype dt);    /* "float32", "int64", "invalid" */
+const char *enpu_dtype_name(enpu_dtype dt);    /* "float32", "int8", "invalid" */
 enpu_dtype enpu_dtype_parse(const char *s);     /* ENPU_DT_INVALID when unknown */
 size_t enpu_dtype_size(enpu_dtype dt);          /* bytes per element; 0 when invalid */
-const char *enpu_dtype_descr(enpu_dtype dt);    /* .npy descr "<f4", "<i8"; NULL if invalid */
+const char *enpu_dtype_descr(enpu_dtype dt);    /* .npy descr "<f4", "|i1"; NULL if invalid */
 enpu_dtype enpu_dtype_from_descr(const char *descr); /* ENPU_DT_INVALID when unknown */
 
 /* Element count with overflow check: 0 ok (*out set), -1 on overflow or a

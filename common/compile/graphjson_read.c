@@ -287,7 +287,7 @@ static int read_tensor(rd *r, json_object *o, size_t i)
 		t->kind = ENPU_TK_INTERMEDIATE;
 	else
 		RBAD("%sunknown kind '%s'", ctx, kind);
-	if (t->dtype != ENPU_DT_F32 && t->kind != ENPU_TK_WEIGHT)
+	if (t->dtype == ENPU_DT_I64 && t->kind != ENPU_TK_WEIGHT)
 		RBAD("%sonly weights may be %s", ctx, enpu_dtype_name(t->dtype));
 	if (!(v = enpu_json_field(o, "output", json_type_boolean, r->label, ctx, r->e)))
 		return -1;
@@ -392,6 +392,9 @@ static int read_op_io(rd *r, enpu_irop *op, json_object *ins, json_object *outs,
 	size_t nin = json_object_array_length(ins), nout = json_object_array_length(outs);
 	int max_in = op->def->max_in < 0 ? ENPU_MAX_OP_INPUTS : op->def->max_in;
 	enpu_irtensor *t;
+	enpu_dtype dt[ENPU_MAX_OP_INPUTS], odt;
+	int bad;
+	char why[400];
 
 	if (nin < (size_t)op->def->min_in || nin > (size_t)max_in || nin > ENPU_MAX_OP_INPUTS)
 		RBAD("%shas %zu inputs, %s takes %d to %d", ctx, nin, op->def->name,
@@ -406,7 +409,10 @@ static int read_op_io(rd *r, enpu_irop *op, json_object *ins, json_object *outs,
 			RBAD("%sreads tensor '%s' of dtype %s as input %d", ctx, t->name,
 			     enpu_dtype_name(t->dtype), j + 1);
 		in_sh[j] = t->shape;
+		dt[j] = t->dtype;
 	}
+	if (enpu_op_out_dtype(op->def, dt, op->n_in, NULL, &odt, &bad, why, sizeof(why)) < 0)
+		RBAD("%s%s", ctx, why);
 	if (nout < 1 || nout > ENPU_MAX_OP_OUTPUTS ||
 	    (op->def->n_out >= 0 && nout != (size_t)op->def->n_out))
 		RBAD("%sfield 'out' names %zu tensors, %s writes %d", ctx, nout, op->def->name,
@@ -420,6 +426,9 @@ static int read_op_io(rd *r, enpu_irop *op, json_object *ins, json_object *outs,
 		if (t->producer >= 0)
 			RBAD("%swrites '%s', which op '%s' already produced", ctx, t->name,
 			     g->ops[t->producer].name);
+		if (t->dtype != odt)
+			RBAD("%swrites '%s' as %s, its type rule gives %s", ctx, t->name,
+			     enpu_dtype_name(t->dtype), enpu_dtype_name(odt));
 		for (int i = 0; i < j; i++)
 			if (op->out[i] == op->out[j])
 				RBAD("%swrites '%s' twice", ctx, t->name);

@@ -8,7 +8,8 @@
 #include "plan.h"
 #include "ops.h"
 
-/* numel times the dtype's element size (every op output is float32). */
+/* numel times the dtype's element size (an op output is float32, or spec
+ * v3's int8, uint8, int32 by its op's type rule). */
 static int tensor_bytes(const enpu_irtensor *t, uint64_t *out)
 {
 	uint64_t n, es = enpu_dtype_size(t->dtype);

@@ -19,7 +19,7 @@ typedef struct enpu_plan_buf {
 	int tensor;           /* graph tensor index (an intermediate); -1: the
 			       * scratch memory of op first_op (= last_op) */
 	uint64_t offset;      /* into the arena, ENPU_PLAN_ALIGN-aligned */
-	uint64_t bytes;       /* numel * the dtype's size (4: op outputs are float32) */
+	uint64_t bytes;       /* numel * the dtype's size (an int8 output: 1) */
 	int first_op, last_op;  /* closed lifetime, op indices */
 } enpu_plan_buf;
 

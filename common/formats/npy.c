@@ -284,7 +284,8 @@ int enpu_npy_parse_header(const void *buf, size_t len, uint64_t total, const cha
 		return -1;
 	if ((dt = enpu_dtype_from_descr(descr)) == ENPU_DT_INVALID)
 		return enpu_fail(e, ENPU_E_NPY_DTYPE, label, fix_f32,
-				 "array dtype '%s' is not supported: float32 ('<f4') only, or int64 ('<i8') for weights",
+				 "array dtype '%s' is not supported: float32 ('<f4') only, or int64 ('<i8') for "
+				 "weights, or spec v3's int8 ('|i1'), uint8 ('|u1'), int32 ('<i4')",
 				 descr);
 	es = enpu_dtype_size(dt);
 	if (fortran)

@@ -169,6 +169,27 @@ int imp_alias(imp_ctx *c, const char *onnx, int idx)
 	return imp_smap_put(&c->byname, onnx, idx) ? nomem(c) : 0;
 }
 
+enpu_dtype imp_spec_dtype(const imp_val *v)
+{
+	return v->sdt ? v->sdt : v->dtype == ENPU_ONNX_FLOAT ? ENPU_DT_F32 : ENPU_DT_I64;
+}
+
+enpu_dtype imp_onnx_sdt(int elem_type)
+{
+	switch (elem_type) {
+	case ENPU_ONNX_FLOAT:
+		return ENPU_DT_F32;
+	case ENPU_ONNX_INT8:
+		return ENPU_DT_I8;
+	case ENPU_ONNX_UINT8:
+		return ENPU_DT_U8;
+	case ENPU_ONNX_INT32:
+		return ENPU_DT_I32;
+	default:
+		return ENPU_DT_INVALID;
+	}
+}
+
 int imp_is_const(const imp_ctx *c, int idx)
 {
 	return idx >= 0 && c->v[idx].kind == IV_CONST;
@@ -201,6 +222,7 @@ int imp_const_alloc(imp_ctx *c, int idx, int dtype, const enpu_shape *s)
 	c->folded += n;
 	v->kind = IV_CONST;
 	v->dtype = dtype;
+	v->sdt = 0;
 	v->shape = *s;
 	v->numel = n;
 	return 0;
@@ -623,6 +645,9 @@ static int load_inits(imp_ctx *c)
 			return nomem(c);   /* empty: an empty int64 list */
 		v->dtype = t->f ? ENPU_ONNX_FLOAT : t->elem_type == ENPU_ONNX_BOOL ? ENPU_ONNX_BOOL
 			: ENPU_ONNX_INT64;
+		/* int8, uint8, int32 stay so when a quantised op reads them */
+		if (!t->f && imp_onnx_sdt(t->elem_type))
+			v->sdt = imp_onnx_sdt(t->elem_type);
 		/* the value takes the data over */
 		v->f = t->f;
 		v->i = t->i;
@@ -707,9 +732,9 @@ static int bind_inputs(imp_ctx *c)
 
 		if (imp_find(c, vi->name) >= 0)
 			continue;   /* an initializer: a weight, not an input */
-		if (vi->not_tensor || (vi->elem_type && vi->elem_type != ENPU_ONNX_FLOAT)) {
-			imp_bad(c, NULL, "graph input '%.60s' is not a float32 tensor (elem_type %d): "
-				"runtime int64 data", vi->name, vi->elem_type);
+		if (vi->not_tensor || (vi->elem_type && !imp_onnx_sdt(vi->elem_type))) {
+			imp_bad(c, NULL, "graph input '%.60s' is not a float32, int8, uint8 or int32 "
+				"tensor (elem_type %d): runtime int64 data", vi->name, vi->elem_type);
 			if (imp_newval(c, vi->name, 0) < 0)
 				return -1;
 			continue;
@@ -717,6 +742,10 @@ static int bind_inputs(imp_ctx *c)
 		if (input_shape(c, vi, &s) || (i = imp_newval(c, vi->name, IV_INPUT)) < 0)
 			return -1;
 		c->v[i].shape = s;
+		if (vi->elem_type && vi->elem_type != ENPU_ONNX_FLOAT) {
+			c->v[i].sdt = imp_onnx_sdt(vi->elem_type);
+			c->v[i].dtype = ENPU_ONNX_INT64;
+		}
 		if (enpu_shape_numel(&s, &c->v[i].numel) || c->v[i].numel > c->lim->max_tensor_elems)
 			return enpu_fail(c->e, ENPU_E_IMPORT, c->label, NULL,
 					 "graph input '%.100s' would have more than max_tensor_elems elements",

@@ -167,12 +167,14 @@ static int run_kernel(imp_ctx *c, const enpu_opdef *d, const enpu_attrs *a, cons
 	for (int k = 0; k < n_in; k++) {
 		iv[k].shape = c->v[in[k]].shape;
 		iv[k].data = c->v[in[k]].f;
+		iv[k].dtype = ENPU_DT_F32;   /* only float32 constants fold */
 	}
 	for (int k = 0; k < n_out; k++) {
 		if (imp_const_alloc(c, out[k], ENPU_ONNX_FLOAT, &os[k]))
 			return -1;
 		ov[k].shape = os[k];
 		ov[k].data = c->v[out[k]].f;
+		ov[k].dtype = ENPU_DT_F32;
 	}
 	if (d->kernel(a, iv, n_in, ov, n_out, NULL))
 		return enpu_fail(c->e, ENPU_E_NOMEM, c->label, NULL, "out of memory folding a constant");
@@ -254,9 +256,10 @@ int imp_emit(imp_ctx *c, const enpu_onnx_node *n, const char *op, const int *in,
 {
 	const enpu_opdef *d = enpu_op_by_name(op);
 	enpu_shape is[64], os[16];
+	enpu_dtype dts[64], odt = ENPU_DT_F32;
 	enpu_attrs a;
-	char why[160];
-	int all_const = 1;
+	char why[400];
+	int all_const = 1, bad;
 
 	if (!d)
 		return imp_bad(c, n, "needs spec op %s, which this build does not have", op);
@@ -268,14 +271,28 @@ int imp_emit(imp_ctx *c, const enpu_onnx_node *n, const char *op, const int *in,
 		if (in[k] < 0)
 			return imp_bad(c, n, "input %d is missing", k);
 		const imp_val *v = &c->v[in[k]];
-		if (v->kind != IV_CONST || v->dtype != ENPU_ONNX_FLOAT)
+		/* the quantised ops (spec v3) are not folded: the spec keeps
+		 * them, so a run computes them as cpu_ref would */
+		if (v->kind != IV_CONST || v->dtype != ENPU_ONNX_FLOAT || d->since >= 3)
 			all_const = 0;
-		/* gather's indices: the one int64 weight the contract has */
-		if (v->kind == IV_CONST && v->dtype != ENPU_ONNX_FLOAT && (k != 1 || strcmp(op, "gather")))
+		/* an op without a type rule reads an int32 constant (gather's
+		 * indices) as int64, as before spec v3 */
+		if (!d->types && v->kind == IV_CONST && v->sdt)
+			c->v[in[k]].sdt = ENPU_DT_INVALID;
+		/* gather's indices: the one int64 weight spec v2 has; spec v3's
+		 * ops read int8, uint8, int32 as their type rule says (below) */
+		if (v->kind == IV_CONST && imp_spec_dtype(v) == ENPU_DT_I64 &&
+		    (k != 1 || strcmp(op, "gather")))
 			return imp_bad(c, n, "input '%.60s' is not float32 data, which a spec op "
 				       "would read at run time (runtime int64 data)", v->onnx);
+		if (!d->types && v->kind != IV_CONST && imp_spec_dtype(v) != ENPU_DT_F32)
+			return imp_bad(c, n, "input '%.60s' is %s, which spec op %s does not take",
+				       v->onnx, enpu_dtype_name(imp_spec_dtype(v)), op);
 		is[k] = v->shape;
+		dts[k] = imp_spec_dtype(v);
 	}
+	if (d->types && enpu_op_out_dtype(d, dts, n_in, NULL, &odt, &bad, why, sizeof(why)))
+		return imp_bad(c, n, "%s %s", op, why);
 	if (d->shape(&a, is, n_in, os, n_out, why, sizeof(why)))
 		return imp_bad(c, n, "%s: %s", op, why);
 	for (int k = 0; k < n_out; k++)
@@ -288,7 +305,8 @@ int imp_emit(imp_ctx *c, const enpu_onnx_node *n, const char *op, const int *in,
 		c->v[out[k]].shape = os[k];
 		enpu_shape_numel(&os[k], &c->v[out[k]].numel);
 		c->v[out[k]].kind = IV_RUNTIME;
-		c->v[out[k]].dtype = ENPU_ONNX_FLOAT;
+		c->v[out[k]].dtype = odt == ENPU_DT_F32 ? ENPU_ONNX_FLOAT : ENPU_ONNX_INT64;
+		c->v[out[k]].sdt = odt == ENPU_DT_F32 ? ENPU_DT_INVALID : odt;
 	}
 	return record(c, op, in, n_in, at, out, n_out);
 }

@@ -23,7 +23,12 @@ typedef struct imp_val {
 	char *spec;            /* its spec tensor name once a spec op reads or
 				* writes it (owned), else NULL */
 	int kind;              /* IV_* */
-	int dtype;             /* ENPU_ONNX_FLOAT, _INT64 (also int32), _BOOL */
+	int dtype;             /* ENPU_ONNX_FLOAT, _INT64 (also int32, int8,
+				* uint8), _BOOL */
+	enpu_dtype sdt;        /* spec v3: the int8, uint8 or int32 a value
+				* is in the spec (an initializer's, a graph
+				* input's, a quantised op's output); 0 = by
+				* dtype (imp_spec_dtype) */
 	enpu_shape shape;
 	uint64_t numel;
 	float *f;              /* IV_CONST float data (owned) */
@@ -120,6 +125,7 @@ int m_conv(imp_ctx *c, const enpu_onnx_node *n);
 int m_pool(imp_ctx *c, const enpu_onnx_node *n);
 int m_global_max(imp_ctx *c, const enpu_onnx_node *n);
 int m_convt(imp_ctx *c, const enpu_onnx_node *n);
+int m_qconv(imp_ctx *c, const enpu_onnx_node *n);   /* ConvInteger, QLinearConv */
 
 /* import.c */
 int imp_bad(imp_ctx *c, const enpu_onnx_node *n, const char *fmt, ...)
@@ -137,6 +143,11 @@ int imp_const_alloc(imp_ctx *c, int idx, int dtype, const enpu_shape *s);
 int imp_emit(imp_ctx *c, const enpu_onnx_node *n, const char *op, const int *in, int n_in,
 	     const imp_attrs *at, const int *out, int n_out);
 int imp_is_const(const imp_ctx *c, int idx);
+/* The dtype value v has as a spec tensor: sdt, else float32 or int64. */
+enpu_dtype imp_spec_dtype(const imp_val *v);
+/* The spec dtype of an ONNX elem_type the spec reads (float, int8,
+ * uint8, int32), else 0. */
+enpu_dtype imp_onnx_sdt(int elem_type);
 
 /* attribute helpers */
 void ia_int(imp_attrs *a, const char *name, int64_t v);

@@ -637,6 +637,28 @@ static int m_resize(imp_ctx *c, const enpu_onnx_node *n)
 	return imp_emit1(c, n, "resize", in, 1, &at);
 }
 
+/* spec v3: QuantizeLinear, DequantizeLinear (x, scale, [zero_point]; axis
+ * from opset 13), MatMulInteger (a, b, [a_zp], [b_zp]) and QLinearMatMul
+ * (its 8 inputs) map one to one; an optional input left out before a given
+ * one has no spec form. */
+static int m_quant(imp_ctx *c, const enpu_onnx_node *n)
+{
+	imp_attrs at = {0};
+	int in[8], nin = imp_ins(c, n, in, 8);
+	const char *op = !strcmp(n->op_type, "QuantizeLinear") ? "quantize_linear" :
+			 !strcmp(n->op_type, "DequantizeLinear") ? "dequantize_linear" :
+			 !strcmp(n->op_type, "MatMulInteger") ? "matmul_integer" : "qlinear_matmul";
+
+	while (nin > 0 && in[nin - 1] < 0)
+		nin--;
+	for (int k = 0; k < nin; k++)
+		if (in[k] < 0)
+			return imp_bad(c, n, "input %d absent while a later one is given", k + 1);
+	if (strstr(op, "quantize_linear") && oa_int(n, "axis", 1) != 1)
+		ia_int(&at, "axis", oa_int(n, "axis", 1));
+	return imp_emit1(c, n, op, in, nin, &at);
+}
+
 /* The table: ONNX op type, opsets (within 7-17) the row handles, the
  * inputs it needs, mapping. */
 static const imp_mapping maps[] = {
@@ -665,6 +687,9 @@ static const imp_mapping maps[] = {
 	{"ReduceMean", 7, 17, 1, m_reduce}, {"ReduceSum", 7, 17, 1, m_reduce},
 	{"ReduceMax", 7, 17, 1, m_reduce}, {"ReduceMin", 7, 17, 1, m_reduce},
 	{"Resize", 10, 17, 1, m_resize}, {"Upsample", 7, 9, 1, m_resize},
+	{"QuantizeLinear", 10, 17, 2, m_quant}, {"DequantizeLinear", 10, 17, 2, m_quant},
+	{"MatMulInteger", 10, 17, 2, m_quant}, {"QLinearMatMul", 10, 17, 8, m_quant},
+	{"ConvInteger", 10, 17, 2, m_qconv}, {"QLinearConv", 10, 17, 8, m_qconv},
 };
 
 const imp_mapping *imp_map_find(const char *op_type, int64_t opset)

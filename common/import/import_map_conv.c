@@ -1,6 +1,7 @@
 /* import_map_conv.c: the mappings of ONNX's convolutions and pools (Conv,
- * ConvTranspose, MaxPool, AveragePool, GlobalMaxPool) onto spec ops; the
- * table that names them is in import_map.c. */
+ * ConvTranspose, MaxPool, AveragePool, GlobalMaxPool; spec v3's
+ * ConvInteger and QLinearConv) onto spec ops; the table that names them is
+ * in import_map.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,26 +54,56 @@ static int window(imp_ctx *c, const enpu_onnx_node *n, const enpu_shape *x, cons
 	return auto_pads(c, n, x, nsp, k, s, d, p);
 }
 
+/* conv attributes of node n (x value xi, weight wi) with nsp spatial dims
+ * into at: 0, or 1 (imp_bad) */
+static int conv_attrs(imp_ctx *c, const enpu_onnx_node *n, int xi, int wi, int nsp, imp_attrs *at)
+{
+	int64_t k[2], s[2], d[2], p[4];
+
+	if (window(c, n, &c->v[xi].shape, &c->v[wi].shape, nsp, k, s, d, p))
+		return 1;
+	ia_ints(at, "strides", s, nsp);
+	ia_ints(at, "pads", p, 2 * nsp);
+	if (d[0] != 1 || (nsp == 2 && d[1] != 1))
+		ia_ints(at, "dilations", d, nsp);
+	if (oa_int(n, "group", 1) != 1)
+		ia_int(at, "group", oa_int(n, "group", 1));
+	return 0;
+}
+
 int m_conv(imp_ctx *c, const enpu_onnx_node *n)
 {
 	imp_attrs at = {0};
 	int in[3], nin = imp_ins(c, n, in, 3), nsp;
-	int64_t k[2], s[2], d[2], p[4];
 
 	if (in[1] < 0 || in[0] < 0)
 		return imp_bad(c, n, "no weight");
 	nsp = c->v[in[1]].shape.ndim - 2;
 	if (nsp != 1 && nsp != 2)
 		return imp_bad(c, n, "%d spatial dims (conv1d and conv2d take 1 and 2)", nsp);
-	if (window(c, n, &c->v[in[0]].shape, &c->v[in[1]].shape, nsp, k, s, d, p))
+	if (conv_attrs(c, n, in[0], in[1], nsp, &at))
 		return 1;
-	ia_ints(&at, "strides", s, nsp);
-	ia_ints(&at, "pads", p, 2 * nsp);
-	if (d[0] != 1 || (nsp == 2 && d[1] != 1))
-		ia_ints(&at, "dilations", d, nsp);
-	if (oa_int(n, "group", 1) != 1)
-		ia_int(&at, "group", oa_int(n, "group", 1));
 	return imp_emit1(c, n, nsp == 1 ? "conv1d" : "conv2d", in, nin > 2 && in[2] >= 0 ? 3 : 2, &at);
+}
+
+/* ConvInteger (x, w, [x_zero_point], [w_zero_point]) -> conv_integer and
+ * QLinearConv (x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, [B]) ->
+ * qlinear_conv: 2-D only */
+int m_qconv(imp_ctx *c, const enpu_onnx_node *n)
+{
+	imp_attrs at = {0};
+	int q = n->op_type[0] == 'Q', in[9], nin = imp_ins(c, n, in, 9), wi = q ? 3 : 1;
+
+	while (nin > 0 && in[nin - 1] < 0)
+		nin--;
+	for (int k = 0; k < nin; k++)
+		if (in[k] < 0)
+			return imp_bad(c, n, "input %d absent while a later one is given", k + 1);
+	if (nin <= wi || c->v[in[wi]].shape.ndim != 4 || c->v[in[0]].shape.ndim != 4)
+		return imp_bad(c, n, "not 2-D (%s)", q ? "qlinear_conv" : "conv_integer");
+	if (conv_attrs(c, n, in[0], in[wi], 2, &at))
+		return 1;
+	return imp_emit1(c, n, q ? "qlinear_conv" : "conv_integer", in, nin, &at);
 }
 
 int m_pool(imp_ctx *c, const enpu_onnx_node *n)

@@ -190,6 +190,22 @@ static void printable(const char *s, char *out, size_t cap)
 	out[o] = 0;
 }
 
+/* The spec version the model needs: 3 when it has a quantised op or an
+ * int8, uint8 or int32 tensor (spec v3), else 2. */
+static int spec_version(const imp_ctx *c)
+{
+	for (size_t k = 0; k < c->nops; k++) {
+		const enpu_opdef *d = enpu_op_by_name(c->ops[k].op);
+		if (d && d->since >= 3)
+			return 3;
+	}
+	for (size_t k = 0; k < c->nv; k++)
+		if ((c->v[k].kind == IV_INPUT || c->v[k].weight || c->v[k].kind == IV_RUNTIME) &&
+		    c->v[k].sdt && c->v[k].sdt != ENPU_DT_F32)
+			return 3;
+	return 2;
+}
+
 static int write_yaml(imp_ctx *c, const int64_t *outs, wb *b)
 {
 	int nw = 0;
@@ -200,10 +216,11 @@ static int write_yaml(imp_ctx *c, const int64_t *outs, wb *b)
 	printable(c->m->producer, prod, sizeof(prod));
 	ap(b, "# Imported by eulernpu import from %s\n# (ONNX opset %lld, IR version %lld%s%s).\n",
 	   label, (long long)c->opset, (long long)c->m->ir_version, prod[0] ? ", producer " : "", prod);
-	ap(b, "eulernpu: 2\nname: %s\ninputs:", c->model_name);
+	ap(b, "eulernpu: %d\nname: %s\ninputs:", spec_version(c), c->model_name);
 	for (size_t k = 0; k < c->nv; k++)
 		if (c->v[k].kind == IV_INPUT) {
-			ap(b, "\n  - {name: %s, dtype: float32, shape: ", c->v[k].spec);
+			ap(b, "\n  - {name: %s, dtype: %s, shape: ", c->v[k].spec,
+			   enpu_dtype_name(imp_spec_dtype(&c->v[k])));
 			put_shape(b, &c->v[k].shape);
 			ap(b, "}");
 		}
@@ -214,7 +231,7 @@ static int write_yaml(imp_ctx *c, const int64_t *outs, wb *b)
 	for (size_t k = 0; k < c->nv; k++)
 		if (c->v[k].weight) {
 			ap(b, "\n  - {name: %s, dtype: %s, shape: ", c->v[k].spec,
-			   c->v[k].dtype == ENPU_ONNX_FLOAT ? "float32" : "int64");
+			   enpu_dtype_name(imp_spec_dtype(&c->v[k])));
 			put_shape(b, &c->v[k].shape);
 			ap(b, "}");
 			nw++;
@@ -235,18 +252,35 @@ static int write_npz(imp_ctx *c, enpu_buf *out)
 		if (!v->weight)
 			continue;
 		int f = v->dtype == ENPU_ONNX_FLOAT;
-		size_t sz = f ? sizeof(float) : sizeof(int64_t);
 
-		t.dtype = f ? ENPU_DT_F32 : ENPU_DT_I64;
+		t.dtype = imp_spec_dtype(v);
 		t.shape = v->shape;
 		t.name = strdup(v->spec);
-		t.data = malloc(v->numel ? v->numel * sz : 1);
-		if (!t.name || !t.data) {
+		if (!t.name || enpu_tensor_alloc(&t, NULL, c->e)) {
 			enpu_tensor_free(&t);
 			rc = enpu_fail(c->e, ENPU_E_NOMEM, c->label, NULL, "out of memory writing weights");
 			break;
 		}
-		memcpy(t.data, f ? (void *)v->f : (void *)v->i, v->numel * sz);
+		/* the value's data (float32, or int64s widened from int8, uint8,
+		 * int32) in the weight's dtype */
+		for (uint64_t j = 0; j < v->numel; j++)
+			switch (t.dtype) {
+			case ENPU_DT_F32:
+				t.data[j] = f ? v->f[j] : (float)v->i[j];
+				break;
+			case ENPU_DT_I8:
+				t.i8[j] = (int8_t)v->i[j];
+				break;
+			case ENPU_DT_U8:
+				t.u8[j] = (uint8_t)v->i[j];
+				break;
+			case ENPU_DT_I32:
+				t.i32[j] = (int32_t)v->i[j];
+				break;
+			default:
+				t.i64[j] = v->i[j];
+				break;
+			}
 		rc = enpu_tlist_push(&l, &t, c->e);
 		enpu_tensor_free(&t);
 	}

@@ -2,8 +2,8 @@
  * (onnx_read.h). protobuf-c unpacks (malformed wire data -> E0403); this
  * file checks every size against enpu_onnx_limits before it allocates, and
  * copies what the importer needs into plain structures. Tensors: float32,
- * int64, int32, uint32, uint64 (a value past int64 is refused), bool and
- * double, from raw_data (little-endian, the host's order on every platform
+ * int64, int32, uint32, uint64 (a value past int64 is refused), int8,
+ * uint8, bool and double, from raw_data (little-endian, the host's order on every platform
  * the project builds for) or the typed fields; other dtypes keep their name
  * and shape only; external data keeps its location, offset and length (the
  * importer reads the file through its caller, enpu_onnx_tensor_set_raw).
@@ -63,13 +63,16 @@ static size_t elem_size(int type)
 	case ENPU_ONNX_UINT64:
 		return 8;
 	case ENPU_ONNX_BOOL:
+	case ENPU_ONNX_INT8:
+	case ENPU_ONNX_UINT8:
 		return 1;
 	}
 	return 0;
 }
 
 /* n elements of type from src (little-endian raw, or the typed field's
- * own array: int32_data holds INT32 and BOOL as int32) into t->f / t->i. */
+ * own array: int32_data holds INT32, INT8, UINT8 and BOOL as int32) into
+ * t->f / t->i. */
 static int fill(enpu_onnx_tensor *t, const void *src, int typed, const char *label, enpu_err *e)
 {
 	uint64_t n = t->numel;
@@ -106,7 +109,12 @@ static int fill(enpu_onnx_tensor *t, const void *src, int typed, const char *lab
 		} else if (ty == ENPU_ONNX_INT32 || typed) {
 			int32_t v;
 			memcpy(&v, (const char *)src + 4 * k, 4);
-			t->i[k] = ty == ENPU_ONNX_BOOL ? v != 0 : v;
+			t->i[k] = ty == ENPU_ONNX_BOOL ? v != 0 : ty == ENPU_ONNX_INT8 ? (int8_t)v :
+				  ty == ENPU_ONNX_UINT8 ? (uint8_t)v : v;
+		} else if (ty == ENPU_ONNX_INT8) {
+			t->i[k] = ((const int8_t *)src)[k];
+		} else if (ty == ENPU_ONNX_UINT8) {
+			t->i[k] = ((const uint8_t *)src)[k];
 		} else {
 			t->i[k] = ((const uint8_t *)src)[k] != 0;
 		}

@@ -28,6 +28,8 @@ const enpu_onnx_limits *enpu_onnx_limits_default(void);
  * f; INT64, INT32 and BOOL widened into i; DOUBLE rounded into f (shape
  * arithmetic and constant folding need them, spec tensors are float32). */
 #define ENPU_ONNX_FLOAT 1
+#define ENPU_ONNX_UINT8 2     /* spec v3's quantised tensors: widened into i */
+#define ENPU_ONNX_INT8 3
 #define ENPU_ONNX_INT32 6
 #define ENPU_ONNX_INT64 7
 #define ENPU_ONNX_BOOL 9
@@ -42,7 +44,8 @@ typedef struct enpu_onnx_tensor {
 	enpu_shape shape;
 	uint64_t numel;
 	float *f;            /* owned, numel floats when FLOAT or DOUBLE */
-	int64_t *i;          /* owned, numel int64s when INT64, INT32 or BOOL;
+	int64_t *i;          /* owned, numel int64s when INT64, INT32, UINT8,
+			      * INT8 or BOOL;
 			      * both NULL for any other elem_type, and for
 			      * external data until the importer reads it */
 	/* data_location EXTERNAL: the file (as written in the model, relative

@@ -1,6 +1,8 @@
-/* ops.c: the operator table (see ops.h). One row per op of spec v1 (ROW)
- * and of spec v2 (ROW2: allowed only in `eulernpu: 2` specs). */
+/* ops.c: the operator table (see ops.h). One row per op of spec v1 (ROW),
+ * of spec v2 (ROW2: allowed only in `eulernpu: 2` specs and later) and of
+ * spec v3 (ROW3: the quantised ops, with their type rules). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "ops.h"
@@ -154,24 +156,57 @@ static const enpu_attrdef split_attrs[] = {
 static const enpu_attrdef gather_attrs[] = {
 	{"axis", ENPU_ATTR_INT, A(axis), 0, "0", NULL},
 	{NULL, 0, 0, 0, NULL, NULL}};
+/* spec v3: quantize_linear, dequantize_linear (the axis of a 1-D scale) */
+static const enpu_attrdef qaxis_attrs[] = {
+	{"axis", ENPU_ATTR_INT, A(axis), 0, "1", NULL},
+	{NULL, 0, 0, 0, NULL, NULL}};
+
+/* spec v3 type rules (ops.h enpu_typerule) */
+#define F32 ENPU_DTBIT(ENPU_DT_F32)
+#define Q8 (ENPU_DTBIT(ENPU_DT_I8) | ENPU_DTBIT(ENPU_DT_U8))
+#define I32 ENPU_DTBIT(ENPU_DT_I32)
+/* the data movement ops reshape, flatten, transpose (x of any dtype but
+ * int64) and concat (every input of input 0's dtype): the output is
+ * input 0's dtype */
+static const enpu_typerule move_types = {1, {F32 | Q8 | I32}, {0}, 0, ENPU_DT_F32};
+/* x f32, y_scale f32, [y_zero_point int8|uint8] -> the zero point's, uint8 without */
+static const enpu_typerule quantize_types = {3, {F32, F32, Q8}, {0, 0, 0}, 2, ENPU_DT_U8};
+/* x int8|uint8|int32, x_scale f32, [x_zero_point: x's] -> float32 */
+static const enpu_typerule dequantize_types = {3, {Q8 | I32, F32, Q8 | I32}, {0, 0, 1}, -1,
+					       ENPU_DT_F32};
+/* a (x), b (w), [a's zero point], [b's zero point] -> int32 */
+static const enpu_typerule integer_types = {4, {Q8, Q8, Q8, Q8}, {0, 0, 1, 2}, -1, ENPU_DT_I32};
+/* a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, [bias int32] -> y_zp's */
+static const enpu_typerule qlinear_types = {9, {Q8, F32, Q8, Q8, F32, Q8, F32, Q8, I32},
+					    {0, 0, 1, 0, 0, 4, 0, 0, 0}, 7, ENPU_DT_U8};
+#undef F32
+#undef Q8
+#undef I32
 
 #define ROW(nm, id, mn, mx, at, sh, k) \
-	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 1, 0, 0, NULL}
+	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 1, 0, 0, NULL, NULL}
 #define ROW2(nm, id, mn, mx, at, sh, k) \
-	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 2, 0, 0, NULL}
+	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 2, 0, 0, NULL, NULL}
 /* ROW and ROW2 of a kernel with scratch memory (kernels.h ENPU_SCRATCH) */
 #define ROWS(nm, id, mn, mx, at, sh, k) \
 	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 1, 0, 0, \
-	 enpu_kscratch_##k}
+	 enpu_kscratch_##k, NULL}
 #define ROW2S(nm, id, mn, mx, at, sh, k) \
 	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 2, 0, 0, \
-	 enpu_kscratch_##k}
+	 enpu_kscratch_##k, NULL}
 /* a v1 op whose first nv1 attributes are v1's and the rest spec v2's */
 #define ROW12(nm, id, mn, mx, at, sh, k, nv1) \
-	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 1, nv1, 0, NULL}
+	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 1, nv1, 0, NULL, NULL}
 /* a v2 row with n_out outputs (-1 = variadic) and int64 inputs (bit mask) */
 #define ROW2X(nm, id, mn, mx, nout, i64, at, sh, k) \
-	{#nm, ENPU_OP_##id, mn, mx, nout, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 2, 0, i64, NULL}
+	{#nm, ENPU_OP_##id, mn, mx, nout, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 2, 0, i64, NULL, NULL}
+
+/* a v1 row that spec v3 gave a type rule (integer data movement) */
+#define ROWT(nm, id, mn, mx, at, sh, k, ty) \
+	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 1, 0, 0, NULL, &ty}
+/* a v3 row: its kernel (kernels_q.c) "<k>_q" and its type rule */
+#define ROW3(nm, id, mn, mx, at, sh, k, ty) \
+	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_q", 3, 0, 0, NULL, &ty}
 
 static const enpu_opdef ops[ENPU_OP_COUNT] = {
 	ROWS(matmul, MATMUL, 2, 2, no_attrs, matmul, matmul),
@@ -192,10 +227,10 @@ static const enpu_opdef ops[ENPU_OP_COUNT] = {
 	ROW12(avgpool2d, AVGPOOL2D, 1, 1, avgpool_attrs, pool2d, avgpool2d, 4),
 	ROW(global_avgpool, GLOBAL_AVGPOOL, 1, 1, no_attrs, global_avgpool, global_avgpool),
 	ROW(batchnorm, BATCHNORM, 5, 5, bn_attrs, batchnorm, batchnorm),
-	ROW(reshape, RESHAPE, 1, 1, reshape_attrs, reshape, copy),
-	ROW(flatten, FLATTEN, 1, 1, flatten_attrs, flatten, copy),
-	ROW(transpose, TRANSPOSE, 1, 1, transpose_attrs, transpose, transpose),
-	ROW(concat, CONCAT, 1, -1, concat_attrs, concat, concat),
+	ROWT(reshape, RESHAPE, 1, 1, reshape_attrs, reshape, copy, move_types),
+	ROWT(flatten, FLATTEN, 1, 1, flatten_attrs, flatten, copy, move_types),
+	ROWT(transpose, TRANSPOSE, 1, 1, transpose_attrs, transpose, transpose, move_types),
+	ROWT(concat, CONCAT, 1, -1, concat_attrs, concat, concat, move_types),
 	ROW2(exp, EXP, 1, 1, no_attrs, unary, exp),
 	ROW2(sqrt, SQRT, 1, 1, no_attrs, unary, sqrt),
 	ROW2(neg, NEG, 1, 1, no_attrs, unary, neg),
@@ -227,6 +262,16 @@ static const enpu_opdef ops[ENPU_OP_COUNT] = {
 	ROW2(avgpool1d, AVGPOOL1D, 1, 1, avgpool1d_attrs, avgpool1d, avgpool1d),
 	ROW2X(split, SPLIT, 1, 1, -1, 0, split_attrs, split, split),
 	ROW2X(gather, GATHER, 2, 2, 1, 1u << 1, gather_attrs, gather, gather),
+	ROW3(quantize_linear, QUANTIZE_LINEAR, 2, 3, qaxis_attrs, quantize_linear, quantize_linear,
+	     quantize_types),
+	ROW3(dequantize_linear, DEQUANTIZE_LINEAR, 2, 3, qaxis_attrs, quantize_linear,
+	     dequantize_linear, dequantize_types),
+	ROW3(matmul_integer, MATMUL_INTEGER, 2, 4, no_attrs, matmul_integer, matmul_integer,
+	     integer_types),
+	ROW3(conv_integer, CONV_INTEGER, 2, 4, conv_attrs, conv_integer, conv_integer, integer_types),
+	ROW3(qlinear_matmul, QLINEAR_MATMUL, 8, 8, no_attrs, qlinear_matmul, qlinear_matmul,
+	     qlinear_types),
+	ROW3(qlinear_conv, QLINEAR_CONV, 8, 9, conv_attrs, qlinear_conv, qlinear_conv, qlinear_types),
 };
 
 const enpu_opdef *enpu_op_by_name(const char *name)
@@ -311,6 +356,63 @@ void enpu_attrs_defaults(const enpu_opdef *d, enpu_attrs *a)
 	for (const enpu_attrdef *ad = d->attrs; ad->name; ad++)
 		if (ad->dflt)
 			set_default(ad, a);
+}
+
+/* "float32", "int8 or uint8", "int8, uint8 or int32" */
+static void dtset_str(unsigned set, char *buf, size_t cap)
+{
+	int n = 0, k = 0;
+	size_t off = 0;
+
+	for (int t = 1; t < ENPU_DT_COUNT; t++)
+		n += set >> t & 1;
+	buf[0] = '\0';
+	for (int t = 1; t < ENPU_DT_COUNT && off < cap; t++)
+		if (set >> t & 1) {
+			k++;
+			off += (size_t)snprintf(buf + off, cap - off, "%s%s",
+						k == 1 ? "" : k == n ? " or " : ", ",
+						enpu_dtype_name((enpu_dtype)t));
+		}
+}
+
+int enpu_op_out_dtype(const enpu_opdef *d, const enpu_dtype *dt, int n_in,
+		      const char *const *names, enpu_dtype *out, int *bad, char *why,
+		      size_t whylen)
+{
+	const enpu_typerule *r = d->types;
+	char want[64];
+
+	for (int k = 0; k < n_in; k++) {
+		int j = r ? (k < r->n ? k : r->n - 1) : 0;
+		unsigned ok = r ? r->in[j] : ENPU_DTBIT(k < 32 && (d->int64_in >> k & 1) ?
+							  ENPU_DT_I64 : ENPU_DT_F32);
+		/* a variadic op's inputs past the rule's are like the first (concat) */
+		int like = !r ? -1 : k < r->n ? r->like[k] - 1 : 0;
+
+		*bad = k;
+		if (dt[k] <= ENPU_DT_INVALID || dt[k] >= ENPU_DT_COUNT || !(ok >> dt[k] & 1)) {
+			dtset_str(ok, want, sizeof(want));
+			snprintf(why, whylen, "reads '%.64s' (%s) as input %d, which must be %s",
+				 names && names[k] ? names[k] : "?", enpu_dtype_name(dt[k]), k + 1,
+				 want);
+			return -1;
+		}
+		if (like >= 0 && like < k && dt[like] != dt[k]) {
+			snprintf(why, whylen,
+				 "has mixed types: input %d '%.64s' is %s but input %d '%.64s' is %s",
+				 like + 1, names && names[like] ? names[like] : "?",
+				 enpu_dtype_name(dt[like]), k + 1, names && names[k] ? names[k] : "?",
+				 enpu_dtype_name(dt[k]));
+			return -1;
+		}
+	}
+	*bad = -1;
+	if (!r)
+		*out = ENPU_DT_F32;
+	else
+		*out = r->out_from >= 0 && r->out_from < n_in ? dt[r->out_from] : r->out_dt;
+	return 0;
 }
 
 int enpu_attr_since(const enpu_opdef *d, int i)

@@ -30,15 +30,105 @@ typedef enum enpu_opid {
 	ENPU_OP_PRELU, ENPU_OP_ELU, ENPU_OP_SOFTPLUS,
 	ENPU_OP_CONV1D, ENPU_OP_MAXPOOL1D, ENPU_OP_AVGPOOL1D,
 	ENPU_OP_SPLIT, ENPU_OP_GATHER,
+	/* spec v3 (eulernpu: 3): the quantised ops (kernels_q.c) */
+	ENPU_OP_QUANTIZE_LINEAR, ENPU_OP_DEQUANTIZE_LINEAR,
+	ENPU_OP_MATMUL_INTEGER, ENPU_OP_CONV_INTEGER,
+	ENPU_OP_QLINEAR_MATMUL, ENPU_OP_QLINEAR_CONV,
 	ENPU_OP_COUNT
 } enpu_opid;
 
-/* A set of ops: bit ENPU_OPBIT(id) per op (npu_sim's `ops:`, the board's
- * `pl_ops`). 64 bits: spec v2 takes the table past 32 ops. */
-typedef uint64_t enpu_opmask;
-#define ENPU_OPBIT(id) ((enpu_opmask)1 << (id))
-#define ENPU_OPS_ALL (ENPU_OP_COUNT >= 64 ? ~(enpu_opmask)0 : ENPU_OPBIT(ENPU_OP_COUNT) - 1)
-_Static_assert(ENPU_OP_COUNT <= 64, "enpu_opmask holds at most 64 ops");
+/* A set of ops (npu_sim's `ops:`, the board's `pl_ops`): bit id % 64 of
+ * word id / 64 per op. Two words: spec v3 takes the table past 64 ops. Build
+ * one with ENPU_OPBIT(id) or ENPU_OPMASK(id, id, ...) and combine them
+ * with the helpers below (never with C's bit operators). */
+#define ENPU_OPMASK_WORDS 2
+typedef struct enpu_opmask {
+	uint64_t w[ENPU_OPMASK_WORDS];
+} enpu_opmask;
+_Static_assert(ENPU_OP_COUNT <= 64 * ENPU_OPMASK_WORDS, "enpu_opmask holds too few ops");
+
+static inline enpu_opmask enpu_opmask_none(void)
+{
+	enpu_opmask m = {{0}};
+	return m;
+}
+
+static inline enpu_opmask enpu_opbit(int id)
+{
+	enpu_opmask m = {{0}};
+
+	if (id >= 0 && id < 64 * ENPU_OPMASK_WORDS)
+		m.w[id / 64] = (uint64_t)1 << (id % 64);
+	return m;
+}
+
+static inline int enpu_opmask_has(enpu_opmask m, int id)
+{
+	return id >= 0 && id < 64 * ENPU_OPMASK_WORDS && (m.w[id / 64] >> (id % 64) & 1);
+}
+
+static inline void enpu_opmask_set(enpu_opmask *m, int id)
+{
+	if (id >= 0 && id < 64 * ENPU_OPMASK_WORDS)
+		m->w[id / 64] |= (uint64_t)1 << (id % 64);
+}
+
+static inline void enpu_opmask_clear(enpu_opmask *m, int id)
+{
+	if (id >= 0 && id < 64 * ENPU_OPMASK_WORDS)
+		m->w[id / 64] &= ~((uint64_t)1 << (id % 64));
+}
+
+static inline enpu_opmask enpu_opmask_or(enpu_opmask a, enpu_opmask b)
+{
+	for (int i = 0; i < ENPU_OPMASK_WORDS; i++)
+		a.w[i] |= b.w[i];
+	return a;
+}
+
+static inline enpu_opmask enpu_opmask_and(enpu_opmask a, enpu_opmask b)
+{
+	for (int i = 0; i < ENPU_OPMASK_WORDS; i++)
+		a.w[i] &= b.w[i];
+	return a;
+}
+
+static inline int enpu_opmask_eq(enpu_opmask a, enpu_opmask b)
+{
+	for (int i = 0; i < ENPU_OPMASK_WORDS; i++)
+		if (a.w[i] != b.w[i])
+			return 0;
+	return 1;
+}
+
+static inline int enpu_opmask_empty(enpu_opmask m)
+{
+	return enpu_opmask_eq(m, enpu_opmask_none());
+}
+
+/* The ops of ids[], which ends with -1. */
+static inline enpu_opmask enpu_opmask_of(const int *ids)
+{
+	enpu_opmask m = {{0}};
+
+	for (; *ids >= 0; ids++)
+		enpu_opmask_set(&m, *ids);
+	return m;
+}
+
+/* Every op of the table. */
+static inline enpu_opmask enpu_opmask_all(void)
+{
+	enpu_opmask m = {{0}};
+
+	for (int i = 0; i < ENPU_OP_COUNT; i++)
+		enpu_opmask_set(&m, i);
+	return m;
+}
+
+#define ENPU_OPBIT(id) enpu_opbit(id)
+#define ENPU_OPMASK(...) enpu_opmask_of((const int[]){__VA_ARGS__, -1})
+#define ENPU_OPS_ALL enpu_opmask_all()
 
 /* A variable-length integer list attribute (spec v2: axes, slice's
  * starts/ends/steps, pad's pads): n = 0 when absent. */
@@ -129,18 +219,40 @@ typedef struct enpu_attrdef {
 	const char *const *choices;   /* for ENUM, NULL-terminated */
 } enpu_attrdef;
 
-/* A tensor as a kernel sees it: shape and contiguous C-order float32 data.
- * An int64 input (gather's indices, ops.h int64_in) is int64 data behind
- * the same pointer: read it through enpu_view_i64. */
+/* A tensor as a kernel sees it: shape and contiguous C-order data, float32
+ * unless dtype says otherwise. An int64 input (gather's indices, ops.h
+ * int64_in) is int64 data behind the same pointer: read it through
+ * enpu_view_i64. The engine sets dtype from the graph; the float32 kernels
+ * never read it (a caller of those may leave it 0); the quantised kernels
+ * (kernels_q.c) read their integer inputs and outputs by it. */
 typedef struct enpu_view {
 	enpu_shape shape;
 	float *data;
+	enpu_dtype dtype;
 } enpu_view;
 
 static inline const int64_t *enpu_view_i64(const enpu_view *v)
 {
 	return (const int64_t *)(const void *)v->data;
 }
+
+/* The type rule of an op (its row's `types`; NULL: every input float32,
+ * except the int64_in weights, and every output float32). Spec v3.
+ *   in[k]    the dtypes input k accepts (ENPU_DTBIT set); an input past
+ *            the last entry of a variadic op (concat) takes in[n - 1]
+ *   like[k]  j + 1 when input k must have input j's dtype (a zero point
+ *            its tensor's), 0 when free; a variadic op's inputs past the
+ *            last entry must have input 0's dtype ("mixed types")
+ *   out_from the output's dtype is input out_from's (-1: always out_dt);
+ *            when that optional input is absent, out_dt */
+#define ENPU_TYPE_MAX_IN 9
+typedef struct enpu_typerule {
+	int n;
+	unsigned in[ENPU_TYPE_MAX_IN];
+	signed char like[ENPU_TYPE_MAX_IN];
+	int out_from;
+	enpu_dtype out_dt;
+} enpu_typerule;
 
 /* Shape rule: from the input shapes and attributes, compute the n_out
  * output shapes (the op row's n_out, or for variadic outputs the number of
@@ -186,7 +298,16 @@ typedef struct enpu_opdef {
 	unsigned int64_in;            /* bit k: input k is an int64 weight (gather's
 				       * indices); every other input is float32 */
 	enpu_scratch_fn scratch;      /* NULL: the kernel needs none */
+	const enpu_typerule *types;   /* spec v3: NULL = float32 (and int64_in) */
 } enpu_opdef;
+
+/* The dtype of the output of op d whose inputs have dtypes dt[0..n_in-1],
+ * by its type rule: 0 with *out set, or -1 with why ("input 2 'b' is int8,
+ * must be float32", "mixed types: ...") and *bad the input at fault (0-based).
+ * names[k] (may be NULL) names input k in why. */
+int enpu_op_out_dtype(const enpu_opdef *d, const enpu_dtype *dt, int n_in,
+		      const char *const *names, enpu_dtype *out, int *bad, char *why,
+		      size_t whylen);
 
 const enpu_opdef *enpu_op_by_name(const char *name);  /* NULL if unknown */
 const enpu_opdef *enpu_op_by_id(enpu_opid id);

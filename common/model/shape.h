@@ -60,6 +60,13 @@ int enpu_shape_why(char *why, size_t whylen, const char *fmt, ...)
 int enpu_shape_axis(int64_t size, int64_t k, int dil, int s, int p0, int p1, int ceil_mode,
 		    const char *axis, int64_t *o, char *why, size_t whylen);
 
+/* spec v3 quantised ops (shape_q.c) */
+ENPU_SHAPE_RULE(quantize_linear);   /* and dequantize_linear */
+ENPU_SHAPE_RULE(matmul_integer);
+ENPU_SHAPE_RULE(conv_integer);
+ENPU_SHAPE_RULE(qlinear_matmul);
+ENPU_SHAPE_RULE(qlinear_conv);
+
 ENPU_SHAPE_RULE(split);         /* shape_ir.c */
 ENPU_SHAPE_RULE(gather);        /* shape_ir.c */
 

@@ -117,6 +117,10 @@ static int parse_dtype(pctx *c, const enpu_ynode *v, const char *kind, const cha
 	*dt = enpu_dtype_parse(s.s);
 	if (*dt == ENPU_DT_F32)
 		return 0;
+	/* spec v3: int8, uint8, int32 inputs and weights (the ops' type rules
+	 * in validate.c check each use) */
+	if ((*dt == ENPU_DT_I8 || *dt == ENPU_DT_U8 || *dt == ENPU_DT_I32) && c->s->version >= 3)
+		return 0;
 	/* spec v2: int64 weights (gather's indices; validate.c checks the use) */
 	if (*dt == ENPU_DT_I64 && strcmp(kind, "weight") == 0 && c->s->version >= 2)
 		return 0;
@@ -126,11 +130,13 @@ static int parse_dtype(pctx *c, const enpu_ynode *v, const char *kind, const cha
 			       "dtype int64 of %s '%.64s' %s", kind, name, strcmp(kind, "weight") == 0 ?
 			       "needs eulernpu: 2 (int64 weights are gather's indices)" :
 			       "is not allowed: only weights may be int64 (gather's indices)");
-	if (!strcmp(s.s, "int8") || !strcmp(s.s, "int32"))
-		return fail_at(c, v, ENPU_E_DTYPE, "use float32 (quantized ops come in a later format version)",
-			       "dtype '%s' is not supported yet (spec v1 supports float32)", s.s);
+	if (*dt == ENPU_DT_I8 || *dt == ENPU_DT_U8 || *dt == ENPU_DT_I32)
+		return fail_at(c, v, ENPU_E_DTYPE, "write 'eulernpu: 3' at the top of the spec",
+			       "dtype '%s' of %s '%.64s' needs eulernpu: 3 (this spec is eulernpu: %d)",
+			       s.s, kind, name, c->s->version);
 	return fail_at(c, v, ENPU_E_DTYPE, "use float32",
-		       "unknown dtype '%.64s' of %s '%.64s' (spec v1 supports float32)", s.s, kind, name);
+		       "unknown dtype '%.64s' of %s '%.64s' (specs take float32; int64 weights from "
+		       "eulernpu: 2; int8, uint8, int32 from eulernpu: 3)", s.s, kind, name);
 }
 
 static int parse_shape(pctx *c, const enpu_ynode *v, const char *kind, const char *name,
@@ -468,9 +474,9 @@ static int parse_root(pctx *c)
 	if (!v[K_VERSION])
 		return fail_at(c, root, ENPU_E_SCHEMA, "add 'eulernpu: 1' (the spec format version)",
 			       "missing required key 'eulernpu'");
-	if (enpu_ynode_int(v[K_VERSION], &ver) || (ver != 1 && ver != 2))
+	if (enpu_ynode_int(v[K_VERSION], &ver) || ver < 1 || ver > 3)
 		return fail_at(c, v[K_VERSION], ENPU_E_VERSION,
-			       "write 'eulernpu: 1' or 'eulernpu: 2', or upgrade eulernpu",
+			       "write 'eulernpu: 1', 'eulernpu: 2' or 'eulernpu: 3', or upgrade eulernpu",
 			       "unsupported spec format version '%.32s'",
 			       v[K_VERSION]->kind == ENPU_YN_SCALAR ? v[K_VERSION]->text : "?");
 	s->version = (int)ver;

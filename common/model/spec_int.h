@@ -56,12 +56,19 @@ struct enpu_spec {
 /* "label:line:col" into buf; returns buf. */
 const char *enpu_spec_where(const enpu_spec *s, int line, int col, char *buf, size_t cap);
 
-/* Input k of op (op table row d), tensor t: float32, or an int64 weight
- * where the row says so (gather's indices). 0, or -1 with E0207 at the name
- * that reads it (validate_ir.c). */
+/* Input k of op (op table row d), tensor t: where the row says it is an
+ * int64 weight (gather's indices), it must be one. 0, or -1 with E0207 at
+ * the name that reads it (validate_ir.c). */
 struct enpu_irtensor;
 int enpu_check_input_dtype(const enpu_spec *s, const enpu_sop *op, const enpu_opdef *d, int k,
 			   const struct enpu_irtensor *t, enpu_err *e);
+/* The dtypes of op's inputs (tensor indices in[] of g) against its row's
+ * type rule: 0 with *out the output's dtype, or -1 with E0207 at the input
+ * at fault ("reads 'q' (int8) as input 1, which must be float32", "mixed
+ * types") (validate_ir.c). */
+struct enpu_graph;
+int enpu_check_op_types(const enpu_spec *s, const enpu_sop *op, const enpu_opdef *d,
+			const struct enpu_graph *g, const int *in, enpu_dtype *out, enpu_err *e);
 
 /* The three-line error at line:col of the spec (validate_attrs.c). */
 int enpu_spec_fail(const enpu_spec *s, enpu_err *e, int line, int col, enpu_code code,

@@ -312,6 +312,7 @@ static int check_op(vctx *c, int i)
 	enpu_irop *io = &g->ops[i];
 	const enpu_opdef *d;
 	enpu_shape shapes[ENPU_MAX_OP_INPUTS], oshape[ENPU_MAX_OP_OUTPUTS];
+	enpu_dtype odt = ENPU_DT_F32;
 
 	g->n_ops = i + 1;
 	io->line = op->line;
@@ -331,7 +332,8 @@ static int check_op(vctx *c, int i)
 	}
 	if (d->since > c->s->version)
 		return vfail(c, op->op.line, op->op.col, ENPU_E_OP,
-			     "write 'eulernpu: 2' at the top of the spec",
+			     d->since == 2 ? "write 'eulernpu: 2' at the top of the spec" :
+			     "write 'eulernpu: 3' at the top of the spec",
 			     "op '%s' needs eulernpu: %d (this spec is eulernpu: %d)",
 			     d->name, d->since, c->s->version);
 	io->def = d;
@@ -346,6 +348,8 @@ static int check_op(vctx *c, int i)
 			return -1;
 		shapes[k] = g->tensors[io->in[k]].shape;
 	}
+	if (enpu_check_op_types(c->s, op, d, g, io->in, &odt, c->e))
+		return -1;
 	if (infer_output(c, op, d, &io->attrs, shapes, oshape))
 		return -1;
 	if (d->id == ENPU_OP_GLOBAL_AVGPOOL && c->s->version < 2 && shapes[0].ndim != 4)
@@ -361,7 +365,7 @@ static int check_op(vctx *c, int i)
 		io->out[k] = g->n_tensors;
 		io->n_out = k + 1;
 		if (add_name(c, &op->out[k], R_OUT, i, g->n_tensors, "output") ||
-		    add_tensor(c, &op->out[k], ENPU_DT_F32, &oshape[k], ENPU_TK_INTERMEDIATE, i))
+		    add_tensor(c, &op->out[k], odt, &oshape[k], ENPU_TK_INTERMEDIATE, i))
 			return -1;
 	}
 	if (!enpu_target_lowers(c->t, d))

@@ -1,6 +1,8 @@
 /* compare.c: enpu_compare, a result against golden values. Both files must
- * hold the same keys with the same shapes and dtypes; elements pass within
- * atol + rtol * |expected| (computed in double), or bit for bit with exact. */
+ * hold the same keys with the same shapes and dtypes; float32 elements pass
+ * within atol + rtol * |expected| (computed in double), or bit for bit with
+ * exact; integer elements (spec v3's int8, uint8, int32; int64) only when
+ * equal, in either mode. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -62,10 +64,6 @@ static int check_like(const enpu_tensor *g, const char *got_label, const enpu_te
 		return enpu_fail(e, ENPU_E_CMP_DTYPE, got_label, NULL,
 				 "tensor '%s': got %s, expected %s", x->name,
 				 enpu_dtype_name(g->dtype), enpu_dtype_name(x->dtype));
-	if (x->dtype != ENPU_DT_F32)
-		return enpu_fail(e, ENPU_E_CMP_DTYPE, exp_label, NULL,
-				 "tensor '%s' is %s: results are float32", x->name,
-				 enpu_dtype_name(x->dtype));
 	if (!enpu_shape_eq(&g->shape, &x->shape))
 		return enpu_fail(e, ENPU_E_CMP_SHAPE, got_label, NULL,
 				 "tensor '%s': got shape %s, expected %s", x->name,
@@ -84,10 +82,62 @@ typedef struct worst {
 	double tol;
 } worst;
 
+/* element j of an integer tensor, as a double (exact but for int64s past
+ * 2^53, which then compare as their nearest doubles: equal bytes always
+ * pass, and the message rounds) */
+static double ival(const enpu_tensor *t, uint64_t j)
+{
+	switch (t->dtype) {
+	case ENPU_DT_I8:
+		return t->i8[j];
+	case ENPU_DT_U8:
+		return t->u8[j];
+	case ENPU_DT_I32:
+		return t->i32[j];
+	case ENPU_DT_I64:
+		return (double)t->i64[j];
+	default:
+		return 0;
+	}
+}
+
+/* The worst offender so far, by its excess over tol */
+static void note_bad(const enpu_tensor *g, uint64_t j, double d, double tol, double gv, double xv,
+		     worst *w, enpu_cmp_result *res)
+{
+	if (!w->t || d - tol > res->diff - w->tol) {
+		w->t = g;
+		w->i = j;
+		w->tol = tol;
+		res->diff = d;
+		res->got = gv;
+		res->expected = xv;
+	}
+}
+
+/* Every element of integer tensor g against x: equal, in every mode. */
+static void compare_ints(const enpu_tensor *g, const enpu_tensor *x, uint64_t n,
+			 worst *w, enpu_cmp_result *res)
+{
+	for (uint64_t j = 0; j < n; j++) {
+		double gv = ival(g, j), xv = ival(x, j), d = fabs(gv - xv);
+		int bad = g->dtype == ENPU_DT_I64 ? g->i64[j] != x->i64[j] : gv != xv;
+
+		if (d > res->max_abs_diff)
+			res->max_abs_diff = d;
+		if (bad)
+			note_bad(g, j, d, 0, gv, xv, w, res);
+	}
+}
+
 /* Every element of g against x (same shape, n elements). */
 static void compare_tensor(const enpu_tensor *g, const enpu_tensor *x, uint64_t n,
 			   const enpu_cmp_opts *o, worst *w, enpu_cmp_result *res)
 {
+	if (x->dtype != ENPU_DT_F32) {
+		compare_ints(g, x, n, w, res);
+		return;
+	}
 	for (uint64_t j = 0; j < n; j++) {
 		float gv = g->data[j], xv = x->data[j];
 		double d = fabs((double)gv - (double)xv), tol;
@@ -111,38 +161,34 @@ static void compare_tensor(const enpu_tensor *g, const enpu_tensor *x, uint64_t 
 		}
 		if (!isnan(d) && d > res->max_abs_diff)
 			res->max_abs_diff = d;
-		if (!bad)
-			continue;
-		if (!w->t || d - tol > res->diff - w->tol) {
-			w->t = g;
-			w->i = j;
-			w->tol = tol;
-			res->diff = d;
-			res->got = gv;
-			res->expected = xv;
-		}
+		if (bad)
+			note_bad(g, j, d, tol, gv, xv, w, res);
 	}
 }
 
 /* A float for a message: NaN, +Inf, -Inf or %.8g. */
-static const char *fstr(float v, char *buf, size_t cap)
+static const char *fstr(double v, char *buf, size_t cap)
 {
 	if (isnan(v))
 		return "NaN";
 	if (isinf(v))
 		return v > 0 ? "+Inf" : "-Inf";
-	snprintf(buf, cap, "%.8g", (double)v);
+	snprintf(buf, cap, "%.8g", v);
 	return buf;
 }
 
 /* ENPU_E_CMP_DIFF for the worst offender. A NaN or an infinity on either
  * side has no tolerance: the message says which values differ. */
-static void fail_worst(const enpu_cmp_result *res, const enpu_cmp_opts *o, double tol,
-		       const char *got_label, enpu_err *e)
+static void fail_worst(const enpu_cmp_result *res, const enpu_tensor *t, const enpu_cmp_opts *o,
+		       double tol, const char *got_label, enpu_err *e)
 {
 	char g[32], x[32];
 
-	if (o->exact)
+	if (t->dtype != ENPU_DT_F32)
+		enpu_fail(e, ENPU_E_CMP_DIFF, got_label, NULL,
+			  "tensor '%s' differs at %s: got %.17g, expected %.17g (%s: integers must be equal)",
+			  res->tensor, res->index, res->got, res->expected, enpu_dtype_name(t->dtype));
+	else if (o->exact)
 		enpu_fail(e, ENPU_E_CMP_DIFF, got_label, NULL,
 			  "tensor '%s' differs at %s: got %.9g, expected %.9g (exact comparison: the bits differ)",
 			  res->tensor, res->index, (double)res->got, (double)res->expected);
@@ -194,7 +240,7 @@ int enpu_compare(const char *got_path, const char *got_label,
 	if (!res->ok) {
 		snprintf(res->tensor, sizeof(res->tensor), "%s", w.t->name);
 		index_str(&w.t->shape, w.i, res->index, sizeof(res->index));
-		fail_worst(res, o, w.tol, got_label, e);
+		fail_worst(res, w.t, o, w.tol, got_label, e);
 	}
 	rc = 0;
 out:

@@ -46,10 +46,12 @@ static int run_ops(const enpu_engine *en, enpu_err *e)
 		for (int j = 0; j < op->n_in; j++) {
 			in[j].shape = g->tensors[op->in[j]].shape;
 			in[j].data = en->data[op->in[j]];
+			in[j].dtype = g->tensors[op->in[j]].dtype;
 		}
 		for (int j = 0; j < op->n_out; j++) {
 			out[j].shape = g->tensors[op->out[j]].shape;
 			out[j].data = en->data[op->out[j]];
+			out[j].dtype = g->tensors[op->out[j]].dtype;
 		}
 		if (en->plan && en->plan->op_scratch && en->arena && en->plan->op_scratch[k] >= 0) {
 			const enpu_plan_buf *b = &en->plan->bufs[en->plan->op_scratch[k]];
@@ -67,7 +69,8 @@ static int run_ops(const enpu_engine *en, enpu_err *e)
 	for (int k = 0; k < g->n_outputs; k++) {
 		const enpu_irtensor *t = &g->tensors[g->outputs[k]];
 		uint64_t n;
-		if (en->data[g->outputs[k]] && enpu_shape_numel(&t->shape, &n) == 0)
+		if (t->dtype == ENPU_DT_F32 && en->data[g->outputs[k]] &&
+		    enpu_shape_numel(&t->shape, &n) == 0)
 			canonical_nans(en->data[g->outputs[k]], (size_t)n);
 	}
 	return 0;

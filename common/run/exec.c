@@ -184,7 +184,7 @@ static int collect_outputs(const enpu_graph *g, const enpu_engine *en, const enp
 		uint64_t n;
 		const float *src = en->data[g->outputs[i]];
 
-		r.dtype = ENPU_DT_F32;
+		r.dtype = t->dtype;
 		r.shape = t->shape;
 		if (enpu_tensor_alloc(&r, lim, e) < 0)
 			return -1;
@@ -193,7 +193,7 @@ static int collect_outputs(const enpu_graph *g, const enpu_engine *en, const enp
 			return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "cannot build the result");
 		}
 		if (enpu_shape_numel(&t->shape, &n) == 0 && n > 0 && src)
-			memcpy(r.data, src, (size_t)n * sizeof(float));
+			memcpy(r.data, src, (size_t)n * enpu_dtype_size(t->dtype));
 		if (enpu_tlist_push(res, &r, e) < 0) {
 			enpu_tensor_free(&r);
 			return -1;

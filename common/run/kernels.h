@@ -78,6 +78,28 @@ ENPU_KERNEL(hard_swish);
 ENPU_KERNEL(prelu);
 ENPU_KERNEL(elu);
 ENPU_KERNEL(softplus);
+/* spec v3 quantised ops (kernels_q.c): integer inputs and outputs by
+ * their views' dtype */
+ENPU_KERNEL(quantize_linear);
+ENPU_KERNEL(dequantize_linear);
+ENPU_KERNEL(matmul_integer);
+ENPU_KERNEL(conv_integer);
+ENPU_KERNEL(qlinear_matmul);
+ENPU_KERNEL(qlinear_conv);
+
+/* The quantised arithmetic (kernels_q.c; docs/spec-format.md), one
+ * definition for every backend and thread count:
+ * enpu_rne          round half to even (NaN stays NaN), exact in double
+ * enpu_qrange       [lo, hi] of int8, uint8 (else int32's)
+ * enpu_quantize     saturate(rne(x / s) + zp) with x / s in float32;
+ *                   NaN gives zp
+ * enpu_requant_multiplier  M = fl32(fl32(s_a * s_b) / s_y)
+ * enpu_requant      saturate(zp + rne((double)acc * (double)m)) */
+double enpu_rne(double v);
+void enpu_qrange(enpu_dtype dt, int32_t *lo, int32_t *hi);
+int32_t enpu_quantize(float x, float s, int32_t zp, enpu_dtype dt);
+float enpu_requant_multiplier(float s_a, float s_b, float s_y);
+int32_t enpu_requant(int32_t acc, float m, int32_t zp, enpu_dtype dt);
 
 /* ---- NumPy broadcasting of two operands (kernels_ew.c) ------------------ */
 

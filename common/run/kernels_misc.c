@@ -266,18 +266,28 @@ ENPU_KERNEL(global_avgpool)
 
 /* ---- data movement -------------------------------------------------- */
 
+/* The bytes of one element of v: its dtype's (spec v3's integer data
+ * movement), float32's when the caller left it unset. */
+static size_t esize(const enpu_view *v)
+{
+	size_t es = enpu_dtype_size(v->dtype);
+
+	return es ? es : sizeof(float);
+}
+
 /* copy (reshape, flatten): the same bytes under a new shape. */
 ENPU_KERNEL(copy)
 {
 	size_t n = numel(&out[0].shape);
 	if (n)
-		memcpy(out[0].data, in[0].data, n * sizeof(float));
+		memcpy(out[0].data, in[0].data, n * esize(&in[0]));
 	return 0;
 }
 
 typedef struct tr_ctx {
 	const float *x;
 	float *y;
+	size_t es;                   /* element bytes: 4, or 1 (int8, uint8) */
 	int rank;
 	size_t odim[ENPU_MAX_DIMS];
 	size_t ist[ENPU_MAX_DIMS];   /* input stride of output dim d: stride of perm[d] */
@@ -296,10 +306,17 @@ static void tr_range(void *vctx, size_t r0, size_t r1)
 			off += (rem % c->odim[d]) * c->ist[d];
 			rem /= c->odim[d];
 		}
-		const float *x = c->x + off;
+		if (c->es == 1) {
+			const uint8_t *xb = (const uint8_t *)c->x + off;
+			uint8_t *yb = (uint8_t *)c->y + r * row;
+			for (size_t i = 0; i < row; i++)
+				yb[i] = xb[i * st];
+			continue;
+		}
+		const float *x = c->x + off;   /* float32 and int32: 4 bytes moved */
 		float *y = c->y + r * row;
 		for (size_t i = 0; i < row; i++)
-			y[i] = x[i * st];
+			memcpy(&y[i], &x[i * st], sizeof(float));
 	}
 }
 
@@ -308,12 +325,12 @@ static void tr_range(void *vctx, size_t r0, size_t r1)
 ENPU_KERNEL(transpose)
 {
 	const enpu_shape *sx = &in[0].shape;
-	tr_ctx c = {.x = in[0].data, .y = out[0].data, .rank = sx->ndim};
+	tr_ctx c = {.x = in[0].data, .y = out[0].data, .es = esize(&in[0]), .rank = sx->ndim};
 	size_t n = numel(sx);
 	if (n == 0)
 		return 0;
 	if (sx->ndim <= 1) {
-		memcpy(c.y, c.x, n * sizeof(float));
+		memcpy(c.y, c.x, n * c.es);
 		return 0;
 	}
 	size_t ist[ENPU_MAX_DIMS], s = 1;
@@ -347,13 +364,13 @@ ENPU_KERNEL(concat)
 	size_t orow = (size_t)so->dim[axis] * inner;
 	if (orow == 0 || outer == 0)
 		return 0;
-	size_t off = 0;
+	size_t off = 0, es = esize(&out[0]);
 	for (int i = 0; i < n_in; i++) {
 		size_t blk = (size_t)in[i].shape.dim[axis] * inner;
 		if (blk)
 			for (size_t o = 0; o < outer; o++)
-				memcpy(out[0].data + o * orow + off, in[i].data + o * blk,
-				       blk * sizeof(float));
+				memcpy((char *)out[0].data + (o * orow + off) * es,
+				       (const char *)in[i].data + o * blk * es, blk * es);
 		off += blk;
 	}
 	return 0;

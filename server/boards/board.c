@@ -588,6 +588,7 @@ static int fwd_expect(fwd *f, const enpu_limits *lim, enpu_err *e)
 		enpu_wire_output *w = &f->want[f->n_want++];
 
 		snprintf(w->name, sizeof w->name, "%s", t->name);
+		w->dtype = t->dtype;
 		w->ndim = t->shape.ndim < ENPU_WIRE_RANK ? t->shape.ndim : ENPU_WIRE_RANK;
 		for (d = 0; d < w->ndim; d++)
 			w->dim[d] = t->shape.dim[d];

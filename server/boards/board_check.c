@@ -59,7 +59,9 @@ int srv_board_check_result(const enpu_wire_output *want, int n, const enpu_tlist
 			return enpu_fail(e, ENPU_E_BOARD_FAULT, board, NULL, "board '%s' returned a "
 					 "result without output '%.100s' (it has '%.100s')", board,
 					 want[i].name, got->items[i].name);
-		same = t->dtype == ENPU_DT_F32 && t->shape.ndim == want[i].ndim;
+		enpu_dtype wdt = want[i].dtype ? (enpu_dtype)want[i].dtype : ENPU_DT_F32;
+
+		same = t->dtype == wdt && t->shape.ndim == want[i].ndim;
 		for (int d = 0; d < t->shape.ndim && d < ENPU_MAX_DIMS; d++) {
 			gd[d] = (long long)t->shape.dim[d];
 			same = same && d < want[i].ndim && gd[d] == want[i].dim[d];
@@ -68,9 +70,9 @@ int srv_board_check_result(const enpu_wire_output *want, int n, const enpu_tlist
 			shape_str(want[i].dim, want[i].ndim, ws, sizeof ws);
 			shape_str(gd, t->shape.ndim, gs, sizeof gs);
 			return enpu_fail(e, ENPU_E_BOARD_FAULT, board, NULL, "board '%s' returned output "
-					 "'%.100s' of shape %s%s; the artifact's is %s float32", board,
-					 want[i].name, gs, t->dtype == ENPU_DT_F32 ? "" : " (not float32)",
-					 ws);
+					 "'%.100s' of shape %s %s; the artifact's is %s %s", board,
+					 want[i].name, gs, enpu_dtype_name(t->dtype), ws,
+					 enpu_dtype_name(wdt));
 		}
 	}
 	return 0;

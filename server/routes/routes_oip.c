@@ -88,9 +88,23 @@ static int resolve(srv_ctx *ctx, srv_req *r, int versioned, char art[65], long *
 	return 0;
 }
 
+/* OIP's datatype of a spec dtype (spec v3's int8, uint8, int32 too) */
 static const char *oip_datatype(enpu_dtype t)
 {
-	return t == ENPU_DT_F32 ? "FP32" : t == ENPU_DT_I64 ? "INT64" : "BYTES";
+	switch (t) {
+	case ENPU_DT_F32:
+		return "FP32";
+	case ENPU_DT_I64:
+		return "INT64";
+	case ENPU_DT_I8:
+		return "INT8";
+	case ENPU_DT_U8:
+		return "UINT8";
+	case ENPU_DT_I32:
+		return "INT32";
+	default:
+		return "BYTES";
+	}
 }
 
 static json_object *shape_json(const enpu_shape *s)
@@ -236,8 +250,10 @@ typedef struct infer_req {
 	size_t bin_len, bin_used;
 } infer_req;
 
-/* data (flat or nested arrays of numbers) into out[*n ..]; 0, or -1 with *e. */
-static int flatten(json_object *v, const char *name, float *out, uint64_t cap, uint64_t *n,
+/* data (flat or nested arrays of numbers) into x's elements *n ..: floats
+ * for FP32, integers within the dtype's range for INT8, UINT8, INT32; 0,
+ * or -1 with *e. */
+static int flatten(json_object *v, const char *name, enpu_tensor *x, uint64_t cap, uint64_t *n,
 		   int depth, enpu_err *e)
 {
 	if (json_object_is_type(v, json_type_array)) {
@@ -246,7 +262,7 @@ static int flatten(json_object *v, const char *name, float *out, uint64_t cap, u
 					 "input '%s': data nested more than %d deep", name,
 					 OIP_DATA_DEPTH);
 		for (size_t i = 0; i < json_object_array_length(v); i++)
-			if (flatten(json_object_array_get_idx(v, i), name, out, cap, n, depth + 1,
+			if (flatten(json_object_array_get_idx(v, i), name, x, cap, n, depth + 1,
 				    e) != 0)
 				return -1;
 		return 0;
@@ -259,7 +275,26 @@ static int flatten(json_object *v, const char *name, float *out, uint64_t cap, u
 		return enpu_fail(e, ENPU_E_BAD_REQUEST, name, NULL,
 				 "input '%s': data holds more than the %llu values its shape has",
 				 name, (unsigned long long)cap);
-	out[(*n)++] = (float)json_object_get_double(v);
+	if (x->dtype != ENPU_DT_F32) {
+		int64_t iv = json_object_get_int64(v), lo = x->dtype == ENPU_DT_I8 ? -128 :
+			x->dtype == ENPU_DT_U8 ? 0 : INT32_MIN, hi = x->dtype == ENPU_DT_I8 ? 127 :
+			x->dtype == ENPU_DT_U8 ? 255 : INT32_MAX;
+
+		if (!json_object_is_type(v, json_type_int) || iv < lo || iv > hi)
+			return enpu_fail(e, ENPU_E_BAD_REQUEST, name, NULL,
+					 "input '%s': data holds %.40s, not an integer in [%lld, %lld] (%s)",
+					 name, json_object_to_json_string(v), (long long)lo,
+					 (long long)hi, oip_datatype(x->dtype));
+		if (x->dtype == ENPU_DT_I8)
+			x->i8[*n] = (int8_t)iv;
+		else if (x->dtype == ENPU_DT_U8)
+			x->u8[*n] = (uint8_t)iv;
+		else
+			x->i32[*n] = (int32_t)iv;
+		(*n)++;
+		return 0;
+	}
+	x->data[(*n)++] = (float)json_object_get_double(v);
 	return 0;
 }
 
@@ -296,7 +331,10 @@ static int read_input(infer_req *q, json_object *in, const enpu_irtensor *t,
 		return enpu_fail(e, ENPU_E_BAD_REQUEST, name, NULL,
 				 "input '%s': shape %.60s, the model takes %s", name,
 				 json_object_to_json_string_ext(shape, JSON_C_TO_STRING_PLAIN), s1);
-	x->dtype = ENPU_DT_F32;
+	if (t->dtype == ENPU_DT_I64)
+		return enpu_fail(e, ENPU_E_BAD_REQUEST, name, NULL,
+				 "input '%s' is INT64, which the infer route does not take", name);
+	x->dtype = t->dtype;
 	x->shape = t->shape;
 	if (enpu_shape_numel(&t->shape, &numel) != 0 || enpu_tensor_alloc(x, lim, e) != 0)
 		return -1;
@@ -305,11 +343,12 @@ static int read_input(infer_req *q, json_object *in, const enpu_irtensor *t,
 	if (json_object_object_get_ex(in, F_PARAMETERS, &params) &&
 	    json_object_is_type(params, json_type_object) &&
 	    json_object_object_get_ex(params, F_BINARY_DATA_SIZE, &bsz)) {
-		int64_t want = (int64_t)(numel * sizeof(float));
+		int64_t want = (int64_t)(numel * enpu_dtype_size(x->dtype));
 		if (!json_object_is_type(bsz, json_type_int) || json_object_get_int64(bsz) != want)
 			return enpu_fail(e, ENPU_E_BAD_REQUEST, name, NULL,
-					 "input '%s': binary_data_size must be %lld (%llu FP32 values)",
-					 name, (long long)want, (unsigned long long)numel);
+					 "input '%s': binary_data_size must be %lld (%llu %s values)",
+					 name, (long long)want, (unsigned long long)numel,
+					 oip_datatype(x->dtype));
 		if (q->bin_len - q->bin_used < (size_t)want)
 			return enpu_fail(e, ENPU_E_BAD_REQUEST, name, NULL,
 					 "input '%s': the body holds %zu binary bytes past the JSON, "
@@ -322,7 +361,7 @@ static int read_input(infer_req *q, json_object *in, const enpu_irtensor *t,
 	}
 	if (!json_object_object_get_ex(in, F_DATA, &data))
 		return enpu_fail(e, ENPU_E_BAD_REQUEST, name, NULL, "input '%s' has no data", name);
-	if (flatten(data, name, x->data, numel, &n, 0, e) != 0)
+	if (flatten(data, name, x, numel, &n, 0, e) != 0)
 		return -1;
 	if (n != numel)
 		return enpu_fail(e, ENPU_E_BAD_REQUEST, name, NULL,
@@ -555,14 +594,14 @@ static void infer(srv_ctx *ctx, srv_req *r, int versioned)
 		enpu_shape_numel(&t->shape, &n);
 		x = json_object_new_object();
 		json_object_object_add(x, F_NAME, json_object_new_string(t->name));
-		json_object_object_add(x, F_DATATYPE, json_object_new_string("FP32"));
+		json_object_object_add(x, F_DATATYPE, json_object_new_string(oip_datatype(t->dtype)));
 		json_object_object_add(x, F_SHAPE, shape_json(&t->shape));
 		if (binary[i]) {
 			json_object *p = json_object_new_object();
 			json_object_object_add(p, F_BINARY_DATA_SIZE,
-					       json_object_new_int64((int64_t)(n * sizeof(float))));
+					       json_object_new_int64((int64_t)(n * enpu_dtype_size(t->dtype))));
 			json_object_object_add(x, F_PARAMETERS, p);
-			if (enpu_buf_add(&bin, t->data, (size_t)n * sizeof(float)) != 0) {
+			if (enpu_buf_add(&bin, t->data, (size_t)n * enpu_dtype_size(t->dtype)) != 0) {
 				json_object_put(x);
 				enpu_fail(&e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
 				json_object_put(outs);
@@ -571,7 +610,10 @@ static void infer(srv_ctx *ctx, srv_req *r, int versioned)
 		} else {
 			json_object *d = json_object_new_array_ext((int)n);
 			for (uint64_t k = 0; k < n; k++)   /* 9 digits: the float, exactly */
-				json_object_array_add(d, srv_json_double(t->data[k]));
+				json_object_array_add(d, t->dtype == ENPU_DT_I8 ? json_object_new_int(t->i8[k]) :
+						      t->dtype == ENPU_DT_U8 ? json_object_new_int(t->u8[k]) :
+						      t->dtype == ENPU_DT_I32 ? json_object_new_int(t->i32[k]) :
+						      srv_json_double(t->data[k]));
 			json_object_object_add(x, F_DATA, d);
 		}
 		json_object_array_add(outs, x);

@@ -21,17 +21,7 @@ if [ -z "${MODELS_DIR:-}" ]; then
 fi
 
 # fpga_board runs on a board agent the server fronts
-printf 'tok-models-%s\n' "$$" >"$TMP/tok"
-chmod 600 "$TMP/tok"
-start_daemon bd --role board --listen 127.0.0.1:0 --port-file "$TMP/bd.port" \
-	--token-file "$TMP/tok" --workers 1 || { finish; exit 1; }
-start_daemon m --board "b=http://127.0.0.1:$(cat "$TMP/bd.port")" \
-	--board-token-file "$TMP/tok" --board-health-interval 1 || { finish; exit 1; }
-export EULERNPU_SERVER=unix:$TMP/m.sock
-for _ in $(seq 100); do
-	[ "$(dcurl m http://localhost/v1/boards | jget - boards.0.state)" = up ] && break
-	sleep 0.1
-done
+start_fronted_board m || { finish; exit 1; }
 
 # maxdiff GOT EXPECTED: the largest |got - expected| over key y
 maxdiff() {

@@ -9,7 +9,13 @@ node tests, from Debian's libonnx-testdata, through eulernpu import).
       are folded by the importer) maps to spec ops that the daemon's
       GET /v1/backends answer (BACKENDS_JSON) lists for cpu_ref. Prints one
       tab-separated line per test: TEST, OP (the op the test is about),
-      "applicable" or "na", and the reason of an "na". For an applicable
+      "applicable" or "na", and the reason of an "na"; an applicable one
+      adds the number of data sets, the backends to run it on (cpu_ref, and
+      npu_sim where the daemon says npu_sim lowers every op it needs) and
+      how to compare with ONNX's outputs ("exact" for integer outputs: spec
+      v3's quantised ops are integer-exact; else "tol").
+      Integer tensors (int8, uint8, int32) are applicable where every node
+      that runs maps to a spec v3 quantised op (QUANT). For an applicable
       test it writes WORK/TEST/model.onnx, whose inputs after the first are
       initializers (the test's own values: what an exported model holds as
       weights, and what Reshape's shape, Clip's bounds, Gather's indices and
@@ -39,6 +45,8 @@ RANKED = {
     "AveragePool": {3: "avgpool1d", 4: "avgpool2d"},
     "ConvTranspose": {4: "conv_transpose2d"},
     "Resize": {4: "resize"},
+    "ConvInteger": {4: "conv_integer"},
+    "QLinearConv": {4: "qlinear_conv"},
 }
 PLAIN = {
     "Abs": "abs", "Add": "add", "Sub": "sub", "Mul": "mul", "Div": "div",
@@ -53,7 +61,12 @@ PLAIN = {
     "ReduceMin": "reduce_min", "LayerNormalization": "layer_norm", "Pad": "pad",
     "Slice": "slice", "Squeeze": "squeeze", "Unsqueeze": "unsqueeze", "Split": "split",
     "Gather": "gather", "Identity": None, "Dropout": None, "Constant": None,
+    "QuantizeLinear": "quantize_linear", "DequantizeLinear": "dequantize_linear",
+    "MatMulInteger": "matmul_integer", "QLinearMatMul": "qlinear_matmul",
 }
+# spec v3's quantised ops: they read and write int8, uint8 and int32
+QUANT = {"quantize_linear", "dequantize_linear", "matmul_integer", "conv_integer",
+         "qlinear_matmul", "qlinear_conv"}
 TRAINING_DOMAIN = "ai.onnx.preview.training"
 
 
@@ -98,28 +111,33 @@ def load_sets(d, onnx):
 
 
 def classify(onnx, m, ops, sets):
-    """(reason or None, model with inputs 1.. as initializers)."""
+    """(reason or None, model with inputs 1.. as initializers, the spec ops
+    it needs)."""
     from onnx import numpy_helper
     g = m.graph
     for v in list(g.input) + list(g.output):
         if not v.type.HasField("tensor_type"):
-            return "sequence, map or optional type", None
+            return "sequence, map or optional type", None, None
     for o in m.opset_import:
         if o.domain in ("", "ai.onnx") and not 7 <= o.version <= 17:
-            return "opset outside 7-17 (%d)" % o.version, None
+            return "opset outside 7-17 (%d)" % o.version, None, None
     for v in list(g.input) + list(g.output):
         if any(d.HasField("dim_value") and d.dim_value == 0 for d in v.type.tensor_type.shape.dim):
-            return "zero-size tensor (spec dims are >= 1)", None
+            return "zero-size tensor (spec dims are >= 1)", None, None
     inits = {i.name for i in g.initializer}
     runtime = [v for v in g.input if v.name not in inits]
     if not runtime:
-        return "no runtime input", None
+        return "no runtime input", None, None
+    ints = (onnx.TensorProto.INT8, onnx.TensorProto.UINT8, onnx.TensorProto.INT32)
+    nonfloat = None
     for v in [runtime[0]] + list(g.output):
-        if v.type.tensor_type.elem_type != onnx.TensorProto.FLOAT:
-            return "non-float dtype (%s)" % onnx.TensorProto.DataType.Name(
-                v.type.tensor_type.elem_type).lower(), None
+        et = v.type.tensor_type.elem_type
+        if et != onnx.TensorProto.FLOAT:
+            nonfloat = nonfloat or "non-float dtype (%s)" % onnx.TensorProto.DataType.Name(et).lower()
+            if et not in ints:
+                return nonfloat, None, None
     if not sets or len(sets[0][0]) != len(runtime) or len(sets[0][1]) != len(g.output):
-        return "test data do not match the graph", None
+        return "test data do not match the graph", None, None
     # inputs 1.. become initializers with the first data set's values
     baked = onnx.ModelProto()
     baked.CopyFrom(m)
@@ -127,7 +145,7 @@ def classify(onnx, m, ops, sets):
     keep = [runtime[0]]
     for v, a in zip(runtime[1:], sets[0][0][1:]):
         if not isinstance(a, np.ndarray):
-            return "sequence, map or optional type", None
+            return "sequence, map or optional type", None, None
         bg.initializer.append(numpy_helper.from_array(a, v.name))
     del bg.input[:]
     bg.input.extend(keep)
@@ -140,40 +158,47 @@ def classify(onnx, m, ops, sets):
     needed = set()
     for n in bg.node:
         if n.domain == TRAINING_DOMAIN:
-            return "training op (%s)" % n.op_type, None
+            return "training op (%s)" % n.op_type, None, None
         if n.op_type == "BatchNormalization" and any(
                 a.name == "training_mode" and a.i for a in n.attribute):
-            return "training mode (BatchNormalization training_mode=1)", None
+            return "training mode (BatchNormalization training_mode=1)", None, None
         if n.op_type == "Dropout" and len(n.input) > 2 and n.input[2]:
-            return "training mode (Dropout training_mode input)", None
+            return "training mode (Dropout training_mode input)", None, None
         if all(i in const for i in n.input):
             const.update(n.output)     # folded at import
             continue
+        # integer graph inputs and outputs: only where quantised ops run
+        if nonfloat and PLAIN.get(n.op_type, RANKED.get(n.op_type, {}).get(4)) not in QUANT:
+            return nonfloat, None, None
         if n.op_type in RANKED:
             t = vi.get(n.input[0])
             r = len(t.type.tensor_type.shape.dim) if t is not None and \
                 t.type.tensor_type.HasField("shape") else None
             spec = RANKED[n.op_type].get(r)
             if spec is None:
-                return "%s of rank %s not in spec v2" % (n.op_type, r), None
+                return "%s of rank %s not in spec v2" % (n.op_type, r), None, None
         elif n.op_type in PLAIN:
             spec = PLAIN[n.op_type]
         else:
-            return "op %s not in spec v2" % n.op_type, None
+            return "op %s not in spec v2" % n.op_type, None, None
         if spec is not None and spec not in ops:
-            return "op %s not in spec v2 (%s)" % (n.op_type, spec), None
+            return "op %s not in spec v2 (%s)" % (n.op_type, spec), None, None
         if spec is not None:
             needed.add(spec)
         for o in n.output:
             t = vi.get(o)
-            if o and t is not None and t.type.tensor_type.elem_type not in (0, onnx.TensorProto.FLOAT):
+            if o and t is not None and t.type.tensor_type.elem_type not in (0, onnx.TensorProto.FLOAT) \
+                    and not (spec in QUANT and t.type.tensor_type.elem_type in ints):
                 return "non-float runtime tensor (%s of %s)" % (
                     onnx.TensorProto.DataType.Name(t.type.tensor_type.elem_type).lower(),
-                    n.op_type), None
+                    n.op_type), None, None
     if not needed:
         return "no spec op runs (%s removed at import)" % ", ".join(
-            sorted({n.op_type for n in bg.node})), None
-    return None, baked
+            sorted({n.op_type for n in bg.node})), None, None
+    # integer graph inputs and outputs: only where quantised ops run
+    if nonfloat and not needed <= QUANT:
+        return nonfloat, None, None
+    return None, baked, needed
 
 
 def prepare(node_dir, work, backends_json, only):
@@ -181,6 +206,7 @@ def prepare(node_dir, work, backends_json, only):
     with open(backends_json) as f:
         bk = json.load(f)
     ops = {o["op"] for o in bk["ops"] if o["backends"].get("cpu_ref")}
+    npu_ops = {o["op"] for o in bk["ops"] if o["backends"].get("npu_sim")}
     tests = only or sorted(os.listdir(node_dir))
     for t in tests:
         d = os.path.join(node_dir, t)
@@ -194,7 +220,7 @@ def prepare(node_dir, work, backends_json, only):
         except Exception as e:   # noqa: BLE001: a data set numpy cannot hold
             print("%s\t%s\tna\t%s" % (t, op, "test data not readable as arrays (%s)" % type(e).__name__))
             continue
-        reason, baked = classify(onnx, m, ops, sets)
+        reason, baked, needed = classify(onnx, m, ops, sets)
         if reason:
             print("%s\t%s\tna\t%s" % (t, op, reason))
             continue
@@ -205,7 +231,10 @@ def prepare(node_dir, work, backends_json, only):
             np.savez(os.path.join(out, "input_%d.npz" % k), **{baked.graph.input[0].name: ins[0]})
             np.savez(os.path.join(out, "expected_%d.npz" % k),
                      **{v.name: a for v, a in zip(baked.graph.output, outs)})
-        print("%s\t%s\tapplicable\t%d" % (t, op, len(sets)))
+        ints = any(a.dtype != np.float32 for _, outs in sets for a in outs)
+        print("%s\t%s\tapplicable\t%d\t%s\t%s" % (
+            t, op, len(sets), "cpu_ref npu_sim" if needed <= npu_ops else "cpu_ref",
+            "exact" if ints else "tol"))
     sys.stdout.flush()
 
 

@@ -287,6 +287,25 @@ start_daemon() {
 	return 1
 }
 
+# start_fronted_board NAME [eulernpud args...]: a board agent "bd" (token
+# $TMP/tok, written here) and daemon NAME fronting it as board "b", with
+# EULERNPU_SERVER set to NAME and the board up (up to 10 s): zynq_ps and
+# fpga_board jobs run there. 1 when a daemon does not start.
+start_fronted_board() {
+	local name=$1; shift
+	printf 'tok-%s-%s\n' "$name" "$$" >"$TMP/tok"
+	chmod 600 "$TMP/tok"
+	start_daemon bd --role board --listen 127.0.0.1:0 --port-file "$TMP/bd.port" \
+		--token-file "$TMP/tok" --workers 1 || return 1
+	start_daemon "$name" --board "b=http://127.0.0.1:$(cat "$TMP/bd.port")" \
+		--board-token-file "$TMP/tok" --board-health-interval 1 "$@" || return 1
+	export EULERNPU_SERVER=unix:$TMP/$name.sock
+	for _ in $(seq 100); do
+		[ "$(dcurl "$name" http://localhost/v1/boards | jget - boards.0.state)" = up ] && break
+		sleep 0.1
+	done
+}
+
 # stop_daemon NAME: SIGTERM and wait (bounded), SIGKILL as a last resort.
 stop_daemon() {
 	local p=${T_PIDS[$1]:-}

@@ -19,19 +19,9 @@
 # compile (E0304), an int64 weight read by another op fails validate.
 . "$(dirname "$0")/lib.sh"
 # zynq_ps and fpga_board run on a board agent the server fronts
-printf 'tok-v2ops-%s\n' "$$" >"$TMP/tok"
-chmod 600 "$TMP/tok"
-start_daemon bd --role board --listen 127.0.0.1:0 --port-file "$TMP/bd.port" \
-	--token-file "$TMP/tok" --workers 1 || { finish; exit 1; }
-start_daemon v2 --board "b=http://127.0.0.1:$(cat "$TMP/bd.port")" \
-	--board-token-file "$TMP/tok" --board-health-interval 1 || { finish; exit 1; }
-export EULERNPU_SERVER=unix:$TMP/v2.sock
+start_fronted_board v2 || { finish; exit 1; }
 OPS=$ROOT/tests/data/ops
 BACKENDS="cpu_ref npu_sim zynq_ps fpga_board"
-for _ in $(seq 100); do
-	[ "$(dcurl v2 http://localhost/v1/boards | jget - boards.0.state)" = up ] && break
-	sleep 0.1
-done
 
 cat >"$TMP/chain.yaml" <<'YAML'
 eulernpu: 2

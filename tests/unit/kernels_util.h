@@ -60,7 +60,7 @@ static inline void drop(float *p)
 
 static inline enpu_view mk(enpu_shape s)
 {
-	enpu_view v = {s, calloc(nel(&s) + 1, sizeof(float))};
+	enpu_view v = {s, calloc(nel(&s) + 1, sizeof(float)), ENPU_DT_F32};
 	cr_assert_not_null(v.data);
 	cr_assert(n_live < MAX_LIVE);
 	live[n_live++] = v.data;

@@ -233,6 +233,23 @@ Test(import, gather_indices_become_int64_weights)
 	enpu_buf_free(&spec);
 }
 
+/* QuantizeLinear, QLinearMatMul, DequantizeLinear map one to one onto
+ * spec v3's ops: the spec says eulernpu: 3, the int8 initializers are int8
+ * weights, and the run gives NumPy's result by ONNX's definition. */
+Test(import, quantised_ops_give_a_v3_spec_with_int8_weights)
+{
+	enpu_buf spec;
+
+	cr_assert_eq(check_case("quant", NULL, NULL, 0, &spec), 3);
+	cr_assert(has(&spec, "eulernpu: 3\nname: quant\n"), "%.*s", (int)spec.len, spec.data);
+	cr_assert(has(&spec, "{name: b, dtype: int8, shape: [8, 4]}"));
+	cr_assert(has(&spec, "{name: xz, dtype: int8, shape: []}"));
+	cr_assert(has(&spec, "op: quantize_linear, in: [x, xs, xz]"));
+	cr_assert(has(&spec, "op: qlinear_matmul, in: [xq, xs, xz, b, bs, bz, ys, yz], out: yq"));
+	cr_assert(has(&spec, "op: dequantize_linear, in: [yq, ys, yz], out: y"));
+	enpu_buf_free(&spec);
+}
+
 Test(import, a_symbolic_dim_bound_on_one_input_binds_the_others)
 {
 	enpu_import_bind b = {"a", {2, {4, 3}}};

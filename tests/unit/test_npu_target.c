@@ -42,7 +42,7 @@ Test(npusim, target_defaults)
 	cr_expect_eq(t.dram_bytes_per_cycle, 0.0);
 	cr_expect_eq(t.clock_mhz, 1000.0);
 	cr_expect_eq(t.vector_lanes, 16);
-	cr_expect_eq(t.ops, ENPU_OPS_ALL);
+	cr_expect(enpu_opmask_eq(t.ops, ENPU_OPS_ALL));
 	cr_expect_eq(t.ops_given, 0);
 	cr_expect_eq(t.scalesim_compat, 0);
 	cr_assert_eq(parse_text("{}\n", "t.yaml", &t, &e), 0);
@@ -77,7 +77,7 @@ Test(npusim, target_every_field)
 	cr_expect_eq(t.dram_bytes_per_cycle, 12.5);
 	cr_expect_eq(t.clock_mhz, 200.0);
 	cr_expect_eq(t.vector_lanes, 64);
-	cr_expect_eq(t.ops, ENPU_OPBIT(ENPU_OP_RELU) | ENPU_OPBIT(ENPU_OP_MATMUL));
+	cr_expect(enpu_opmask_eq(t.ops, ENPU_OPMASK(ENPU_OP_RELU, ENPU_OP_MATMUL)));
 	cr_expect_eq(t.ops_given, 1);
 	cr_expect_eq(t.scalesim_compat, 0);
 
@@ -165,7 +165,7 @@ static void expect_same(const enpu_npu_target *a, const enpu_npu_target *b)
 	cr_expect_eq(a->dram_bytes_per_cycle, b->dram_bytes_per_cycle);
 	cr_expect_eq(a->clock_mhz, b->clock_mhz);
 	cr_expect_eq(a->vector_lanes, b->vector_lanes);
-	cr_expect_eq(a->ops, b->ops);
+	cr_expect(enpu_opmask_eq(a->ops, b->ops));
 	cr_expect_eq(a->ops_given, b->ops_given);
 	cr_expect_eq(a->scalesim_compat, b->scalesim_compat);
 }
@@ -193,7 +193,7 @@ Test(npusim, target_json_canonical)
 		"\"ops\":null,\"scalesim_compat\":false,\"sram_kib\":{\"filter\":64,\"ifmap\":64,"
 		"\"ofmap\":64},\"vector_lanes\":16,\"word_bytes\":4}");
 	free(s);
-	t.ops = ENPU_OPBIT(ENPU_OP_RELU) | ENPU_OPBIT(ENPU_OP_ADD) | ENPU_OPBIT(ENPU_OP_CONV2D);
+	t.ops = ENPU_OPMASK(ENPU_OP_RELU, ENPU_OP_ADD, ENPU_OP_CONV2D);
 	t.ops_given = 1;
 	t.clock_mhz = 0.1;
 	s = target_str(&t);

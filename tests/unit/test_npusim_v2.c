@@ -170,9 +170,8 @@ Test(npusim, v2_ew_passes)
 		cr_expect_eq(enpu_op_by_id(c[i].id)->since, 2);
 	}
 	t.vector_lanes = 4;
-	t.ops = ENPU_OPBIT(ENPU_OP_POW) | ENPU_OPBIT(ENPU_OP_MIN) | ENPU_OPBIT(ENPU_OP_MAX) |
-		ENPU_OPBIT(ENPU_OP_HARD_SIGMOID) | ENPU_OPBIT(ENPU_OP_HARD_SWISH) |
-		ENPU_OPBIT(ENPU_OP_PRELU) | ENPU_OPBIT(ENPU_OP_ELU) | ENPU_OPBIT(ENPU_OP_SOFTPLUS);
+	t.ops = ENPU_OPMASK(ENPU_OP_POW, ENPU_OP_MIN, ENPU_OP_MAX, ENPU_OP_HARD_SIGMOID,
+			    ENPU_OP_HARD_SWISH, ENPU_OP_PRELU, ENPU_OP_ELU, ENPU_OP_SOFTPLUS);
 	t.ops_given = 1;
 	model(g, &t, 0, &r);
 	for (int i = 0; i < 9; i++) {
@@ -181,7 +180,7 @@ Test(npusim, v2_ew_passes)
 		cr_expect_eq(r.ops[i].compute_cycles, 25u * (unsigned)c[i].passes, "op %d", i);
 	}
 	enpu_npu_report_free(&r);
-	t.ops &= ~ENPU_OPBIT(ENPU_OP_SOFTPLUS);
+	enpu_opmask_clear(&t.ops, ENPU_OP_SOFTPLUS);
 	cr_expect_eq(enpu_npu_model(g, &t, 0, &r, &e), -1);
 	cr_expect(strstr(e.message, "'softplus'"), "%s", e.message);
 	enpu_graph_free(g);

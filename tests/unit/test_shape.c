@@ -708,7 +708,7 @@ Test(shape, v2_slice_int64_sweep)
 				cr_assert_eq(out.dim[0], n, "slice(%lld, %lld, %lld): %lld elements, want %d",
 					     (long long)xv[i], (long long)xv[j], (long long)xv[k],
 					     (long long)out.dim[0], n);
-				enpu_view in = {x, xd}, o = {out, yd};
+				enpu_view in = {x, xd, ENPU_DT_F32}, o = {out, yd, ENPU_DT_F32};
 				cr_assert_eq(enpu_k_slice(&a, &in, 1, &o, 1, NULL), 0);
 				for (int t = 0; t < n; t++)
 					cr_assert_eq(yd[t], xd[idx[t]], "slice(%lld, %lld, %lld)[%d]",
@@ -756,7 +756,7 @@ Test(shape, v2_pad_int64_sweep)
 				cr_assert_eq((__int128)out.dim[0], size);
 				if (size > 32)
 					continue;
-				enpu_view in = {x, xd}, o = {out, yd};
+				enpu_view in = {x, xd, ENPU_DT_F32}, o = {out, yd, ENPU_DT_F32};
 				cr_assert_eq(enpu_k_pad(&a, &in, 1, &o, 1, NULL), 0);
 				int64_t lo = b < 0 ? -b : 0, pb = b > 0 ? b : 0;
 				for (int64_t t = 0; t < out.dim[0]; t++) {

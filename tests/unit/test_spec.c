@@ -148,14 +148,14 @@ Test(spec, error_positions)
 	const char *y = "eulernpu: 1\nname: m\nbackend: cpu_ref\nwieghts: []\n";
 
 	parse_bad(y, strlen(y), NULL, ENPU_E_SCHEMA, "spec.yaml:4:1", "did you mean 'weights'");
-	y = "eulernpu: 3\nname: m\n";
+	y = "eulernpu: 4\nname: m\n";
 	parse_bad(y, strlen(y), NULL, ENPU_E_VERSION, "spec.yaml:1:11",
-		  "unsupported spec format version '3'");
+		  "unsupported spec format version '4'");
 	y = "name: m\n";
 	parse_bad(y, strlen(y), NULL, ENPU_E_SCHEMA, "spec.yaml:1:1", "'eulernpu'");
 	y = HEAD "inputs:\n  - {name: x, dtype: int8, shape: [1]}\n";
 	parse_bad(y, strlen(y), NULL, ENPU_E_DTYPE, "spec.yaml:6:22",
-		  "dtype 'int8' is not supported yet (spec v1 supports float32)");
+		  "dtype 'int8' of input 'x' needs eulernpu: 3 (this spec is eulernpu: 1)");
 	y = HEAD "inputs:\n  - {name: x, dtype: float32, shape: [1, -3]}\n";
 	parse_bad(y, strlen(y), NULL, ENPU_E_SCHEMA, "spec.yaml:6:42",
 		  "'shape' of input 'x' must be a list of positive integers");

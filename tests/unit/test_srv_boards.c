@@ -208,7 +208,7 @@ Test(wire_job, the_error_writer_and_reader_agree)
 
 /* ---- a board's result and errors are untrusted (board_check.c) ---- */
 
-static const enpu_wire_output logits[] = {{"logits", 2, {1, 4}}};
+static const enpu_wire_output logits[] = {{"logits", 2, {1, 4}, ENPU_DT_F32}};
 
 /* A 2-d float32 tensor without data (the checks read names and shapes). */
 static enpu_tensor t2(const char *name, long long d0, long long d1)
@@ -236,6 +236,17 @@ Test(untrusted, the_result_must_hold_exactly_the_outputs)
 	l.items[0].dtype = ENPU_DT_INVALID;
 	cr_expect_eq(srv_board_check_result(logits, 1, &l, "b1", &e), -1, "not float32");
 	l.items[0].dtype = ENPU_DT_F32;
+	{	/* spec v3: an int8 output must come back int8, nothing else */
+		const enpu_wire_output q8[] = {{"logits", 2, {1, 4}, ENPU_DT_I8}};
+		l.items[0].dtype = ENPU_DT_I8;
+		cr_expect_eq(srv_board_check_result(q8, 1, &l, "b1", &e), 0, "%s", e.message);
+		cr_expect_eq(srv_board_check_result(logits, 1, &l, "b1", &e), -1, "int8 for float32");
+		cr_expect(strstr(e.message, "(1, 4) int8; the artifact's is (1, 4) float32"), "%s",
+			  e.message);
+		l.items[0].dtype = ENPU_DT_U8;
+		cr_expect_eq(srv_board_check_result(q8, 1, &l, "b1", &e), -1, "uint8 for int8");
+		l.items[0].dtype = ENPU_DT_F32;
+	}
 	free(l.items[0].name);
 	l.items[0].name = strdup("pwned");
 	cr_expect_eq(srv_board_check_result(logits, 1, &l, "b1", &e), -1, "another name");
@@ -247,8 +258,8 @@ Test(untrusted, the_result_must_hold_exactly_the_outputs)
 
 Test(untrusted, the_download_is_bounded_by_the_outputs)
 {
-	const enpu_wire_output big[] = {{"a", 2, {1000, 1000}}, {"b", 1, {3}}};
-	const enpu_wire_output absurd[] = {{"a", 3, {2147483647, 2147483647, 2147483647}}};
+	const enpu_wire_output big[] = {{"a", 2, {1000, 1000}, 0}, {"b", 1, {3}, 0}};
+	const enpu_wire_output absurd[] = {{"a", 3, {2147483647, 2147483647, 2147483647}, 0}};
 	uint64_t small = srv_board_result_cap(logits, 1), two = srv_board_result_cap(big, 2);
 
 	cr_expect(small >= 16 + 100 && small < 16 * 1024, "tiny_mlp's result: %llu",

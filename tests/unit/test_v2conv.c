@@ -134,8 +134,8 @@ Test(v2conv, pool_ceil_dilations_1d)
 	fill(&x1, (float[]){1, NAN, 3, 2, -7});
 	cr_assert_eq(enpu_k_maxpool2d(&(enpu_attrs){.kernel = {1, 2}, .strides = {1, 1},
 						     .dilations = {1, 2}},
-				      &(enpu_view){SHP(1, 1, 1, 5), x1.data}, 1,
-				      &(enpu_view){SHP(1, 1, 1, 3), y4.data}, 1, NULL), 0);
+				      &(enpu_view){SHP(1, 1, 1, 5), x1.data, ENPU_DT_F32}, 1,
+				      &(enpu_view){SHP(1, 1, 1, 3), y4.data, ENPU_DT_F32}, 1, NULL), 0);
 	cr_assert(fbits(y4.data[0]) == fbits(3) && isnan(y4.data[1]) && fbits(y4.data[2]) == fbits(3),
 		  "taps {0,2} {1,3} {2,4}");
 }
@@ -145,7 +145,7 @@ Test(v2conv, conv1d_is_conv2d_with_kh1)
 	/* x (2, 4, 9), w (6, 2, 3), group 2, stride 2, pads [1, 2],
 	 * dilation 2: the same bits as conv2d on (2, 4, 1, 9), (6, 2, 1, 3) */
 	enpu_view in[3] = {mkspread(SHP(2, 4, 9)), mkspread(SHP(6, 2, 3)), mkspread(SHP(6))};
-	enpu_view in2[3] = {{SHP(2, 4, 1, 9), in[0].data}, {SHP(6, 2, 1, 3), in[1].data}, in[2]};
+	enpu_view in2[3] = {{SHP(2, 4, 1, 9), in[0].data, ENPU_DT_F32}, {SHP(6, 2, 1, 3), in[1].data, ENPU_DT_F32}, in[2]};
 	enpu_attrs a = attrs0(), a2 = attrs0();
 	a.strides[0] = 2;
 	a.pads[0] = 1;

@@ -123,7 +123,7 @@ static int parse_ops(const enpu_yread *c, const enpu_ynode *v, enpu_npu_target *
 	if (v->kind != ENPU_YN_SEQ)
 		return enpu_yread_fail(c, v, "write ops: [matmul, add, relu]",
 			       "'ops' must be a list of op names");
-	t->ops = 0;
+	t->ops = enpu_opmask_none();
 	t->ops_given = 1;
 	for (size_t i = 0; i < v->n; i++) {
 		const enpu_ynode *it = v->kids[i];
@@ -139,7 +139,7 @@ static int parse_ops(const enpu_yread *c, const enpu_ynode *v, enpu_npu_target *
 				       near ? " (did you mean '" : "", near ? near : "",
 				       near ? "'?)" : "");
 		}
-		t->ops |= ENPU_OPBIT(d->id);
+		enpu_opmask_set(&t->ops, d->id);
 	}
 	return 0;
 }
@@ -231,7 +231,7 @@ json_object *enpu_npu_target_json(const enpu_npu_target *t)
 		int n = 0;
 
 		for (int i = 0; i < ENPU_OP_COUNT; i++)
-			if (t->ops & ENPU_OPBIT(i))
+			if (enpu_opmask_has(t->ops, i))
 				names[n++] = enpu_op_by_id((enpu_opid)i)->name;
 		qsort(names, (size_t)n, sizeof(names[0]), enpu_cmp_strptr);
 		a = json_object_new_array();
@@ -266,7 +266,7 @@ static int read_ops(enpu_jread *r, json_object *v, enpu_npu_target *t)
 		return 0;
 	if (!json_object_is_type(v, json_type_array))
 		return enpu_jread_fail(r, "'ops' is neither null nor a list");
-	t->ops = 0;
+	t->ops = enpu_opmask_none();
 	t->ops_given = 1;
 	for (size_t i = 0; i < json_object_array_length(v); i++) {
 		json_object *x = json_object_array_get_idx(v, i);
@@ -275,7 +275,7 @@ static int read_ops(enpu_jread *r, json_object *v, enpu_npu_target *t)
 
 		if (!d)
 			return enpu_jread_fail(r, "'ops' names an unknown op");
-		t->ops |= ENPU_OPBIT(d->id);
+		enpu_opmask_set(&t->ops, d->id);
 	}
 	return 0;
 }

@@ -74,6 +74,15 @@ static const struct {
 	[ENPU_OP_AVGPOOL1D] = {ENPU_NPU_VECTOR, 1},
 	[ENPU_OP_SPLIT] = {ENPU_NPU_MOVE, 1},
 	[ENPU_OP_GATHER] = {ENPU_NPU_MOVE, 1},
+	/* spec v3's quantised ops: npu_sim does not lower them (npu_sim.c
+	 * npu_can_lower); fpga_board's model of the PL passes over them
+	 * (they run on its PS) */
+	[ENPU_OP_QUANTIZE_LINEAR] = {ENPU_NPU_FREE, 0},
+	[ENPU_OP_DEQUANTIZE_LINEAR] = {ENPU_NPU_FREE, 0},
+	[ENPU_OP_MATMUL_INTEGER] = {ENPU_NPU_FREE, 0},
+	[ENPU_OP_CONV_INTEGER] = {ENPU_NPU_FREE, 0},
+	[ENPU_OP_QLINEAR_MATMUL] = {ENPU_NPU_FREE, 0},
+	[ENPU_OP_QLINEAR_CONV] = {ENPU_NPU_FREE, 0},
 };
 
 enpu_npu_class enpu_npu_class_of(const enpu_opdef *d)
@@ -442,7 +451,7 @@ int enpu_npu_model(const enpu_graph *g, const enpu_npu_target *t, uint64_t arena
 
 		st->op = i;
 		st->cls = enpu_npu_class_of(op->def);
-		if (!(t->ops & ENPU_OPBIT(op->def->id))) {
+		if (!enpu_opmask_has(t->ops, op->def->id)) {
 			char where[256];
 
 			snprintf(where, sizeof(where), "op '%.200s'", op->name);

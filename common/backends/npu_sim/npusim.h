@@ -30,7 +30,7 @@ typedef struct enpu_npu_target {
 	double dram_bytes_per_cycle;    /* 0 = unlimited: no stalls */
 	double clock_mhz;               /* default 1000 */
 	int vector_lanes;               /* default 16 */
-	enpu_opmask ops;                /* bit ENPU_OPBIT(enpu_opid): supported; default all */
+	enpu_opmask ops;                /* ops.h's op set: supported; default all */
 	int ops_given;                  /* `ops:` was written */
 	int scalesim_compat;            /* SCALE-Sim's conventions: 1-byte words, the -1 */
 } enpu_npu_target;

@@ -56,7 +56,7 @@ static void op_names(enpu_opmask mask, const char **names)
 	int n = 0;
 
 	for (int i = 0; i < ENPU_OP_COUNT; i++)
-		if (mask & ENPU_OPBIT(i))
+		if (enpu_opmask_has(mask, i))
 			names[n++] = enpu_op_by_id((enpu_opid)i)->name;
 	names[n] = NULL;
 }
@@ -92,12 +92,12 @@ static int parse_pl_ops(const enpu_yread *c, const enpu_ynode *v, enpu_board_tar
 	char list[512], fix[600];
 
 	op_names(ENPU_OPS_ALL, all);
-	op_names(ENPU_PL_GEMMS | ENPU_PL_ELEMENTWISE, pl);
+	op_names(enpu_opmask_or(ENPU_PL_GEMMS, ENPU_PL_ELEMENTWISE), pl);
 	enpu_join(pl, list, sizeof(list));
 	if (v->kind != ENPU_YN_SEQ)
 		return enpu_yread_fail(c, v, "write pl_ops: [matmul, gemm, conv2d, add, relu]",
 			       "'pl_ops' must be a list of op names");
-	t->pl_ops = 0;
+	t->pl_ops = enpu_opmask_none();
 	for (size_t i = 0; i < v->n; i++) {
 		const enpu_ynode *it = v->kids[i];
 		const enpu_opdef *d = it->kind == ENPU_YN_SCALAR ? enpu_op_by_name(it->text) : NULL;
@@ -110,14 +110,14 @@ static int parse_pl_ops(const enpu_yread *c, const enpu_ynode *v, enpu_board_tar
 				       near ? " (did you mean '" : "", near ? near : "",
 				       near ? "'?)" : "");
 		}
-		if (!((ENPU_PL_GEMMS | ENPU_PL_ELEMENTWISE) & ENPU_OPBIT(d->id))) {
+		if (!enpu_opmask_has(enpu_opmask_or(ENPU_PL_GEMMS, ENPU_PL_ELEMENTWISE), d->id)) {
 			snprintf(fix, sizeof(fix), "leave it out (it runs on the PS); the PL takes: %s",
 				 list);
 			return enpu_yread_fail(c, it, fix,
 				       "op '%s' in 'pl_ops' cannot run on the PL: it takes GEMM-class and elementwise ops only",
 				       d->name);
 		}
-		t->pl_ops |= ENPU_OPBIT(d->id);
+		enpu_opmask_set(&t->pl_ops, d->id);
 	}
 	return 0;
 }
@@ -241,15 +241,15 @@ static int read_pl_ops(enpu_jread *r, json_object *v, enpu_board_target *t)
 {
 	if (!json_object_is_type(v, json_type_array))
 		return enpu_jread_fail(r, "'pl_ops' is not a list");
-	t->pl_ops = 0;
+	t->pl_ops = enpu_opmask_none();
 	for (size_t i = 0; i < json_object_array_length(v); i++) {
 		json_object *it = json_object_array_get_idx(v, i);
 		const enpu_opdef *od = json_object_is_type(it, json_type_string) ?
 			enpu_op_by_name(json_object_get_string(it)) : NULL;
 
-		if (!od || !((ENPU_PL_GEMMS | ENPU_PL_ELEMENTWISE) & ENPU_OPBIT(od->id)))
+		if (!od || !enpu_opmask_has(enpu_opmask_or(ENPU_PL_GEMMS, ENPU_PL_ELEMENTWISE), od->id))
 			return enpu_jread_fail(r, "'pl_ops' entry %zu is not an op the PL takes", i);
-		t->pl_ops |= ENPU_OPBIT(od->id);
+		enpu_opmask_set(&t->pl_ops, od->id);
 	}
 	return 0;
 }

@@ -24,26 +24,22 @@ typedef enum enpu_board_cpu {
  * the cheap elementwise ops (no divider, no transcendental units): add,
  * sub, mul, relu, leaky_relu, clip. */
 #define ENPU_PL_OPS_DEFAULT \
-	(ENPU_OPBIT(ENPU_OP_MATMUL) | ENPU_OPBIT(ENPU_OP_GEMM) | ENPU_OPBIT(ENPU_OP_CONV2D) | \
-	 ENPU_OPBIT(ENPU_OP_ADD) | ENPU_OPBIT(ENPU_OP_SUB) | ENPU_OPBIT(ENPU_OP_MUL) | \
-	 ENPU_OPBIT(ENPU_OP_RELU) | ENPU_OPBIT(ENPU_OP_LEAKY_RELU) | ENPU_OPBIT(ENPU_OP_CLIP))
+	ENPU_OPMASK(ENPU_OP_MATMUL, ENPU_OP_GEMM, ENPU_OP_CONV2D, ENPU_OP_ADD, ENPU_OP_SUB, \
+		    ENPU_OP_MUL, ENPU_OP_RELU, ENPU_OP_LEAKY_RELU, ENPU_OP_CLIP)
 
 /* The ops a PL segment can start with (GEMM-class, on the array). */
-#define ENPU_PL_GEMMS \
-	(ENPU_OPBIT(ENPU_OP_MATMUL) | ENPU_OPBIT(ENPU_OP_GEMM) | ENPU_OPBIT(ENPU_OP_CONV2D))
+#define ENPU_PL_GEMMS ENPU_OPMASK(ENPU_OP_MATMUL, ENPU_OP_GEMM, ENPU_OP_CONV2D)
 /* The elementwise ops a segment can fuse after its GEMM; `pl_ops` may name
  * any op of these two sets and no other. */
 #define ENPU_PL_ELEMENTWISE \
-	(ENPU_OPBIT(ENPU_OP_ADD) | ENPU_OPBIT(ENPU_OP_SUB) | ENPU_OPBIT(ENPU_OP_MUL) | \
-	 ENPU_OPBIT(ENPU_OP_DIV) | ENPU_OPBIT(ENPU_OP_RELU) | ENPU_OPBIT(ENPU_OP_SIGMOID) | \
-	 ENPU_OPBIT(ENPU_OP_TANH) | ENPU_OPBIT(ENPU_OP_LEAKY_RELU) | ENPU_OPBIT(ENPU_OP_CLIP) | \
-	 ENPU_OPBIT(ENPU_OP_GELU))
+	ENPU_OPMASK(ENPU_OP_ADD, ENPU_OP_SUB, ENPU_OP_MUL, ENPU_OP_DIV, ENPU_OP_RELU, \
+		    ENPU_OP_SIGMOID, ENPU_OP_TANH, ENPU_OP_LEAKY_RELU, ENPU_OP_CLIP, ENPU_OP_GELU)
 
 typedef struct enpu_board_target {
 	int pl;                        /* 1: fpga_board's (its row's `pl`): the PL fields count */
 	enpu_board_cpu cpu;            /* both; informational in v1 */
 	/* fpga_board only (defaults filled for zynq_ps too, never used) */
-	enpu_opmask pl_ops;            /* bit ENPU_OPBIT(enpu_opid); ENPU_PL_OPS_DEFAULT */
+	enpu_opmask pl_ops;            /* ops.h's op set; ENPU_PL_OPS_DEFAULT */
 	uint32_t buffer_kib;           /* on-chip buffer; 512 */
 	int64_t max_dim;               /* largest dim of any PL tensor; 4096 */
 	int rows, cols;                /* the PL's systolic array; 8 x 8 */

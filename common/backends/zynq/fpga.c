@@ -133,9 +133,9 @@ static int seg_buffers(const enpu_graph *g, enpu_fpga_seg *s, const int *last_re
  * it as the conv2d with kH = 1 it is (kernels_conv.c), with the same bytes,
  * so `pl_ops` (and the target's JSON, hence v1 artifact ids) need no
  * entry of its own. */
-static enpu_opmask pl_bit(enpu_opid id)
+static int pl_id(enpu_opid id)
 {
-	return ENPU_OPBIT(id == ENPU_OP_CONV1D ? ENPU_OP_CONV2D : id);
+	return id == ENPU_OP_CONV1D ? ENPU_OP_CONV2D : (int)id;
 }
 
 /* The end (one past) of the PL segment that starts with GEMM k: the
@@ -148,7 +148,7 @@ static int seg_end(const enpu_graph *g, const enpu_board_target *t, const int *r
 		const enpu_irop *nx = &g->ops[j];
 		int prev = g->ops[j - 1].out[0];
 
-		if (!(t->pl_ops & ENPU_PL_ELEMENTWISE & ENPU_OPBIT(nx->def->id)) ||
+		if (!enpu_opmask_has(enpu_opmask_and(t->pl_ops, ENPU_PL_ELEMENTWISE), nx->def->id) ||
 		    nx->n_in < 1 || nx->in[0] != prev || readers[prev] != 1 || !fits(g, t, j))
 			break;
 		j++;
@@ -216,7 +216,8 @@ int enpu_fpga_partition(const enpu_graph *g, const enpu_board_target *t, enpu_fp
 	for (int k = 0; k < g->n_ops;) {
 		int j;
 
-		if (!(t->pl_ops & pl_bit(g->ops[k].def->id) & ENPU_PL_GEMMS) || !fits(g, t, k)) {
+		if (!enpu_opmask_has(enpu_opmask_and(t->pl_ops, ENPU_PL_GEMMS), pl_id(g->ops[k].def->id)) ||
+		    !fits(g, t, k)) {
 			p->op_seg[k++] = -1;
 			p->ps_ops++;
 			continue;

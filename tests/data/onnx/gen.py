@@ -411,6 +411,38 @@ def gather():
     io_files("gather", {"x": x}, {"y": np.take(np.take(x, i64, axis=1), i32, axis=0)})
 
 
+
+def quant():
+    """QuantizeLinear (int8 zero point), QLinearMatMul (int8 weights, b's
+    scale per column) and DequantizeLinear: spec v3's quantized ops, the
+    int8 initializers int8 weights; the reference is ONNX's definition in
+    NumPy (docs/spec-format.md's requantisation: M = fl32(fl32(sa*sb)/sy),
+    rne of the float64 product), so the result is exact."""
+    f32 = np.float32
+    x = (rng("quant").standard_normal((3, 8)) * 2).astype(f32)
+    xs, xz = f32(0.05), np.int8(3)
+    b = rng("quant_b").integers(-128, 128, (8, 4)).astype(np.int8)
+    bs = np.array([0.01, 0.02, 0.005, 0.03], f32)
+    bz = np.zeros(4, np.int8)
+    ys, yz = f32(0.1), np.int8(-2)
+    nodes = [
+        helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"], name="/q/QuantizeLinear"),
+        helper.make_node("QLinearMatMul", ["xq", "xs", "xz", "b", "bs", "bz", "ys", "yz"], ["yq"],
+                         name="/fc/QLinearMatMul"),
+        helper.make_node("DequantizeLinear", ["yq", "ys", "yz"], ["y"], name="/dq/DequantizeLinear"),
+    ]
+    model("quant", nodes, [helper.make_tensor_value_info("x", F, [3, 8])],
+          [helper.make_tensor_value_info("y", F, [3, 4])],
+          [init("xs", xs), init("xz", xz), init("b", b), init("bs", bs), init("bz", bz),
+           init("ys", ys), init("yz", yz)])
+    xq = np.clip(np.rint(x / xs).astype(np.int64) + int(xz), -128, 127)
+    acc = np.matmul(xq - int(xz), b.astype(np.int64) - bz.astype(np.int64))
+    m = (xs * bs) / ys
+    yq = np.clip(np.rint(acc.astype(np.float64) * m.astype(np.float64)).astype(np.int64) + int(yz),
+                 -128, 127)
+    io_files("quant", {"x": x}, {"y": (yq.astype(f32) - f32(yz)) * ys})
+
+
 if __name__ == "__main__":
     mlp()
     mlp("external", external=True)
@@ -429,3 +461,4 @@ if __name__ == "__main__":
     two_inputs()
     fold_float()
     gather()
+    quant()
