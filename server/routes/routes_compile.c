@@ -275,8 +275,17 @@ static int lookup_or_compile(srv_ctx *ctx, const compile_req *q, const enpu_spec
 		} else {
 			srv_cas_count(ctx->cas, SRV_EV_AC_MISS, 0);
 			if (compile_new(ctx, spec, tgt, q->weights_p, q->weights_name, q->weights_d,
-					q->spec_d, key, id, e) != 0)
-				return -1;
+					q->spec_d, key, id, e) != 0) {
+				/* A blob evicted under the compile and stored again by
+				 * another client since: compile again. One still gone is
+				 * the caller's 409 (reply_if_evicted). */
+				if (e->code != ENPU_E_IO || tries == 3 ||
+				    !srv_cas_has(ctx->cas, q->weights_d, NULL) ||
+				    !srv_cas_has(ctx->cas, q->spec_d, NULL))
+					return -1;
+				*e = (enpu_err)ENPU_ERR_INIT;
+				continue;
+			}
 			srv_remote_push(ctx->remote, key, id);   /* queued: never waited for */
 		}
 		if (srv_artifact_manifest(ctx->cas, id, m, raw, e) == 0)
