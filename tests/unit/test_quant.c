@@ -543,6 +543,20 @@ Test(quant, qlinear_add_mul_edges_broadcast)
 		cr_expect_eq(ty[0], 128);
 		cr_expect_eq(ty[1], 128);
 	}
+	/* the sum in double: 2.5 + 2^-30 rounds to 3; in float32 it would be
+	 * 2.5, then 2 (even) */
+	{
+		int8_t pa = 5, pb = 1, pz = 0, py;
+		float sa = 0.5f, sb = ldexpf(1.0f, -30), sy = 1.0f;
+		enpu_view pi[8] = {view(ENPU_DT_I8, &pa, 0, NULL), view(ENPU_DT_F32, &sa, 0, NULL),
+				   view(ENPU_DT_I8, &pz, 0, NULL), view(ENPU_DT_I8, &pb, 0, NULL),
+				   view(ENPU_DT_F32, &sb, 0, NULL), view(ENPU_DT_I8, &pz, 0, NULL),
+				   view(ENPU_DT_F32, &sy, 0, NULL), view(ENPU_DT_I8, &pz, 0, NULL)};
+
+		out = view(ENPU_DT_I8, &py, 0, NULL);
+		cr_assert_eq(enpu_k_qlinear_add(&at, pi, 8, &out, 1, NULL), 0);
+		cr_expect_eq(py, 3, "t_a + t_b in double: got %d", py);
+	}
 	/* int8 with negative zero points, scales that are not powers of 2,
 	 * against the rule; saturation at -128 */
 	{
