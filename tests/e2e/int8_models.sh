@@ -70,4 +70,32 @@ PYEOF
 	tf=$(secs "$t0")
 	echo "# $m on cpu_ref, 1 thread, 16x3x64x64: int8 ${ti} s, float32 ${tf} s"
 done
+
+# a pattern that does not hold keeps its float op between explicit
+# dequantize_linear and quantize_linear: a Gemm (stays float), its weight's
+# DequantizeLinear of int8 constants mapped, not folded
+"$PY" - "$TMP" <<'PYEOF'
+import sys
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper as nh, TensorProto as T
+init = [nh.from_array(np.float32(0.1), "xs"), nh.from_array(np.uint8(128), "xz"),
+        nh.from_array(np.arange(12, dtype=np.int8).reshape(3, 4), "w"),
+        nh.from_array(np.float32(0.05), "ws"), nh.from_array(np.int8(0), "wz"),
+        nh.from_array(np.ones(3, np.float32), "b"), nh.from_array(np.float32(0.2), "ys"),
+        nh.from_array(np.uint8(100), "yz")]
+nodes = [helper.make_node("QuantizeLinear", ["x", "xs", "xz"], ["xq"]),
+         helper.make_node("DequantizeLinear", ["xq", "xs", "xz"], ["xd"]),
+         helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wd"]),
+         helper.make_node("Gemm", ["xd", "wd", "b"], ["g"], transB=1),
+         helper.make_node("QuantizeLinear", ["g", "ys", "yz"], ["yq"])]
+g = helper.make_graph(nodes, "gemm_qdq", [helper.make_tensor_value_info("x", T.FLOAT, [2, 4])],
+                      [helper.make_tensor_value_info("yq", T.UINT8, [2, 3])], init)
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]),
+          sys.argv[1] + "/gemm_qdq.onnx")
+PYEOF
+check "QDQ Gemm: imports" "$BIN/eulernpu" --server "$S1" import "$TMP/gemm_qdq.onnx" --out "$TMP/gq"
+expect_eq "QDQ Gemm: float gemm between dequantize_linear and quantize_linear" \
+	"$(grep -o 'op: [a-z_]*' "$TMP/gq/spec.yaml" 2>/dev/null | sort | uniq -c | tr -s ' ' | tr '\n' ';')" \
+	" 2 op: dequantize_linear; 1 op: gemm; 2 op: quantize_linear;"
 finish
