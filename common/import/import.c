@@ -384,15 +384,21 @@ static int set_scope(imp_ctx *c, const enpu_onnx_node *n)
 }
 
 /* One node: fold it when every input is constant, else map it. */
-static int do_node(imp_ctx *c, const enpu_onnx_node *n)
+static int do_node(imp_ctx *c, const enpu_onnx_node *n, imp_qdq *plan)
 {
 	int all_const = 1, rc;
 	const imp_mapping *mp;
 
 	if (set_scope(c, n))
 		return -1;
-	if (n->domain[0] && strcmp(n->domain, "ai.onnx"))
-		return imp_bad(c, n, "domain '%.40s' is not imported (only the default ONNX domain)",
+	if (plan && plan->op)
+		return imp_qdq_emit(c, n, plan);
+	/* ONNX Runtime's quantised ops of its own domain (QOperator models)
+	 * are taken: the table's QLinear rows */
+	if (n->domain[0] && strcmp(n->domain, "ai.onnx") &&
+	    (strcmp(n->domain, "com.microsoft") || strncmp(n->op_type, "QLinear", 7)))
+		return imp_bad(c, n, "domain '%.40s' is not imported (only the default ONNX domain "
+			       "and com.microsoft's QLinear ops)",
 			       n->domain);
 	for (size_t k = 0; k < n->n_in; k++) {
 		if (!n->in[k][0])
@@ -435,9 +441,15 @@ static int walk(imp_ctx *c)
 		free(order);
 		return -1;
 	}
+	if (imp_qdq_plan(c)) {
+		free(order);
+		return -1;
+	}
 	for (size_t k = 0; k < c->m->n_node && rc >= 0; k++) {
 		const enpu_onnx_node *n = &c->m->node[order[k]];
-		rc = do_node(c, n);
+		if (c->qdq && c->qdq[order[k]].skip)
+			continue;   /* a DQ or Q an anchor absorbed */
+		rc = do_node(c, n, c->qdq ? &c->qdq[order[k]] : NULL);
 		/* outputs of a node that failed stay undefined: its users say so,
 		 * and are listed too, so define them as placeholders */
 		for (size_t j = 0; rc == 1 && j < n->n_out; j++) {
@@ -454,6 +466,7 @@ static int walk(imp_ctx *c)
 
 static void ctx_free(imp_ctx *c)
 {
+	imp_qdq_free(c);
 	for (size_t k = 0; k < c->nv; k++) {
 		free(c->v[k].onnx);
 		free(c->v[k].spec);

@@ -76,6 +76,22 @@ int imp_smap_get(const imp_smap *m, const char *k);    /* -1 absent */
 int imp_smap_put(imp_smap *m, const char *k, int v);   /* 0, -1 no memory */
 void imp_smap_free(imp_smap *m);
 
+/* A node's part in a QDQ model's import (import_qdq.c): skipped (a DQ or Q
+ * its anchor absorbs), or an anchor mapped as the QOperator node `op`
+ * reading in[0..n_in) into `out` (the Q's output), with the integer clip
+ * [qlo, qhi] of a folded Relu or Clip when `clip`. */
+typedef struct imp_qdq {
+	unsigned char skip, clip, move;
+	const char *op;             /* "QLinearConv", ...; move: the op itself */
+	const char **in;            /* owned array of the model's names */
+	int n_in;
+	const char *out, *bias;
+	const struct enpu_onnx_node *q;
+	int qk, ak;                 /* the Q's node, the activation's (-1 none) */
+	int32_t qlo, qhi;
+	char *tmp;                  /* owned: the unclipped output's name */
+} imp_qdq;
+
 typedef struct imp_ctx {
 	const enpu_onnx_model *m;
 	const char *label;
@@ -101,6 +117,7 @@ typedef struct imp_ctx {
 	char *model_name;      /* owned */
 	char **out_spec;       /* graph output k's spec name, reserved before any
 				* op is named (owned; NULL once taken) */
+	imp_qdq *qdq;          /* per node (import_qdq.c), NULL: no DequantizeLinear */
 } imp_ctx;
 
 /* Mapping result: 0 mapped (or folded), 1 not mappable (imp_bad said why),
@@ -126,6 +143,7 @@ int m_pool(imp_ctx *c, const enpu_onnx_node *n);
 int m_global_max(imp_ctx *c, const enpu_onnx_node *n);
 int m_convt(imp_ctx *c, const enpu_onnx_node *n);
 int m_qconv(imp_ctx *c, const enpu_onnx_node *n);   /* ConvInteger, QLinearConv */
+int m_qlinear_ms(imp_ctx *c, const enpu_onnx_node *n);   /* com.microsoft QLinear ops */
 
 /* import.c */
 int imp_bad(imp_ctx *c, const enpu_onnx_node *n, const char *fmt, ...)
@@ -165,6 +183,14 @@ int oa_ints(const enpu_onnx_node *n, const char *name, int64_t *v, int max);
  * movement. 0 folded, 1 not foldable here (try the mapping), 2 not
  * mappable (imp_bad said why), -1 hard error. */
 int imp_fold(imp_ctx *c, const enpu_onnx_node *n);
+
+/* import_qdq.c: plan a QDQ model's fusions before the walk (0, -1), map a
+ * planned anchor (0, 1, -1), free the plan */
+int imp_qdq_plan(imp_ctx *c);
+int imp_qdq_emit(imp_ctx *c, const enpu_onnx_node *n, imp_qdq *p);
+void imp_qdq_free(imp_ctx *c);
+/* import_map_conv.c: the window attributes of a 2-D or 1-D pool node */
+int imp_pool_attrs(imp_ctx *c, const enpu_onnx_node *n, int avg, imp_attrs *at, int *nsp);
 
 /* import_write.c */
 int imp_write(imp_ctx *c, const int64_t *outs, enpu_buf *spec, enpu_buf *weights);

@@ -690,6 +690,9 @@ static const imp_mapping maps[] = {
 	{"QuantizeLinear", 10, 17, 2, m_quant}, {"DequantizeLinear", 10, 17, 2, m_quant},
 	{"MatMulInteger", 10, 17, 2, m_quant}, {"QLinearMatMul", 10, 17, 8, m_quant},
 	{"ConvInteger", 10, 17, 2, m_qconv}, {"QLinearConv", 10, 17, 8, m_qconv},
+	{"QLinearAdd", 10, 17, 8, m_qlinear_ms}, {"QLinearMul", 10, 17, 8, m_qlinear_ms},
+	{"QLinearGlobalAveragePool", 10, 17, 5, m_qlinear_ms},
+	{"QLinearAveragePool", 10, 17, 5, m_qlinear_ms}, {"QLinearConcat", 10, 17, 5, m_qlinear_ms},
 };
 
 const imp_mapping *imp_map_find(const char *op_type, int64_t opset)

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "import_int.h"
+#include "shape.h"
 
 /* auto_pad into explicit pads [b1, b2, .., e1, e2, ..] for nsp spatial dims
  * of x (dims 2..), kernel k, strides s, dilations d: 0, or 1 (imp_bad). */
@@ -106,14 +107,16 @@ int m_qconv(imp_ctx *c, const enpu_onnx_node *n)
 	return imp_emit1(c, n, q ? "qlinear_conv" : "conv_integer", in, nin, &at);
 }
 
-int m_pool(imp_ctx *c, const enpu_onnx_node *n)
+/* kernel, strides, pads, count_include_pad, ceil_mode, dilations of pool
+ * node n (input 0 its x) into at, its spatial dims in *nsp: 0, or 1
+ * (imp_bad) */
+int imp_pool_attrs(imp_ctx *c, const enpu_onnx_node *n, int avg, imp_attrs *at, int *nsp_out)
 {
-	imp_attrs at = {0};
-	int in[1], nsp, avg = n->op_type[0] == 'A';
+	int in[1], nsp;
 	int64_t k[2], s[2], d[2], p[4];
 
 	imp_ins(c, n, in, 1);
-	nsp = c->v[in[0]].shape.ndim - 2;
+	nsp = *nsp_out = c->v[in[0]].shape.ndim - 2;
 	if (nsp != 1 && nsp != 2)
 		return imp_bad(c, n, "%d spatial dims (pools take 1 and 2)", nsp);
 	if (!avg && n->n_out > 1 && n->out[1][0])
@@ -122,20 +125,73 @@ int m_pool(imp_ctx *c, const enpu_onnx_node *n)
 		return imp_bad(c, n, "storage_order 1");
 	if (window(c, n, &c->v[in[0]].shape, NULL, nsp, k, s, d, p))
 		return 1;
-	ia_ints(&at, "kernel", k, nsp);
-	ia_ints(&at, "strides", s, nsp);
-	ia_ints(&at, "pads", p, 2 * nsp);
+	ia_ints(at, "kernel", k, nsp);
+	ia_ints(at, "strides", s, nsp);
+	ia_ints(at, "pads", p, 2 * nsp);
 	if (avg && oa_int(n, "count_include_pad", 0))
-		ia_int(&at, "count_include_pad", 1);
+		ia_int(at, "count_include_pad", 1);
 	if (oa_int(n, "ceil_mode", 0))
-		ia_int(&at, "ceil_mode", 1);
+		ia_int(at, "ceil_mode", 1);
 	if (d[0] != 1 || (nsp == 2 && d[1] != 1)) {
 		if (avg)
 			return imp_bad(c, n, "dilations on AveragePool");
-		ia_ints(&at, "dilations", d, nsp);
+		ia_ints(at, "dilations", d, nsp);
 	}
+	return 0;
+}
+
+int m_pool(imp_ctx *c, const enpu_onnx_node *n)
+{
+	imp_attrs at = {0};
+	int in[1], nsp, avg = n->op_type[0] == 'A';
+
+	imp_ins(c, n, in, 1);
+	if (imp_pool_attrs(c, n, avg, &at, &nsp))
+		return 1;
 	return imp_emit1(c, n, avg ? nsp == 1 ? "avgpool1d" : "avgpool2d" :
 		     nsp == 1 ? "maxpool1d" : "maxpool2d", in, 1, &at);
+}
+
+/* ONNX Runtime's com.microsoft QLinearAdd, QLinearMul (A, A_scale, A_zp, B,
+ * B_scale, B_zp, C_scale, C_zp), QLinearGlobalAveragePool and
+ * QLinearAveragePool (X, X_scale, X_zp, Y_scale, Y_zp; NCHW) and
+ * QLinearConcat (Y_scale, Y_zp, then X, X_scale, X_zp per input): one
+ * spec op each; every zero point given */
+int m_qlinear_ms(imp_ctx *c, const enpu_onnx_node *n)
+{
+	imp_attrs at = {0};
+	int in[2 + 3 * ENPU_QCONCAT_MAX], nin = imp_ins(c, n, in, 2 + 3 * ENPU_QCONCAT_MAX), nsp;
+	const char *t = n->op_type + 7, *op;
+
+	if (strcmp(n->domain, "com.microsoft"))
+		return imp_bad(c, n, "op %.32s of domain '%.40s' (ONNX Runtime's is com.microsoft)",
+			       n->op_type, n->domain);
+	if (nin > 2 + 3 * ENPU_QCONCAT_MAX)
+		return imp_bad(c, n, "more than %d inputs to join", ENPU_QCONCAT_MAX);
+	for (int k = 0; k < nin; k++)
+		if (in[k] < 0)
+			return imp_bad(c, n, "input %d absent (a zero point the spec op needs)", k + 1);
+	if (!strcmp(t, "Add") || !strcmp(t, "Mul"))
+		op = t[0] == 'A' ? "qlinear_add" : "qlinear_mul";
+	else if (!strcmp(t, "GlobalAveragePool")) {
+		if (oa_int(n, "channels_last", 0))
+			return imp_bad(c, n, "channels_last (the spec op is NCHW)");
+		op = "qlinear_global_avgpool";
+	} else if (!strcmp(t, "AveragePool")) {
+		if (oa_int(n, "channels_last", 0))
+			return imp_bad(c, n, "channels_last (the spec op is NCHW)");
+		if (imp_pool_attrs(c, n, 1, &at, &nsp))
+			return 1;
+		if (nsp != 2)
+			return imp_bad(c, n, "%d spatial dims (qlinear_avgpool takes 2)", nsp);
+		op = "qlinear_avgpool";
+	} else if (!strcmp(t, "Concat")) {
+		ia_int(&at, "axis", oa_int(n, "axis", 0));
+		op = "qlinear_concat";
+	} else {
+		return imp_bad(c, n, "op %.32s is not imported", n->op_type);
+	}
+	return imp_emit1(c, n, op, in, nin, &at);
 }
 
 int m_global_max(imp_ctx *c, const enpu_onnx_node *n)

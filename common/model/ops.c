@@ -168,17 +168,31 @@ static const enpu_attrdef qaxis_attrs[] = {
 /* the data movement ops reshape, flatten, transpose (x of any dtype but
  * int64) and concat (every input of input 0's dtype): the output is
  * input 0's dtype */
-static const enpu_typerule move_types = {1, {F32 | Q8 | I32}, {0}, 0, ENPU_DT_F32};
+static const enpu_typerule move_types = {1, {F32 | Q8 | I32}, {0}, 0, ENPU_DT_F32, 0};
 /* x f32, y_scale f32, [y_zero_point int8|uint8] -> the zero point's, uint8 without */
-static const enpu_typerule quantize_types = {3, {F32, F32, Q8}, {0, 0, 0}, 2, ENPU_DT_U8};
+static const enpu_typerule quantize_types = {3, {F32, F32, Q8}, {0, 0, 0}, 2, ENPU_DT_U8, 0};
 /* x int8|uint8|int32, x_scale f32, [x_zero_point: x's] -> float32 */
 static const enpu_typerule dequantize_types = {3, {Q8 | I32, F32, Q8 | I32}, {0, 0, 1}, -1,
-					       ENPU_DT_F32};
+					       ENPU_DT_F32, 0};
 /* a (x), b (w), [a's zero point], [b's zero point] -> int32 */
-static const enpu_typerule integer_types = {4, {Q8, Q8, Q8, Q8}, {0, 0, 1, 2}, -1, ENPU_DT_I32};
+static const enpu_typerule integer_types = {4, {Q8, Q8, Q8, Q8}, {0, 0, 1, 2}, -1, ENPU_DT_I32, 0};
 /* a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp, [bias int32] -> y_zp's */
 static const enpu_typerule qlinear_types = {9, {Q8, F32, Q8, Q8, F32, Q8, F32, Q8, I32},
-					    {0, 0, 1, 0, 0, 4, 0, 0, 0}, 7, ENPU_DT_U8};
+					    {0, 0, 1, 0, 0, 4, 0, 0, 0}, 7, ENPU_DT_U8, 0};
+/* maxpool2d and clip: float32, or int8/uint8 in and the same out (the
+ * integer forms: kernels_qew.c) */
+static const enpu_typerule unary_q_types = {1, {F32 | Q8}, {0}, 0, ENPU_DT_F32, 0};
+/* qlinear_add, qlinear_mul: a, a_scale, a_zp, b, b_scale, b_zp, y_scale,
+ * y_zp; a, b, y of one dtype (ONNX Runtime's T) -> y_zp's */
+static const enpu_typerule qbinary_types = {8, {Q8, F32, Q8, Q8, F32, Q8, F32, Q8},
+					    {0, 0, 1, 1, 0, 1, 0, 1}, 7, ENPU_DT_U8, 0};
+/* qlinear_global_avgpool, qlinear_avgpool: x, x_scale, x_zp, y_scale, y_zp */
+static const enpu_typerule qpool_types = {5, {Q8, F32, Q8, F32, Q8}, {0, 0, 1, 0, 1}, 4,
+					  ENPU_DT_U8, 0};
+/* qlinear_concat: y_scale, y_zp, then (x, x_scale, x_zp) per input, every
+ * x and zero point of y_zp's dtype */
+static const enpu_typerule qconcat_types = {5, {F32, Q8, Q8, F32, Q8}, {0, 0, 2, 0, 3}, 1,
+					    ENPU_DT_U8, 3};
 #undef F32
 #undef Q8
 #undef I32
@@ -204,6 +218,9 @@ static const enpu_typerule qlinear_types = {9, {Q8, F32, Q8, Q8, F32, Q8, F32, Q
 /* a v1 row that spec v3 gave a type rule (integer data movement) */
 #define ROWT(nm, id, mn, mx, at, sh, k, ty) \
 	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 1, 0, 0, NULL, &ty}
+/* ROW12 and ROW with a type rule (maxpool2d and clip take int8 in spec v3) */
+#define ROW12T(nm, id, mn, mx, at, sh, k, nv1, ty) \
+	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_f32", 1, nv1, 0, NULL, &ty}
 /* a v3 row: its kernel (kernels_q.c) "<k>_q" and its type rule */
 #define ROW3(nm, id, mn, mx, at, sh, k, ty) \
 	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_q", 3, 0, 0, NULL, &ty}
@@ -219,11 +236,11 @@ static const enpu_opdef ops[ENPU_OP_COUNT] = {
 	ROW(sigmoid, SIGMOID, 1, 1, no_attrs, unary, sigmoid),
 	ROW(tanh, TANH, 1, 1, no_attrs, unary, tanh),
 	ROW(leaky_relu, LEAKY_RELU, 1, 1, leaky_attrs, unary, leaky_relu),
-	ROW(clip, CLIP, 1, 1, clip_attrs, unary, clip),
+	ROWT(clip, CLIP, 1, 1, clip_attrs, unary, clip, unary_q_types),
 	ROW(gelu, GELU, 1, 1, gelu_attrs, unary, gelu),
 	ROW(softmax, SOFTMAX, 1, 1, softmax_attrs, softmax, softmax),
 	ROWS(conv2d, CONV2D, 2, 3, conv_attrs, conv2d, conv2d),
-	ROW12(maxpool2d, MAXPOOL2D, 1, 1, maxpool_attrs, maxpool2d, maxpool2d, 3),
+	ROW12T(maxpool2d, MAXPOOL2D, 1, 1, maxpool_attrs, maxpool2d, maxpool2d, 3, unary_q_types),
 	ROW12(avgpool2d, AVGPOOL2D, 1, 1, avgpool_attrs, pool2d, avgpool2d, 4),
 	ROW(global_avgpool, GLOBAL_AVGPOOL, 1, 1, no_attrs, global_avgpool, global_avgpool),
 	ROW(batchnorm, BATCHNORM, 5, 5, bn_attrs, batchnorm, batchnorm),
@@ -272,6 +289,14 @@ static const enpu_opdef ops[ENPU_OP_COUNT] = {
 	ROW3(qlinear_matmul, QLINEAR_MATMUL, 8, 8, no_attrs, qlinear_matmul, qlinear_matmul,
 	     qlinear_types),
 	ROW3(qlinear_conv, QLINEAR_CONV, 8, 9, conv_attrs, qlinear_conv, qlinear_conv, qlinear_types),
+	ROW3(qlinear_add, QLINEAR_ADD, 8, 8, no_attrs, qlinear_binary, qlinear_add, qbinary_types),
+	ROW3(qlinear_mul, QLINEAR_MUL, 8, 8, no_attrs, qlinear_binary, qlinear_mul, qbinary_types),
+	ROW3(qlinear_global_avgpool, QLINEAR_GLOBAL_AVGPOOL, 5, 5, no_attrs, qlinear_global_avgpool,
+	     qlinear_global_avgpool, qpool_types),
+	ROW3(qlinear_avgpool, QLINEAR_AVGPOOL, 5, 5, avgpool_attrs, qlinear_avgpool, qlinear_avgpool,
+	     qpool_types),
+	ROW3(qlinear_concat, QLINEAR_CONCAT, 5, -1, concat_attrs, qlinear_concat, qlinear_concat,
+	     qconcat_types),
 };
 
 const enpu_opdef *enpu_op_by_name(const char *name)
@@ -384,11 +409,14 @@ int enpu_op_out_dtype(const enpu_opdef *d, const enpu_dtype *dt, int n_in,
 	char want[64];
 
 	for (int k = 0; k < n_in; k++) {
-		int j = r ? (k < r->n ? k : r->n - 1) : 0;
+		int j = r ? (k < r->n ? k : r->cycle > 0 ? r->n - r->cycle + (k - r->n) % r->cycle :
+			     r->n - 1) : 0;
 		unsigned ok = r ? r->in[j] : ENPU_DTBIT(k < 32 && (d->int64_in >> k & 1) ?
 							  ENPU_DT_I64 : ENPU_DT_F32);
-		/* a variadic op's inputs past the rule's are like the first (concat) */
-		int like = !r ? -1 : k < r->n ? r->like[k] - 1 : 0;
+		/* a variadic op's inputs past the rule's are like the first (concat),
+		 * or repeat its last entries (ops.h: cycle) */
+		int like = !r ? -1 : k < r->n ? r->like[k] - 1 : r->cycle <= 0 ? 0 :
+			   r->like[j] - 1 >= r->n - r->cycle ? r->like[j] - 1 + (k - j) : r->like[j] - 1;
 
 		*bad = k;
 		if (dt[k] <= ENPU_DT_INVALID || dt[k] >= ENPU_DT_COUNT || !(ok >> dt[k] & 1)) {

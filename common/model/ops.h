@@ -34,6 +34,9 @@ typedef enum enpu_opid {
 	ENPU_OP_QUANTIZE_LINEAR, ENPU_OP_DEQUANTIZE_LINEAR,
 	ENPU_OP_MATMUL_INTEGER, ENPU_OP_CONV_INTEGER,
 	ENPU_OP_QLINEAR_MATMUL, ENPU_OP_QLINEAR_CONV,
+	/* spec v3's integer forms (kernels_qew.c) */
+	ENPU_OP_QLINEAR_ADD, ENPU_OP_QLINEAR_MUL, ENPU_OP_QLINEAR_GLOBAL_AVGPOOL,
+	ENPU_OP_QLINEAR_AVGPOOL, ENPU_OP_QLINEAR_CONCAT,
 	ENPU_OP_COUNT
 } enpu_opid;
 
@@ -244,7 +247,13 @@ static inline const int64_t *enpu_view_i64(const enpu_view *v)
  *            its tensor's), 0 when free; a variadic op's inputs past the
  *            last entry must have input 0's dtype ("mixed types")
  *   out_from the output's dtype is input out_from's (-1: always out_dt);
- *            when that optional input is absent, out_dt */
+ *            when that optional input is absent, out_dt
+ *   cycle    0, or a variadic op whose inputs past n repeat the rule's
+ *            last `cycle` entries (qlinear_concat's (x, scale, zp)
+ *            triples): input k >= n takes entry j = n - cycle + (k - n) %
+ *            cycle, and a `like` of j that points into those entries
+ *            points as far past it as k is past j (a triple's zero point
+ *            is like its own x); one before them stays as written */
 #define ENPU_TYPE_MAX_IN 9
 typedef struct enpu_typerule {
 	int n;
@@ -252,6 +261,7 @@ typedef struct enpu_typerule {
 	signed char like[ENPU_TYPE_MAX_IN];
 	int out_from;
 	enpu_dtype out_dt;
+	int cycle;
 } enpu_typerule;
 
 /* Shape rule: from the input shapes and attributes, compute the n_out

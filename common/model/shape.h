@@ -66,6 +66,12 @@ ENPU_SHAPE_RULE(matmul_integer);
 ENPU_SHAPE_RULE(conv_integer);
 ENPU_SHAPE_RULE(qlinear_matmul);
 ENPU_SHAPE_RULE(qlinear_conv);
+ENPU_SHAPE_RULE(qlinear_binary);    /* qlinear_add, qlinear_mul */
+ENPU_SHAPE_RULE(qlinear_global_avgpool);
+ENPU_SHAPE_RULE(qlinear_avgpool);
+ENPU_SHAPE_RULE(qlinear_concat);
+/* the most inputs qlinear_concat joins (an op reads at most 64 tensors) */
+#define ENPU_QCONCAT_MAX 32
 
 ENPU_SHAPE_RULE(split);         /* shape_ir.c */
 ENPU_SHAPE_RULE(gather);        /* shape_ir.c */

@@ -1,6 +1,7 @@
 /* shape_q.c: shape rules of spec v3's quantised ops (ONNX opset 13
  * QuantizeLinear, DequantizeLinear, MatMulInteger, ConvInteger,
- * QLinearMatMul, QLinearConv). The GEMM-like ops take matmul's and
+ * QLinearMatMul, QLinearConv; ONNX Runtime's com.microsoft QLinearAdd,
+ * QLinearMul, QLinearGlobalAveragePool, QLinearAveragePool, QLinearConcat). The GEMM-like ops take matmul's and
  * conv2d's rules for their data inputs; a scale or zero point is
  * per-tensor (one element: a scalar or a 1-D [1]) or, where ONNX allows
  * it, one per channel (1-D [C]). The dtypes are the op row's type rule
@@ -158,4 +159,88 @@ ENPU_SHAPE_RULE(qlinear_conv)
 	if (enpu_s_conv2d(a, xwb, n_in == 9 ? 3 : 2, out, 1, why, whylen))
 		return -1;
 	return qlinear_params(in, n_in, in[3].dim[0], why, whylen);
+}
+
+/* scales and zero points k, k + 1 (what: "x"), each per tensor */
+static int tensor_params(const enpu_shape *in, int n_in, int k, const char *scale,
+			 const char *zp, char *why, size_t whylen)
+{
+	if (param(in, k, scale, 0, why, whylen) || same_as(in, n_in, k + 1, k, zp, why, whylen))
+		return -1;
+	return 0;
+}
+
+/* qlinear_add, qlinear_mul: a, a_scale, a_zp, b, b_scale, b_zp, y_scale,
+ * y_zp; a and b broadcast as add's (NumPy); every scale and zero point
+ * per tensor. */
+ENPU_SHAPE_RULE(qlinear_binary)
+{
+	enpu_shape ab[2];
+
+	(void)n_out;
+	if (n_in != 8)
+		return enpu_shape_why(why, whylen, "takes 8 inputs, got %d", n_in);
+	ab[0] = in[0];
+	ab[1] = in[3];
+	if (enpu_s_broadcast(a, ab, 2, out, 1, why, whylen) ||
+	    tensor_params(in, n_in, 1, "a_scale", "a_zero_point", why, whylen) ||
+	    tensor_params(in, n_in, 4, "b_scale", "b_zero_point", why, whylen) ||
+	    tensor_params(in, n_in, 6, "y_scale", "y_zero_point", why, whylen))
+		return -1;
+	return 0;
+}
+
+/* qlinear_global_avgpool: x (NCHW), x_scale, x_zp, y_scale, y_zp, per
+ * tensor; the output [N, C, 1, 1] as global_avgpool's */
+ENPU_SHAPE_RULE(qlinear_global_avgpool)
+{
+	(void)n_out;
+	if (n_in != 5)
+		return enpu_shape_why(why, whylen, "takes 5 inputs, got %d", n_in);
+	if (in[0].ndim != 4)
+		return enpu_shape_why(why, whylen, "x must be 4-D (NCHW), got %d dims", in[0].ndim);
+	if (enpu_s_global_avgpool(a, in, 1, out, 1, why, whylen) ||
+	    tensor_params(in, n_in, 1, "x_scale", "x_zero_point", why, whylen) ||
+	    tensor_params(in, n_in, 3, "y_scale", "y_zero_point", why, whylen))
+		return -1;
+	return 0;
+}
+
+/* qlinear_avgpool: x as avgpool2d's (its attributes), then x_scale, x_zp,
+ * y_scale, y_zp per tensor */
+ENPU_SHAPE_RULE(qlinear_avgpool)
+{
+	(void)n_out;
+	if (n_in != 5)
+		return enpu_shape_why(why, whylen, "takes 5 inputs, got %d", n_in);
+	if (enpu_s_pool2d(a, in, 1, out, 1, why, whylen) ||
+	    tensor_params(in, n_in, 1, "x_scale", "x_zero_point", why, whylen) ||
+	    tensor_params(in, n_in, 3, "y_scale", "y_zero_point", why, whylen))
+		return -1;
+	return 0;
+}
+
+/* qlinear_concat: y_scale, y_zp, then (x, x_scale, x_zp) per input, per
+ * tensor; the xs as concat's along axis */
+ENPU_SHAPE_RULE(qlinear_concat)
+{
+	enpu_shape xs[ENPU_QCONCAT_MAX];
+	int n = (n_in - 2) / 3;
+
+	(void)n_out;
+	if (n_in < 5 || (n_in - 2) % 3)
+		return enpu_shape_why(why, whylen,
+				      "takes y_scale, y_zero_point, then (x, x_scale, x_zero_point) "
+				      "per input: 5, 8, 11, ... inputs, got %d", n_in);
+	if (n > ENPU_QCONCAT_MAX)
+		return enpu_shape_why(why, whylen, "takes at most %d inputs to join, got %d",
+				      ENPU_QCONCAT_MAX, n);
+	if (tensor_params(in, n_in, 0, "y_scale", "y_zero_point", why, whylen))
+		return -1;
+	for (int i = 0; i < n; i++) {
+		xs[i] = in[2 + 3 * i];
+		if (tensor_params(in, n_in, 3 + 3 * i, "x_scale", "x_zero_point", why, whylen))
+			return -1;
+	}
+	return enpu_s_concat(a, xs, n, out, 1, why, whylen);
 }

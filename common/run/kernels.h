@@ -86,6 +86,30 @@ ENPU_KERNEL(matmul_integer);
 ENPU_KERNEL(conv_integer);
 ENPU_KERNEL(qlinear_matmul);
 ENPU_KERNEL(qlinear_conv);
+/* spec v3's integer forms (kernels_qew.c): qlinear_add, qlinear_mul,
+ * the quantised pools and concat; maxpool2d's and clip's int8/uint8
+ * forms, which those kernels call for integer data */
+ENPU_KERNEL(qlinear_add);
+ENPU_KERNEL(qlinear_mul);
+ENPU_KERNEL(qlinear_global_avgpool);
+ENPU_KERNEL(qlinear_avgpool);
+ENPU_KERNEL(qlinear_concat);
+ENPU_KERNEL(maxpool2d_q);
+ENPU_KERNEL(clip_q);
+/* 1 when dt is int8 or uint8 */
+static inline int enpu_dtype_q8(enpu_dtype dt)
+{
+	return dt == ENPU_DT_I8 || dt == ENPU_DT_U8;
+}
+
+/* The pools' windows (kernels_misc.c), shared by the integer pools:
+ * enpu_pool_window  the valid taps [lo, hi) of [o*s - p, o*s - p + k) in [0, n)
+ * enpu_pool_taps    the valid taps o*s - p + j*d: the first, and how many
+ * enpu_pool_extent  count_include_pad's count along one axis (taps inside
+ *                   the padded input [-p, n + pe)) */
+void enpu_pool_window(size_t o, int s, int p, int k, size_t n, size_t *lo, size_t *hi);
+void enpu_pool_taps(size_t o, int s, int p, int k, int d, size_t n, size_t *lo, size_t *cnt);
+size_t enpu_pool_extent(size_t o, int s, int p, int k, size_t n, int pe);
 
 /* The quantised arithmetic (kernels_q.c; docs/spec-format.md), one
  * definition for every backend and thread count:
@@ -94,12 +118,15 @@ ENPU_KERNEL(qlinear_conv);
  * enpu_quantize     saturate(rne(x / s) + zp) with x / s in float32;
  *                   NaN gives zp
  * enpu_requant_multiplier  M = fl32(fl32(s_a * s_b) / s_y)
- * enpu_requant      saturate(zp + rne((double)acc * (double)m)) */
+ * enpu_requant      saturate(zp + rne((double)acc * (double)m)) (enpu_qround) */
 double enpu_rne(double v);
 void enpu_qrange(enpu_dtype dt, int32_t *lo, int32_t *hi);
 int32_t enpu_quantize(float x, float s, int32_t zp, enpu_dtype dt);
 float enpu_requant_multiplier(float s_a, float s_b, float s_y);
 int32_t enpu_requant(int32_t acc, float m, int32_t zp, enpu_dtype dt);
+/* enpu_qround       saturate(zp + rne(v)); NaN gives zp (enpu_requant's
+ *                   last step, for the integer forms' double expressions) */
+int32_t enpu_qround(double v, int32_t zp, enpu_dtype dt);
 
 /* ---- NumPy broadcasting of two operands (kernels_ew.c) ------------------ */
 

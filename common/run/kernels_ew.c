@@ -250,7 +250,13 @@ ENPU_KERNEL(sigmoid) { return unary(UN_SIGMOID, a, in, out, par); }
 /* tanh: y = enpu_tanhf(x) */
 ENPU_KERNEL(tanh) { return unary(UN_TANH, a, in, out, par); }
 ENPU_KERNEL(leaky_relu) { return unary(UN_LEAKY, a, in, out, par); }
-ENPU_KERNEL(clip) { return unary(UN_CLIP, a, in, out, par); }
+/* int8 and uint8 data: the integer form (kernels_qew.c) */
+ENPU_KERNEL(clip)
+{
+	if (enpu_dtype_q8(in[0].dtype))
+		return enpu_k_clip_q(a, in, n_in, out, n_out, par);
+	return unary(UN_CLIP, a, in, out, par);
+}
 ENPU_KERNEL(gelu)
 {
 	return unary(a && a->approximate == 1 ? UN_GELU_TANH : UN_GELU, a, in, out, par);

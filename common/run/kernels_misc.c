@@ -97,7 +97,7 @@ typedef struct pool_ctx {
 } pool_ctx;
 
 /* Clamp the window [o*s - p, o*s - p + k) to [0, n): the valid taps. */
-static void window(size_t o, int s, int p, int k, size_t n, size_t *lo, size_t *hi)
+void enpu_pool_window(size_t o, int s, int p, int k, size_t n, size_t *lo, size_t *hi)
 {
 	int64_t b = (int64_t)o * s - p, e = b + k;
 	if (b < 0)
@@ -112,7 +112,7 @@ static void window(size_t o, int s, int p, int k, size_t n, size_t *lo, size_t *
 
 /* The taps o*s - p + j*d (j in [0, k)) of a dilated window that lie in
  * [0, n): the first at *lo, *cnt of them, d apart (d = 1: window()). */
-static void taps(size_t o, int s, int p, int k, int d, size_t n, size_t *lo, size_t *cnt)
+void enpu_pool_taps(size_t o, int s, int p, int k, int d, size_t n, size_t *lo, size_t *cnt)
 {
 	int64_t b = (int64_t)o * s - p, j0 = 0, j1 = k, room = (int64_t)n - b;
 
@@ -131,7 +131,7 @@ static void taps(size_t o, int s, int p, int k, int d, size_t n, size_t *lo, siz
 /* count_include_pad's extent of a window: its taps inside the padded
  * input [-p, n + pe), so with ceil_mode the part past the end padding does
  * not count (ONNX Runtime, PyTorch); k itself without ceil_mode. */
-static size_t padded_extent(size_t o, int s, int p, int k, size_t n, int pe)
+size_t enpu_pool_extent(size_t o, int s, int p, int k, size_t n, int pe)
 {
 	int64_t b = (int64_t)o * s - p, e = b + k;
 
@@ -152,10 +152,10 @@ static void maxpool_range(void *vctx, size_t p0, size_t p1)
 		float *y = c->y + p * c->OH * c->OW;
 		for (size_t oh = 0; oh < c->OH; oh++) {
 			size_t h0, nh;
-			taps(oh, c->sh, c->pt, c->kh, c->dh, c->H, &h0, &nh);
+			enpu_pool_taps(oh, c->sh, c->pt, c->kh, c->dh, c->H, &h0, &nh);
 			for (size_t ow = 0; ow < c->OW; ow++) {
 				size_t w0, nw;
-				taps(ow, c->sw, c->pl, c->kw, c->dw, c->W, &w0, &nw);
+				enpu_pool_taps(ow, c->sw, c->pl, c->kw, c->dw, c->W, &w0, &nw);
 				float m = -INFINITY;
 				for (size_t ih = 0, h = h0; ih < nh && m == m; ih++, h += (size_t)c->dh)
 					for (size_t iw = 0, w = w0; iw < nw; iw++, w += (size_t)c->dw) {
@@ -188,17 +188,17 @@ static void avgpool_range(void *vctx, size_t p0, size_t p1)
 		float *y = c->y + p * c->OH * c->OW;
 		for (size_t oh = 0; oh < c->OH; oh++) {
 			size_t h0, h1;
-			window(oh, c->sh, c->pt, c->kh, c->H, &h0, &h1);
+			enpu_pool_window(oh, c->sh, c->pt, c->kh, c->H, &h0, &h1);
 			for (size_t ow = 0; ow < c->OW; ow++) {
 				size_t w0, w1;
-				window(ow, c->sw, c->pl, c->kw, c->W, &w0, &w1);
+				enpu_pool_window(ow, c->sw, c->pl, c->kw, c->W, &w0, &w1);
 				float s = 0.0f;
 				for (size_t h = h0; h < h1; h++)
 					for (size_t w = w0; w < w1; w++)
 						s = s + x[h * c->W + w];
 				float cnt = c->include_pad ?
-					(float)padded_extent(oh, c->sh, c->pt, c->kh, c->H, c->pb) *
-					(float)padded_extent(ow, c->sw, c->pl, c->kw, c->W, c->pr) :
+					(float)enpu_pool_extent(oh, c->sh, c->pt, c->kh, c->H, c->pb) *
+					(float)enpu_pool_extent(ow, c->sw, c->pl, c->kw, c->W, c->pr) :
 					(float)((h1 - h0) * (w1 - w0));
 				y[oh * c->OW + ow] = s / cnt;
 			}
@@ -228,7 +228,13 @@ static int pool(const enpu_attrs *a, const enpu_view *in, enpu_view *out,
 	return 0;
 }
 
-ENPU_KERNEL(maxpool2d) { return pool(a, in, out, par, maxpool_range); }
+/* int8 and uint8 data: the integer form (kernels_qew.c) */
+ENPU_KERNEL(maxpool2d)
+{
+	if (enpu_dtype_q8(in[0].dtype))
+		return enpu_k_maxpool2d_q(a, in, n_in, out, n_out, par);
+	return pool(a, in, out, par, maxpool_range);
+}
 ENPU_KERNEL(avgpool2d) { return pool(a, in, out, par, avgpool_range); }
 
 typedef struct gap_ctx {

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "kernels.h"
+#include "kq_int.h"
 
 /* ---- the arithmetic (kernels.h) ------------------------------------------ */
 
@@ -85,78 +86,16 @@ float enpu_requant_multiplier(float s_a, float s_b, float s_y)
 	return ab / s_y;
 }
 
-int32_t enpu_requant(int32_t acc, float m, int32_t zp, enpu_dtype dt)
+int32_t enpu_qround(double v, int32_t zp, enpu_dtype dt)
 {
-	double v = (double)acc * (double)m;
-
 	if (v != v)
 		return saturate(0.0, zp, dt);
 	return saturate(enpu_rne(v), zp, dt);
 }
 
-/* ---- element access by dtype ----------------------------------------------- */
-
-static inline int32_t qget(const enpu_view *v, size_t i)
+int32_t enpu_requant(int32_t acc, float m, int32_t zp, enpu_dtype dt)
 {
-	const void *p = v->data;
-
-	switch (v->dtype) {
-	case ENPU_DT_I8:
-		return ((const int8_t *)p)[i];
-	case ENPU_DT_U8:
-		return ((const uint8_t *)p)[i];
-	case ENPU_DT_I32:
-		return ((const int32_t *)p)[i];
-	default:
-		return 0;
-	}
-}
-
-static inline void qput(const enpu_view *v, size_t i, int32_t x)
-{
-	void *p = v->data;
-
-	switch (v->dtype) {
-	case ENPU_DT_I8:
-		((int8_t *)p)[i] = (int8_t)x;
-		break;
-	case ENPU_DT_U8:
-		((uint8_t *)p)[i] = (uint8_t)x;
-		break;
-	case ENPU_DT_I32:
-		((int32_t *)p)[i] = x;
-		break;
-	default:
-		break;
-	}
-}
-
-/* an optional zero point's element i (0 when absent; element 0 when it is
- * per tensor) */
-static inline int32_t zp_at(const enpu_view *in, int n_in, int k, size_t i)
-{
-	uint64_t n;
-
-	if (k >= n_in || !in[k].data || enpu_shape_numel(&in[k].shape, &n) || n == 0)
-		return 0;
-	return qget(&in[k], n == 1 ? 0 : i);
-}
-
-/* a scale's element i (element 0 when it is per tensor) */
-static inline float scale_at(const enpu_view *s, size_t i)
-{
-	uint64_t n;
-
-	if (enpu_shape_numel(&s->shape, &n) || n == 0)
-		return 1.0f;
-	return s->data[n == 1 ? 0 : i];
-}
-
-static size_t numel(const enpu_shape *s)
-{
-	uint64_t n;
-
-	return enpu_shape_numel(s, &n) == 0 ? (size_t)n : 0;
+	return enpu_qround((double)acc * (double)m, zp, dt);
 }
 
 /* ---- quantize_linear, dequantize_linear -------------------------------------- */
