@@ -164,10 +164,17 @@ static uint64_t union1d(uint64_t n, uint64_t s, uint64_t k, uint64_t d, uint64_t
 	return c;
 }
 
-/* One SRAM half, in words. */
-static uint64_t half_words(const enpu_npu_target *t, int i)
+/* Bytes of one word of SRAM i's operand: its tensor's element size, or
+ * the target's word_bytes. */
+static uint64_t word_of(const enpu_npu_target *t, const enpu_npu_geom *g, int i)
 {
-	return (uint64_t)t->sram_kib[i] * 1024 / 2 / (uint64_t)t->word_bytes;
+	return g->eb[i] ? g->eb[i] : (uint64_t)t->word_bytes;
+}
+
+/* One SRAM half, in words of its operand. */
+static uint64_t half_words(const enpu_npu_target *t, const enpu_npu_geom *g, int i)
+{
+	return (uint64_t)t->sram_kib[i] * 1024 / 2 / word_of(t, g, i);
 }
 
 int enpu_npu_mem_default(const enpu_npu_target *t, const enpu_npu_geom *g,
@@ -175,8 +182,8 @@ int enpu_npu_mem_default(const enpu_npu_target *t, const enpu_npu_geom *g,
 			 uint64_t wr[ENPU_SRAM_COUNT], int *sat, enpu_err *e)
 {
 	uint64_t R = (uint64_t)t->rows, C = (uint64_t)t->cols, rf = st->row_folds, cf = st->col_folds;
-	uint64_t Wi = half_words(t, ENPU_SRAM_IFMAP), Wf = half_words(t, ENPU_SRAM_FILTER);
-	uint64_t Wo = half_words(t, ENPU_SRAM_OFMAP), M = g->M, N = g->N, K = g->K;
+	uint64_t Wi = half_words(t, g, ENPU_SRAM_IFMAP), Wf = half_words(t, g, ENPU_SRAM_FILTER);
+	uint64_t Wo = half_words(t, g, ENPU_SRAM_OFMAP), M = g->M, N = g->N, K = g->K;
 	uint64_t U, D = 0, npix, nb, band, pass, ifm;
 	uniq u = {g, NULL, 0, UNIQUE_MAX_STEPS};
 
@@ -384,7 +391,7 @@ int enpu_npu_mem_compat(const enpu_npu_target *t, const enpu_npu_geom *g, const 
 			uint64_t rd[ENPU_SRAM_COUNT], uint64_t wr[ENPU_SRAM_COUNT], enpu_err *e)
 {
 	uint64_t R = (uint64_t)t->rows, C = (uint64_t)t->cols, M = g->M, N = g->N, K = g->K;
-	uint64_t wb = (uint64_t)t->word_bytes, rf, cf, steps, space_i, space_f, *base = NULL, *koff = NULL;
+	uint64_t rf, cf, steps, space_i, space_f, *base = NULL, *koff = NULL;
 	uint64_t cap[ENPU_SRAM_COUNT], total_o;
 	int sat = 0, rc = -1;
 	rbuf bi = {0}, bf = {0};
@@ -392,7 +399,7 @@ int enpu_npu_mem_compat(const enpu_npu_target *t, const enpu_npu_geom *g, const 
 	int64_t cyc = 0;
 
 	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
-		uint64_t elems = (uint64_t)t->sram_kib[i] * 1024 / wb;
+		uint64_t elems = (uint64_t)t->sram_kib[i] * 1024 / word_of(t, g, i);
 
 		rd[i] = wr[i] = 0;
 		cap[i] = elems / 100 * 50;   /* 50 sets of floor(elems / 100) */
@@ -440,7 +447,7 @@ int enpu_npu_mem_compat(const enpu_npu_target *t, const enpu_npu_geom *g, const 
 
 		koff[k] = ((o / g->kW) * g->dH * g->W + (o % g->kW) * g->dW) * g->C + k % g->C;
 	}
-	total_o = (uint64_t)t->sram_kib[ENPU_SRAM_OFMAP] * 1024 / wb;
+	total_o = (uint64_t)t->sram_kib[ENPU_SRAM_OFMAP] * 1024 / word_of(t, g, ENPU_SRAM_OFMAP);
 	w.active = (int64_t)cdiv(total_o, 2);
 	w.free = (int64_t)total_o;
 	w.bw = C;
