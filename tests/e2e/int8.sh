@@ -6,8 +6,8 @@
 # input) validates, compiles and runs on cpu_ref with the bytes NumPy's
 # integer arithmetic gives by ONNX's definition and docs/spec-format.md's
 # requantisation rule; on a daemon with --threads 2, and on zynq_ps and
-# fpga_board (a board agent) and npu_sim, with the same bytes, as
-# `eulernpu backends` says. transpose, concat
+# fpga_board (a board agent, its integer GEMMs on the PL) and npu_sim,
+# with the same bytes, as `eulernpu backends` says. transpose, concat
 # and flatten move int8 and int32 data byte for byte. The OIP infer route
 # takes and answers the integer tensors. Integer results
 # compare exactly in tolerance mode too. Type errors (int8 into add, mixed
@@ -144,6 +144,10 @@ for b in zynq_ps fpga_board; do
 	check "$b equals cpu_ref bit for bit" "$BIN/eulernpu" compare --got "$TMP/q.$b.npz" \
 		--expected "$TMP/q.cpu_ref.npz" --exact
 done
+# fpga_board ran the integer GEMMs on its (emulated) PL as int8 segments
+expect_eq "fpga_board: the integer GEMMs on the PL, the rest on the PS" \
+	"$(jexpr "$TMP/q.fpga_board/graph.json" '" ".join(o["name"] + ":" + o["lowering"] for o in d["ops"])')" \
+	"q:ps c:pl d:ps ci:pl m:pl mm:pl tr:ps cc:ps fl:ps"
 # npu_sim lowers the quantised ops (their costs: tests/e2e/int8_npusim.sh)
 check "compiles on npu_sim" "$BIN/eulernpu" compile --spec "$TMP/q.yaml" --weights "$TMP/w.npz" \
 	--backend npu_sim --out "$TMP/q.npu_sim"
