@@ -6,8 +6,8 @@
 # input) validates, compiles and runs on cpu_ref with the bytes NumPy's
 # integer arithmetic gives by ONNX's definition and docs/spec-format.md's
 # requantisation rule; on a daemon with --threads 2, and on zynq_ps and
-# fpga_board (a board agent), with the same bytes; npu_sim refuses the
-# quantised ops at validate, as `eulernpu backends` says. transpose, concat
+# fpga_board (a board agent, its integer GEMMs on the PL) and npu_sim,
+# with the same bytes, as `eulernpu backends` says. transpose, concat
 # and flatten move int8 and int32 data byte for byte. The OIP infer route
 # takes and answers the integer tensors. Integer results
 # compare exactly in tolerance mode too. Type errors (int8 into add, mixed
@@ -144,16 +144,20 @@ for b in zynq_ps fpga_board; do
 	check "$b equals cpu_ref bit for bit" "$BIN/eulernpu" compare --got "$TMP/q.$b.npz" \
 		--expected "$TMP/q.cpu_ref.npz" --exact
 done
-# npu_sim does not lower the quantised ops (not in its cost model yet)
-check_status "npu_sim refuses the quantised ops" 2 "$BIN/eulernpu" validate "$TMP/q.yaml" \
-	--backend npu_sim
-expect_match "npu_sim: E0210 names the op and the backends that lower it" \
-	"$(cat "$TMP/last.out" "$TMP/last.err")" \
-	"q.yaml:26:9: backend lowering missing for op 'q' \\(quantize_linear\\) on backend 'npu_sim'.*
-.*lowered by: cpu_ref, zynq_ps, fpga_board"
+# fpga_board ran the integer GEMMs on its (emulated) PL as int8 segments
+expect_eq "fpga_board: the integer GEMMs on the PL, the rest on the PS" \
+	"$(jexpr "$TMP/q.fpga_board/graph.json" '" ".join(o["name"] + ":" + o["lowering"] for o in d["ops"])')" \
+	"q:ps c:pl d:ps ci:pl m:pl mm:pl tr:ps cc:ps fl:ps"
+# npu_sim lowers the quantised ops (their costs: tests/e2e/int8_npusim.sh)
+check "compiles on npu_sim" "$BIN/eulernpu" compile --spec "$TMP/q.yaml" --weights "$TMP/w.npz" \
+	--backend npu_sim --out "$TMP/q.npu_sim"
+check "runs on npu_sim" "$BIN/eulernpu" run --artifact "$TMP/q.npu_sim" --input "$TMP/in.npz" \
+	--out "$TMP/q.npu_sim.npz"
+check "npu_sim equals cpu_ref bit for bit" "$BIN/eulernpu" compare --got "$TMP/q.npu_sim.npz" \
+	--expected "$TMP/q.cpu_ref.npz" --exact
 "$BIN/eulernpu" backends >"$TMP/backends.txt" 2>&1
-expect_match "backends: qlinear_conv on cpu_ref, not npu_sim" "$(cat "$TMP/backends.txt")" \
-	"qlinear_conv +yes +- +yes +yes"
+expect_match "backends: qlinear_conv on cpu_ref and npu_sim" "$(cat "$TMP/backends.txt")" \
+	"qlinear_conv +yes +yes +yes +yes"
 
 # the OIP infer route takes UINT8 and answers INT8, UINT8, INT32 as the
 # result's integers; a value outside UINT8 is a 400 naming the input

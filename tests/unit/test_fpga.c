@@ -473,3 +473,56 @@ Test(fpga, conv1d_rides_on_conv2d)
 	cr_expect_str_eq(got, "(c) (r) (p)", "without conv2d, conv1d stays on the PS");
 	done(&f);
 }
+
+/* spec v3: the integer GEMMs go to the PL as int8 segments, riding on
+ * conv2d's bit (conv_integer, qlinear_conv) and matmul's (matmul_integer,
+ * qlinear_matmul): no pl_ops entries of their own, so the target's JSON
+ * stays as it was. quantize_linear and dequantize_linear run on the PS.
+ * DMA counts each tensor in its own size (int8 1 byte, int32 4). */
+Test(fpga, int8_gemms_on_the_pl)
+{
+	static const char spec[] =
+		"eulernpu: 3\nname: t\nbackend: fpga_board\n"
+		"inputs:\n  - {name: x, dtype: float32, shape: [1, 2, 6, 6]}\n"
+		"  - {name: a, dtype: int8, shape: [3, 8]}\n"
+		"outputs: [y, acc, mq, mi]\n"
+		"weights:\n"
+		"  - {name: xs, dtype: float32, shape: []}\n  - {name: xz, dtype: int8, shape: []}\n"
+		"  - {name: w, dtype: int8, shape: [4, 2, 3, 3]}\n"
+		"  - {name: ws, dtype: float32, shape: []}\n  - {name: wz, dtype: int8, shape: []}\n"
+		"  - {name: ys, dtype: float32, shape: []}\n  - {name: yz, dtype: int8, shape: []}\n"
+		"  - {name: bias, dtype: int32, shape: [4]}\n"
+		"  - {name: b, dtype: int8, shape: [8, 5]}\n"
+		"components:\n  - name: main\n    ops:\n"
+		"      - {name: q, op: quantize_linear, in: [x, xs, xz], out: xq}\n"
+		"      - {name: c, op: qlinear_conv, in: [xq, xs, xz, w, ws, wz, ys, yz, bias], out: yq}\n"
+		"      - {name: d, op: dequantize_linear, in: [yq, ys, yz], out: y}\n"
+		"      - {name: ci, op: conv_integer, in: [xq, w, xz, wz], out: acc}\n"
+		"      - {name: m, op: qlinear_matmul, in: [a, xs, xz, b, ws, wz, ys, yz], out: mq}\n"
+		"      - {name: mm, op: matmul_integer, in: [a, b], out: mi}\n";
+	fixture f;
+	char got[256];
+	const enpu_fpga_seg *s;
+
+	build(&f, spec, NULL);
+	layout(&f, got, sizeof(got));
+	cr_expect_str_eq(got, "(q) | c | (d) | ci | m | mm");
+	cr_assert_eq(f.p.n_segs, 4);
+	/* c: DMA in xq (72 int8), the 4 scale/zp scalars (4+1+4+1), w (72),
+	 * ys and yz again (de-duplicated: no), bias (16); out yq (4x4x4 int8) */
+	s = &f.p.segs[0];
+	cr_expect_eq(s->dma_in_bytes, 72 + 4 + 1 + 72 + 4 + 1 + 4 + 1 + 16);
+	cr_expect_eq(s->dma_out_bytes, 64);
+	cr_expect_eq(f.p.segs[1].dma_out_bytes, 64 * 4, "conv_integer's int32 out");
+	cr_expect_eq(f.p.segs[3].dma_in_bytes, 24 + 40);
+	cr_expect_eq(f.p.segs[3].dma_out_bytes, 15 * 4);
+	done(&f);
+	build(&f, spec, "{pl_ops: [relu]}\n");
+	layout(&f, got, sizeof(got));
+	cr_expect_str_eq(got, "(q) (c) (d) (ci) (m) (mm)", "without conv2d and matmul: the PS");
+	done(&f);
+	build(&f, spec, "{pl_ops: [matmul]}\n");
+	layout(&f, got, sizeof(got));
+	cr_expect_str_eq(got, "(q) (c) (d) (ci) | m | mm");
+	done(&f);
+}

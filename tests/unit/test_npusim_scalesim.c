@@ -134,34 +134,77 @@ static void read_run(const char *dir, run *r)
 	}
 }
 
+/* How a layer is built: float32 conv2d / matmul, or spec v3's int8 form
+ * (qlinear_conv / qlinear_matmul: int8 in, weights and out; per-channel
+ * weight scales and zero points, an int32 bias on the conv), or the
+ * integer form (conv_integer / matmul_integer: int8 in, int32 out). */
+enum { L_FLOAT, L_QLINEAR, L_INTEGER };
+
+static int qt(enpu_graph *g, const char *name, enpu_dtype dt, int64_t n)
+{
+	int t = n ? T(g, name, ENPU_TK_WEIGHT, n) : tens(g, name, ENPU_TK_WEIGHT, 0, NULL);
+
+	g->tensors[t].dtype = dt;
+	return t;
+}
+
 /* The layer as npu_sim sees it: a conv2d with no padding over the input the
  * windows read, or (1x1 input and kernel) the matmul of the fc. */
-static enpu_graph *layer_graph(const layer *l)
+static enpu_graph *layer_graph_as(const layer *l, int kind)
 {
 	enpu_graph *g = mk();
 	long long oh = (l->H - l->kh) / l->S + 1, ow = (l->W - l->kw) / l->S + 1;
+	int fc = l->H == 1 && l->W == 1 && l->kh == 1 && l->kw == 1;
+	int x, w, o, in[9], n = 0;
+	enpu_irop *c;
 
-	if (l->H == 1 && l->W == 1 && l->kh == 1 && l->kw == 1) {
-		int a = T(g, "a", ENPU_TK_INPUT, 1, l->C), b = T(g, "b", ENPU_TK_WEIGHT, l->C, l->N);
-		int o = T(g, "o", ENPU_TK_INTERMEDIATE, 1, l->N);
-
-		op(g, l->name, ENPU_OP_MATMUL, 2, (int[]){a, b}, o);
+	if (fc) {
+		x = T(g, "a", ENPU_TK_INPUT, 1, l->C), w = T(g, "b", ENPU_TK_WEIGHT, l->C, l->N);
+		o = T(g, "o", ENPU_TK_INTERMEDIATE, 1, l->N);
 	} else {
-		int x = T(g, "x", ENPU_TK_INPUT, 1, l->C, l->H, l->W);
-		int w = T(g, "w", ENPU_TK_WEIGHT, l->N, l->C, l->kh, l->kw);
-		int o = T(g, "o", ENPU_TK_INTERMEDIATE, 1, l->N, oh, ow);
-		enpu_irop *c = op(g, l->name, ENPU_OP_CONV2D, 2, (int[]){x, w}, o);
-
-		c->attrs.strides[0] = c->attrs.strides[1] = (int)l->S;
+		x = T(g, "x", ENPU_TK_INPUT, 1, l->C, l->H, l->W);
+		w = T(g, "w", ENPU_TK_WEIGHT, l->N, l->C, l->kh, l->kw);
+		o = T(g, "o", ENPU_TK_INTERMEDIATE, 1, l->N, oh, ow);
 	}
+	if (kind != L_FLOAT) {
+		g->tensors[x].dtype = g->tensors[w].dtype = ENPU_DT_I8;
+		g->tensors[o].dtype = kind == L_QLINEAR ? ENPU_DT_I8 : ENPU_DT_I32;
+	}
+	in[n++] = x;
+	if (kind == L_QLINEAR) {
+		in[n++] = qt(g, "xs", ENPU_DT_F32, 0), in[n++] = qt(g, "xz", ENPU_DT_I8, 0);
+		in[n++] = w;
+		in[n++] = qt(g, "ws", ENPU_DT_F32, l->N), in[n++] = qt(g, "wz", ENPU_DT_I8, l->N);
+		in[n++] = qt(g, "ys", ENPU_DT_F32, 0), in[n++] = qt(g, "yz", ENPU_DT_I8, 0);
+		if (!fc)
+			in[n++] = qt(g, "bias", ENPU_DT_I32, l->N);
+	} else {
+		in[n++] = w;
+		if (kind == L_INTEGER)
+			in[n++] = qt(g, "xz", ENPU_DT_I8, 0), in[n++] = qt(g, "wz", ENPU_DT_I8, l->N);
+	}
+	c = op(g, l->name, fc ? (kind == L_QLINEAR ? ENPU_OP_QLINEAR_MATMUL :
+				 kind == L_INTEGER ? ENPU_OP_MATMUL_INTEGER : ENPU_OP_MATMUL) :
+		  kind == L_QLINEAR ? ENPU_OP_QLINEAR_CONV :
+		  kind == L_INTEGER ? ENPU_OP_CONV_INTEGER : ENPU_OP_CONV2D, n, in, o);
+	if (!fc)
+		c->attrs.strides[0] = c->attrs.strides[1] = (int)l->S;
 	return g;
+}
+
+static enpu_graph *layer_graph(const layer *l)
+{
+	return layer_graph_as(l, L_FLOAT);
 }
 
 #define SAME(what, got, want) \
 	cr_expect_eq((long long)(got), (want), "%s layer %d (%s): " what " %lld, SCALE-Sim %lld", \
 		     dir, i, l->name, (long long)(got), (long long)(want))
 
-static void check_run(const char *dir, int layers)
+/* kind L_FLOAT: float32 layers with 1-byte words (scalesim_compat's
+ * pretence); L_QLINEAR: the int8 layers, word_bytes left at the float32
+ * default of 4: int8 tensors are 1 byte, no pretending needed. */
+static void check_run_as(const char *dir, int layers, int kind)
 {
 	static run r;
 	enpu_npu_target t;
@@ -172,10 +215,10 @@ static void check_run(const char *dir, int layers)
 	t.rows = r.rows, t.cols = r.cols, t.dataflow = r.df;
 	memcpy(t.sram_kib, r.sram, sizeof(t.sram_kib));
 	t.scalesim_compat = 1;
-	t.word_bytes = 1;
+	t.word_bytes = kind == L_FLOAT ? 1 : 4;
 	for (int i = 0; i < r.n; i++) {
 		const layer *l = &r.l[i];
-		enpu_graph *g = layer_graph(l);
+		enpu_graph *g = layer_graph_as(l, kind);
 		enpu_npu_report rep;
 		const enpu_npu_opstats *s;
 		long long quirk = 0;
@@ -202,10 +245,33 @@ static void check_run(const char *dir, int layers)
 	}
 }
 
+static void check_run(const char *dir, int layers)
+{
+	check_run_as(dir, layers, L_FLOAT);
+}
+
 /* The reference run: resnet18's 20 convolutions and fc, 32x32 ws, 64 KB. */
 Test(npusim_scalesim, resnet18_ws32)
 {
 	check_run("resnet18_ws32", 21);
+}
+
+/* The same layers in int8 (qlinear_conv, qlinear_matmul): SCALE-Sim's
+ * cycles and words, with int8's own 1-byte words (word_bytes 4 stays the
+ * float32 size and is not used). */
+Test(npusim_scalesim, int8_resnet18_ws32)
+{
+	check_run_as("resnet18_ws32", 21, L_QLINEAR);
+}
+
+Test(npusim_scalesim, int8_resnet18_os32)
+{
+	check_run_as("resnet18_os32", 21, L_QLINEAR);
+}
+
+Test(npusim_scalesim, int8_sub_ws16x24)
+{
+	check_run_as("sub_ws16x24", 6, L_QLINEAR);
 }
 
 /* The default model on the same layers, 1-byte words: printed with
@@ -414,4 +480,87 @@ Test(npusim_scalesim, resnet18_is32)
 {
 	check_run("resnet18_is32", 21);
 	default_table("resnet18_is32");
+}
+
+/* The default model's bytes of an int8 layer are a quarter of the float
+ * layer's, operand by operand, once the SRAMs hold the same number of
+ * words (the int8 operand's SRAM a quarter of the float one's: each holds
+ * sram_kib * 1024 / element bytes words, and reuse is counted in words).
+ * The filter part adds what the float layers here lack: qlinear_conv's
+ * int32 bias, the float32 scales and the int8 zero points, each in its
+ * own size. conv_integer's int32 ofmap costs what the float32 one does.
+ * At the same SRAM sizes an int8 operand fits four times the words, so
+ * it never costs more than a quarter; the totals of both are printed with
+ * ENPU_NPUSIM_TABLE set (docs/npu-sim.md, "int8"). */
+Test(npusim_scalesim, int8_default_quarter)
+{
+	static run r;
+	enpu_npu_target tf, tq, tsame;
+	unsigned long long tot[2][2] = {{0}};   /* float, int8 at the same target: cycles, bytes */
+
+	read_run("resnet18_ws32", &r);
+	enpu_npu_target_default(&tq);
+	tq.rows = r.rows, tq.cols = r.cols, tq.dataflow = r.df;
+	memcpy(tq.sram_kib, r.sram, sizeof(tq.sram_kib));
+	tsame = tq;
+	for (int kind = L_QLINEAR; kind <= L_INTEGER; kind++)
+		for (int i = 0; i < r.n; i++) {
+			const layer *l = &r.l[i];
+			const char *dir = kind == L_QLINEAR ? "qlinear" : "integer";
+			enpu_graph *gf = layer_graph_as(l, L_FLOAT), *gq = layer_graph_as(l, kind);
+			int conv = !(l->H == 1 && l->W == 1 && l->kh == 1 && l->kw == 1);
+			long long extra;
+			enpu_npu_report rf, rq;
+			const enpu_npu_opstats *f, *q;
+
+			tf = tq;
+			tf.sram_kib[ENPU_SRAM_IFMAP] *= 4, tf.sram_kib[ENPU_SRAM_FILTER] *= 4;
+			if (kind == L_QLINEAR)
+				tf.sram_kib[ENPU_SRAM_OFMAP] *= 4;
+			model(gf, &tf, 0, &rf);
+			model(gq, &tq, 0, &rq);
+			f = &rf.ops[0], q = &rq.ops[0];
+			SAME("compute cycles", q->compute_cycles, (long long)f->compute_cycles);
+			SAME("ifmap DRAM bytes x 4", q->dram_read_bytes[ENPU_SRAM_IFMAP] * 4,
+			     (long long)f->dram_read_bytes[ENPU_SRAM_IFMAP]);
+			/* qlinear: bias 4N, scales 4 (1 + N + 1), zero points 1 + N + 1;
+			 * integer: the zero points 1 + N */
+			extra = kind == L_QLINEAR ? (conv ? 4 * l->N : 0) + 4 * (l->N + 2) + (l->N + 2)
+						  : 1 + l->N;
+			SAME("filter DRAM bytes without bias, scales, zero points, x 4",
+			     (long long)(q->dram_read_bytes[ENPU_SRAM_FILTER] - (uint64_t)extra) * 4,
+			     (long long)f->dram_read_bytes[ENPU_SRAM_FILTER]);
+			SAME("ofmap DRAM write bytes (x 4 for int8)",
+			     q->dram_write_bytes[ENPU_SRAM_OFMAP] * (kind == L_QLINEAR ? 4 : 1),
+			     (long long)f->dram_write_bytes[ENPU_SRAM_OFMAP]);
+			SAME("ofmap DRAM read bytes (x 4 for int8)",
+			     q->dram_read_bytes[ENPU_SRAM_OFMAP] * (kind == L_QLINEAR ? 4 : 1),
+			     (long long)f->dram_read_bytes[ENPU_SRAM_OFMAP]);
+			SAME("SRAM ifmap reads (words)", q->sram_reads[0], (long long)f->sram_reads[0]);
+			enpu_npu_report_free(&rf);
+			enpu_graph_free(gf);
+			if (kind == L_QLINEAR) {
+				/* the same SRAMs: never more than a quarter */
+				gf = layer_graph_as(l, L_FLOAT);
+				model(gf, &tsame, 0, &rf);
+				f = &rf.ops[0];
+				for (int k = 0; k < ENPU_SRAM_COUNT; k++) {
+					cr_expect_leq(q->dram_read_bytes[k] * 4 - (k == 1 ? (uint64_t)extra * 4 : 0),
+						      f->dram_read_bytes[k], "layer %d operand %d", i, k);
+					cr_expect_leq(q->dram_write_bytes[k] * 4, f->dram_write_bytes[k],
+						      "layer %d operand %d", i, k);
+				}
+				tot[0][0] += rf.total_cycles, tot[1][0] += rq.total_cycles;
+				tot[0][1] += rf.dram_read_bytes + rf.dram_write_bytes;
+				tot[1][1] += rq.dram_read_bytes + rq.dram_write_bytes;
+				enpu_npu_report_free(&rf);
+				enpu_graph_free(gf);
+			}
+			enpu_npu_report_free(&rq);
+			enpu_graph_free(gq);
+		}
+	cr_expect_eq(tot[0][0], tot[1][0], "the same cycles");
+	if (getenv("ENPU_NPUSIM_TABLE"))
+		fprintf(stderr, "resnet18_ws32 default mode: float32 %llu cycles, DRAM %llu bytes; "
+			"int8 %llu cycles, DRAM %llu bytes\n", tot[0][0], tot[0][1], tot[1][0], tot[1][1]);
 }

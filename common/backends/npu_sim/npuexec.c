@@ -22,7 +22,8 @@
  * output channels, columns output positions: the array's N and M), so its
  * tiles are the array's transposed; a depthwise conv runs the reference's
  * direct kernel, and conv_transpose2d (spec v2), costed as a GEMM, its
- * reference gather kernel (see enpu_npu_exec_gemm). */
+ * reference gather kernel (see enpu_npu_exec_gemm); spec v3's integer
+ * GEMMs are exact in any order and run their reference kernels. */
 #include <string.h>
 #include "kernels.h"
 #include "gemm.h"
@@ -124,6 +125,14 @@ int enpu_npu_exec_gemm(const enpu_npu_target *t, const enpu_irop *op, const enpu
 		enpu_conv1d_as_2d(&op->attrs, in, n_in, out, &a2, in2, &out2);
 		return exec_conv(t, &a2, in2, n_in, &out2, par);
 	}
+	case ENPU_OP_MATMUL_INTEGER:
+	case ENPU_OP_CONV_INTEGER:
+	case ENPU_OP_QLINEAR_MATMUL:
+	case ENPU_OP_QLINEAR_CONV:
+		/* spec v3's integer GEMMs: int32 sums are exact, so any fold
+		 * order gives the reference's bytes; the reference kernel
+		 * computes them (kernels_q.c) */
+		return 1;
 	default:
 		return -1;
 	}

@@ -10,8 +10,9 @@
 
 /* Run GEMM-class op (matmul, gemm, conv2d) on t's array: views as for the
  * op's reference kernel. 0, or -1 when scratch memory cannot be had (or op
- * is not GEMM-class). The same bytes as the reference kernel for any array
- * size, dataflow and thread count. */
+ * is not GEMM-class), or 1 for spec v3's integer GEMMs: exact in any
+ * order, the caller runs their reference kernel. The same bytes as the
+ * reference kernel for any array size, dataflow and thread count. */
 int enpu_npu_exec_gemm(const enpu_npu_target *t, const enpu_irop *op, const enpu_view *in,
 		       int n_in, enpu_view *out, enpu_par *par);
 

@@ -143,10 +143,10 @@ static uint64_t union1d(uint64_t n, uint64_t s, uint64_t k, uint64_t d, uint64_t
 	return c;
 }
 
-/* One SRAM half, in words. */
-static uint64_t half_words(const enpu_npu_target *t, int i)
+/* One SRAM half, in words of its operand. */
+static uint64_t half_words(const enpu_npu_target *t, const enpu_npu_geom *g, int i)
 {
-	return (uint64_t)t->sram_kib[i] * 1024 / 2 / (uint64_t)t->word_bytes;
+	return (uint64_t)t->sram_kib[i] * 1024 / 2 / enpu_npu_word_of(t, g, i);
 }
 
 int enpu_npu_mem_default(const enpu_npu_target *t, const enpu_npu_geom *g,
@@ -154,8 +154,8 @@ int enpu_npu_mem_default(const enpu_npu_target *t, const enpu_npu_geom *g,
 			 uint64_t wr[ENPU_SRAM_COUNT], int *sat, enpu_err *e)
 {
 	uint64_t R = (uint64_t)t->rows, C = (uint64_t)t->cols, rf = st->row_folds, cf = st->col_folds;
-	uint64_t Wi = half_words(t, ENPU_SRAM_IFMAP), Wf = half_words(t, ENPU_SRAM_FILTER);
-	uint64_t Wo = half_words(t, ENPU_SRAM_OFMAP), M = g->M, N = g->N, K = g->K;
+	uint64_t Wi = half_words(t, g, ENPU_SRAM_IFMAP), Wf = half_words(t, g, ENPU_SRAM_FILTER);
+	uint64_t Wo = half_words(t, g, ENPU_SRAM_OFMAP), M = g->M, N = g->N, K = g->K;
 	uint64_t U, D = 0, npix, nb, band, pass, ifm;
 	uniq u = {g, NULL, 0, UNIQUE_MAX_STEPS};
 

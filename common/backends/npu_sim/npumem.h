@@ -53,9 +53,20 @@ static inline uint64_t npu_cdiv(uint64_t a, uint64_t b)
 typedef struct enpu_npu_geom {
 	uint64_t M, N, K;
 	uint64_t B, OH, OW, C, kH, kW, sH, sW, dH, dW, H, W;
+	/* bytes of one word of the ifmap, filter and ofmap (their tensors'
+	 * element sizes, enpu_npu_elem_bytes): what an SRAM holds in words;
+	 * 0 = the target's word_bytes */
+	uint64_t eb[ENPU_SRAM_COUNT];
 } enpu_npu_geom;
 
-/* The geometry of a matrix product (M x K times K x N). */
+/* Bytes of one word of SRAM i's operand: its tensor's element size, or
+ * the target's word_bytes. */
+static inline uint64_t enpu_npu_word_of(const enpu_npu_target *t, const enpu_npu_geom *g, int i)
+{
+	return g->eb[i] ? g->eb[i] : (uint64_t)t->word_bytes;
+}
+
+/* The geometry of a matrix product (M x K times K x N); eb all 0. */
 void enpu_npu_geom_matrix(enpu_npu_geom *g, uint64_t M, uint64_t N, uint64_t K);
 /* H and W from the rest; 1 when a count overflows or M, K do not match. */
 int enpu_npu_geom_finish(enpu_npu_geom *g);

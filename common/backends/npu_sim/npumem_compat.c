@@ -427,7 +427,7 @@ int enpu_npu_mem_compat(const enpu_npu_target *t, const enpu_npu_geom *g, const 
 	*stall = 0;
 	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
 		rd[i] = wr[i] = 0;
-		elems[i] = (uint64_t)t->sram_kib[i] * 1024 / wb;
+		elems[i] = (uint64_t)t->sram_kib[i] * 1024 / enpu_npu_word_of(t, g, i);
 	}
 	if (!M || !N || !K)
 		return 0;

@@ -20,6 +20,8 @@
 static const struct {
 	enpu_npu_class cls;
 	int passes;
+	int v3;   /* a spec v3 op npu_sim lowers (enpu_npu_lowers_op): a v3 op
+		   * without a row saying so is E0210 on npu_sim */
 } npu_ops[ENPU_OP_COUNT] = {
 	[ENPU_OP_MATMUL] = {ENPU_NPU_GEMM, 0},
 	[ENPU_OP_GEMM] = {ENPU_NPU_GEMM, 0},
@@ -74,20 +76,26 @@ static const struct {
 	[ENPU_OP_AVGPOOL1D] = {ENPU_NPU_VECTOR, 1},
 	[ENPU_OP_SPLIT] = {ENPU_NPU_MOVE, 1},
 	[ENPU_OP_GATHER] = {ENPU_NPU_MOVE, 1},
-	/* spec v3's quantised ops: npu_sim does not lower them (npu_sim.c
-	 * npu_can_lower); fpga_board's model of the PL passes over them
-	 * (they run on its PS) */
-	[ENPU_OP_QUANTIZE_LINEAR] = {ENPU_NPU_FREE, 0},
-	[ENPU_OP_DEQUANTIZE_LINEAR] = {ENPU_NPU_FREE, 0},
-	[ENPU_OP_MATMUL_INTEGER] = {ENPU_NPU_FREE, 0},
-	[ENPU_OP_CONV_INTEGER] = {ENPU_NPU_FREE, 0},
-	[ENPU_OP_QLINEAR_MATMUL] = {ENPU_NPU_FREE, 0},
-	[ENPU_OP_QLINEAR_CONV] = {ENPU_NPU_FREE, 0},
-	[ENPU_OP_QLINEAR_ADD] = {ENPU_NPU_FREE, 0},
-	[ENPU_OP_QLINEAR_MUL] = {ENPU_NPU_FREE, 0},
-	[ENPU_OP_QLINEAR_GLOBAL_AVGPOOL] = {ENPU_NPU_FREE, 0},
-	[ENPU_OP_QLINEAR_AVGPOOL] = {ENPU_NPU_FREE, 0},
-	[ENPU_OP_QLINEAR_CONCAT] = {ENPU_NPU_FREE, 0},
+	/* spec v3 (docs/npu-sim.md, "int8"): the integer GEMMs on the array
+	 * (zero points subtracted on the way in, bias and requantisation on
+	 * the way out, no cycles of their own); quantize_linear: divide by the
+	 * scale, round and add the zero point, saturate; dequantize_linear:
+	 * subtract the zero point, multiply by the scale; qlinear_add: two
+	 * scaled terms and the rounding; qlinear_mul: the product and the
+	 * rounding; the quantised pools: the float pools' passes (model_vector;
+	 * the windowed one a rounding more); qlinear_concat: each element requantised on its
+	 * move. A later v3 op is one row here. */
+	[ENPU_OP_QUANTIZE_LINEAR] = {ENPU_NPU_VECTOR, 3, 1},
+	[ENPU_OP_DEQUANTIZE_LINEAR] = {ENPU_NPU_VECTOR, 2, 1},
+	[ENPU_OP_MATMUL_INTEGER] = {ENPU_NPU_GEMM, 0, 1},
+	[ENPU_OP_CONV_INTEGER] = {ENPU_NPU_GEMM, 0, 1},
+	[ENPU_OP_QLINEAR_MATMUL] = {ENPU_NPU_GEMM, 0, 1},
+	[ENPU_OP_QLINEAR_CONV] = {ENPU_NPU_GEMM, 0, 1},
+	[ENPU_OP_QLINEAR_ADD] = {ENPU_NPU_VECTOR, 3, 1},
+	[ENPU_OP_QLINEAR_MUL] = {ENPU_NPU_VECTOR, 2, 1},
+	[ENPU_OP_QLINEAR_GLOBAL_AVGPOOL] = {ENPU_NPU_VECTOR, 1, 1},
+	[ENPU_OP_QLINEAR_AVGPOOL] = {ENPU_NPU_VECTOR, 1, 1},
+	[ENPU_OP_QLINEAR_CONCAT] = {ENPU_NPU_VECTOR, 1, 1},
 };
 
 enpu_npu_class enpu_npu_class_of(const enpu_opdef *d)
@@ -98,6 +106,25 @@ enpu_npu_class enpu_npu_class_of(const enpu_opdef *d)
 int enpu_npu_passes_of(const enpu_opdef *d)
 {
 	return npu_ops[d->id].passes;
+}
+
+int enpu_npu_lowers_op(const enpu_opdef *d)
+{
+	return d->since < 3 || npu_ops[d->id].v3;
+}
+
+uint64_t enpu_npu_elem_bytes(const enpu_graph *g, const enpu_npu_target *t, int ti)
+{
+	if (ti >= 0 && ti < g->n_tensors)
+		switch (g->tensors[ti].dtype) {
+		case ENPU_DT_I8:
+		case ENPU_DT_U8:
+		case ENPU_DT_I32:
+			return enpu_dtype_size(g->tensors[ti].dtype);
+		default:
+			break;
+		}
+	return (uint64_t)t->word_bytes;
 }
 
 /* ---- saturating arithmetic ---------------------------------------------- */
@@ -183,20 +210,31 @@ static uint64_t dim(const enpu_shape *s, int i, int *sat)
 	return (uint64_t)s->dim[i];
 }
 
-/* M, N, K, groups, the bias elements and the window geometry (one group)
- * of a GEMM-class op. */
+/* The input a GEMM-class op's filter (B operand) is: qlinear_matmul's b
+ * and qlinear_conv's w come after the A operand's scale and zero point;
+ * every other GEMM's is input 1. Input 0 is the ifmap (A); the rest are
+ * its bias, scales and zero points. */
+static int filter_input(const enpu_irop *op)
+{
+	return op->def->id == ENPU_OP_QLINEAR_MATMUL || op->def->id == ENPU_OP_QLINEAR_CONV ? 3 : 1;
+}
+
+/* M, N, K, groups and the window geometry (one group) of a GEMM-class
+ * op. */
 static void gemm_dims(const enpu_graph *g, const enpu_irop *op, enpu_npu_opstats *st,
-		      uint64_t *bias, enpu_npu_geom *geo, int *sat)
+		      enpu_npu_geom *geo, int *sat)
 {
 	uint64_t kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1, oh = 0, ow = 0;
 
-	const enpu_shape *a = &g->tensors[op->in[0]].shape, *b = &g->tensors[op->in[1]].shape;
+	const enpu_shape *a = &g->tensors[op->in[0]].shape;
+	const enpu_shape *b = &g->tensors[op->in[filter_input(op)]].shape;
 	const enpu_shape *o = &g->tensors[op->out[0]].shape;
 
-	*bias = 0;
 	st->groups = 1;
 	switch (op->def->id) {
-	case ENPU_OP_MATMUL: {
+	case ENPU_OP_MATMUL:
+	case ENPU_OP_MATMUL_INTEGER:
+	case ENPU_OP_QLINEAR_MATMUL: {
 		/* NumPy: a 1-D operand contributes no M (or N) dim to the output */
 		int nb = o->ndim - (a->ndim > 1) - (b->ndim > 1);
 
@@ -211,8 +249,6 @@ static void gemm_dims(const enpu_graph *g, const enpu_irop *op, enpu_npu_opstats
 		st->M = dim(a, op->attrs.trans_a ? 1 : 0, sat);
 		st->K = dim(a, op->attrs.trans_a ? 0 : 1, sat);
 		st->N = dim(b, op->attrs.trans_b ? 0 : 1, sat);
-		if (op->n_in > 2)
-			*bias = numel(g, op->in[2], sat);
 		break;
 	case ENPU_OP_CONV_TRANSPOSE2D: {
 		/* the dense GEMM of the zero-inserted input (docs/npu-sim.md):
@@ -223,16 +259,15 @@ static void gemm_dims(const enpu_graph *g, const enpu_irop *op, enpu_npu_opstats
 		st->M = npu_mul(npu_mul(dim(o, 0, sat), dim(o, 2, sat), sat), dim(o, 3, sat), sat);
 		st->N = dim(b, 1, sat);
 		st->K = npu_mul(npu_mul(dim(b, 0, sat) / grp, dim(b, 2, sat), sat), dim(b, 3, sat), sat);
-		if (op->n_in > 2)
-			*bias = numel(g, op->in[2], sat);
 		/* the stride-1 convolution of the zero-inserted input */
 		kh = dim(b, 2, sat), kw = dim(b, 3, sat), oh = dim(o, 2, sat), ow = dim(o, 3, sat);
 		dh = op->attrs.dilations[0] > 0 ? (uint64_t)op->attrs.dilations[0] : 1;
 		dw = op->attrs.dilations[1] > 0 ? (uint64_t)op->attrs.dilations[1] : 1;
 		break;
 	}
-	default: {   /* conv2d: x NCHW, w (M, C/group, kH, kW), out (B, M, OH, OW);
-		      * conv1d as conv2d with kH = OH = 1: w (M, C/group, k), out (B, M, OL) */
+	default: {   /* conv2d, conv_integer, qlinear_conv: x NCHW, w (M, C/group, kH, kW),
+		      * out (B, M, OH, OW); conv1d as conv2d with kH = OH = 1:
+		      * w (M, C/group, k), out (B, M, OL) */
 		uint64_t grp = op->attrs.group > 0 ? (uint64_t)op->attrs.group : 1;
 		int d2 = o->ndim == 4;
 
@@ -240,8 +275,6 @@ static void gemm_dims(const enpu_graph *g, const enpu_irop *op, enpu_npu_opstats
 		st->M = npu_mul(npu_mul(dim(o, 0, sat), d2 ? dim(o, 2, sat) : 1, sat), dim(o, 2 + d2, sat), sat);
 		st->N = dim(b, 0, sat) / grp;
 		st->K = npu_mul(npu_mul(dim(b, 1, sat), d2 ? dim(b, 2, sat) : 1, sat), dim(b, 2 + d2, sat), sat);
-		if (op->n_in > 2)
-			*bias = numel(g, op->in[2], sat);
 		kh = d2 ? dim(b, 2, sat) : 1, kw = dim(b, 2 + d2, sat);
 		oh = d2 ? dim(o, 2, sat) : 1, ow = dim(o, 2 + d2, sat);
 		if (d2) {
@@ -271,13 +304,22 @@ static void gemm_dims(const enpu_graph *g, const enpu_irop *op, enpu_npu_opstats
 static int model_gemm(const enpu_graph *g, const enpu_irop *op, const enpu_npu_target *t,
 		      enpu_npu_opstats *st, int *sat, enpu_err *e)
 {
-	uint64_t R = (uint64_t)t->rows, C = (uint64_t)t->cols, wb = (uint64_t)t->word_bytes;
-	uint64_t M, N, K, A, B, Cw, rf, cf, per, bias, macs, rd[3], wr[3];
+	uint64_t R = (uint64_t)t->rows, C = (uint64_t)t->cols, extra = 0;
+	uint64_t M, N, K, A, B, Cw, rf, cf, per, macs, rd[3], wr[3];
 	uint64_t words[3], drd[3], dwr[3], cstall = 0;
 	enpu_npu_geom geo;
-	int rc;
+	int rc, fi = filter_input(op);
 
-	gemm_dims(g, op, st, &bias, &geo, sat);
+	gemm_dims(g, op, st, &geo, sat);
+	/* each operand's words in its tensor's element size (int8: 1) */
+	geo.eb[ENPU_SRAM_IFMAP] = enpu_npu_elem_bytes(g, t, op->in[0]);
+	geo.eb[ENPU_SRAM_FILTER] = enpu_npu_elem_bytes(g, t, op->in[fi]);
+	geo.eb[ENPU_SRAM_OFMAP] = enpu_npu_elem_bytes(g, t, op->out[0]);
+	/* the bias, gemm's C, the scales and zero points: each in its size */
+	for (int j = 1; j < op->n_in; j++)
+		if (j != fi)
+			extra = npu_add(extra, npu_mul(numel(g, op->in[j], sat),
+						       enpu_npu_elem_bytes(g, t, op->in[j]), sat), sat);
 	M = st->M, N = st->N, K = st->K;
 	per = gemm_map(t, M, N, K, st, sat);
 	rf = st->row_folds, cf = st->col_folds;
@@ -324,12 +366,12 @@ static int model_gemm(const enpu_graph *g, const enpu_irop *op, const enpu_npu_t
 	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
 		uint64_t cap = (uint64_t)t->sram_kib[i] * 1024;
 
-		st->sram_bytes = npu_add(st->sram_bytes, min64(npu_mul(words[i], wb, sat), cap), sat);
+		st->sram_bytes = npu_add(st->sram_bytes, min64(npu_mul(words[i], geo.eb[i], sat), cap), sat);
 		st->sram_reads[i] = rd[i];
 		/* ifmap, filter: the words fetched; ofmap: the array's writes */
 		st->sram_writes[i] = i == ENPU_SRAM_OFMAP ? wr[2] : drd[i];
-		st->dram_read_bytes[i] = npu_mul(drd[i], wb, sat);
-		st->dram_write_bytes[i] = npu_mul(dwr[i], wb, sat);
+		st->dram_read_bytes[i] = npu_mul(drd[i], geo.eb[i], sat);
+		st->dram_write_bytes[i] = npu_mul(dwr[i], geo.eb[i], sat);
 	}
 	for (int i = 0; i < ENPU_SRAM_COUNT; i++) {
 		st->sram_reads[i] = npu_mul(st->sram_reads[i], st->groups, sat);
@@ -337,11 +379,12 @@ static int model_gemm(const enpu_graph *g, const enpu_irop *op, const enpu_npu_t
 		st->dram_read_bytes[i] = npu_mul(st->dram_read_bytes[i], st->groups, sat);
 		st->dram_write_bytes[i] = npu_mul(st->dram_write_bytes[i], st->groups, sat);
 	}
-	/* bias / gemm C: read once with the filters, added on the way out
-	 * (SCALE-Sim has no bias: not in scalesim_compat) */
+	/* bias / gemm C, scales and zero points: read once with the filters,
+	 * applied on the way in (zero points) or out (bias, requantisation)
+	 * (SCALE-Sim has none: not in scalesim_compat) */
 	if (!t->scalesim_compat)
 		st->dram_read_bytes[ENPU_SRAM_FILTER] =
-			npu_add(st->dram_read_bytes[ENPU_SRAM_FILTER], npu_mul(bias, wb, sat), sat);
+			npu_add(st->dram_read_bytes[ENPU_SRAM_FILTER], extra, sat);
 
 	macs = npu_mul(npu_mul(npu_mul(st->groups, M, sat), N, sat), K, sat);
 	if (st->compute_cycles)
@@ -356,7 +399,8 @@ static int model_gemm(const enpu_graph *g, const enpu_irop *op, const enpu_npu_t
  * output's: softmax, global_avgpool, the v2 reductions and layer_norm. */
 static int costs_input(enpu_opid id)
 {
-	return id == ENPU_OP_SOFTMAX || id == ENPU_OP_GLOBAL_AVGPOOL || id == ENPU_OP_LAYER_NORM ||
+	return id == ENPU_OP_SOFTMAX || id == ENPU_OP_GLOBAL_AVGPOOL ||
+	       id == ENPU_OP_QLINEAR_GLOBAL_AVGPOOL || id == ENPU_OP_LAYER_NORM ||
 	       id == ENPU_OP_REDUCE_MEAN || id == ENPU_OP_REDUCE_SUM ||
 	       id == ENPU_OP_REDUCE_MAX || id == ENPU_OP_REDUCE_MIN;
 }
@@ -364,15 +408,26 @@ static int costs_input(enpu_opid id)
 static void model_vector(const enpu_graph *g, const enpu_irop *op, const enpu_npu_target *t,
 			 enpu_npu_opstats *st, int *sat)
 {
-	uint64_t wb = (uint64_t)t->word_bytes, in = 0, out = 0;
+	uint64_t in = 0, out = 0, in_b = 0, out_b = 0, n;
 	uint64_t cap;
 
-	for (int i = 0; i < op->n_out; i++)
-		out = npu_add(out, numel(g, op->out[i], sat), sat);
-	for (int i = 0; i < op->n_in; i++)
-		in = npu_add(in, numel(g, op->in[i], sat), sat);
-	if (op->def->id == ENPU_OP_GATHER)   /* the gathered rows and the indices */
-		in = npu_add(out, numel(g, op->in[1], sat), sat);
+	/* elements, and bytes in each tensor's element size (int8: 1) */
+	for (int i = 0; i < op->n_out; i++) {
+		n = numel(g, op->out[i], sat);
+		out = npu_add(out, n, sat);
+		out_b = npu_add(out_b, npu_mul(n, enpu_npu_elem_bytes(g, t, op->out[i]), sat), sat);
+	}
+	for (int i = 0; i < op->n_in; i++) {
+		n = numel(g, op->in[i], sat);
+		in = npu_add(in, n, sat);
+		in_b = npu_add(in_b, npu_mul(n, enpu_npu_elem_bytes(g, t, op->in[i]), sat), sat);
+	}
+	if (op->def->id == ENPU_OP_GATHER) {   /* the gathered rows and the indices */
+		n = numel(g, op->in[1], sat);
+		in = npu_add(out, n, sat);
+		in_b = npu_add(npu_mul(out, enpu_npu_elem_bytes(g, t, op->in[0]), sat),
+			       npu_mul(n, enpu_npu_elem_bytes(g, t, op->in[1]), sat), sat);
+	}
 	st->elements = out;
 	st->passes = enpu_npu_passes_of(op->def);
 	if (st->cls == ENPU_NPU_MOVE) {
@@ -389,11 +444,12 @@ static void model_vector(const enpu_graph *g, const enpu_irop *op, const enpu_np
 		if (taps > INT32_MAX)
 			*sat = 1;
 		st->passes = (int)min64(taps, INT32_MAX);
-	} else if (op->def->id == ENPU_OP_MAXPOOL2D || op->def->id == ENPU_OP_AVGPOOL2D) {
+	} else if (op->def->id == ENPU_OP_MAXPOOL2D || op->def->id == ENPU_OP_AVGPOOL2D ||
+		   op->def->id == ENPU_OP_QLINEAR_AVGPOOL) {
 		uint64_t taps = npu_mul((uint64_t)op->attrs.kernel[0], (uint64_t)op->attrs.kernel[1], sat);
 
-		if (op->def->id == ENPU_OP_AVGPOOL2D)
-			taps = npu_add(taps, 1, sat);   /* the divide */
+		if (op->def->id != ENPU_OP_MAXPOOL2D)   /* the divide (quantised: and the rounding) */
+			taps = npu_add(taps, 1 + (op->def->id == ENPU_OP_QLINEAR_AVGPOOL), sat);
 		if (taps > INT32_MAX)
 			*sat = 1;
 		st->passes = (int)min64(taps, INT32_MAX);
@@ -404,10 +460,10 @@ static void model_vector(const enpu_graph *g, const enpu_irop *op, const enpu_np
 				 (uint64_t)st->passes, sat);
 	st->sram_reads[ENPU_SRAM_IFMAP] = in;
 	st->sram_writes[ENPU_SRAM_OFMAP] = out;
-	st->dram_read_bytes[ENPU_SRAM_IFMAP] = npu_mul(in, wb, sat);
-	st->dram_write_bytes[ENPU_SRAM_OFMAP] = npu_mul(out, wb, sat);
+	st->dram_read_bytes[ENPU_SRAM_IFMAP] = in_b;
+	st->dram_write_bytes[ENPU_SRAM_OFMAP] = out_b;
 	cap = ((uint64_t)t->sram_kib[ENPU_SRAM_IFMAP] + t->sram_kib[ENPU_SRAM_OFMAP]) * 1024;
-	st->sram_bytes = min64(npu_mul(npu_add(in, out, sat), wb, sat), cap);
+	st->sram_bytes = min64(npu_add(in_b, out_b, sat), cap);
 }
 
 /* DRAM time hidden behind compute by double buffering; the rest stalls. */
@@ -489,7 +545,8 @@ int enpu_npu_model(const enpu_graph *g, const enpu_npu_target *t, uint64_t arena
 	}
 	for (int i = 0; i < g->n_tensors; i++)
 		if (g->tensors[i].kind == ENPU_TK_INPUT || g->tensors[i].kind == ENPU_TK_WEIGHT)
-			resident = npu_add(resident, npu_mul(numel(g, i, &sat), (uint64_t)t->word_bytes, &sat), &sat);
+			resident = npu_add(resident, npu_mul(numel(g, i, &sat), enpu_npu_elem_bytes(g, t, i), &sat),
+					   &sat);
 	r->peak_dram_bytes = npu_add(resident, arena_bytes, &sat);
 	sat |= enpu_npu_totals(r);
 	if (sat) {

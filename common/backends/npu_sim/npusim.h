@@ -26,7 +26,8 @@ typedef struct enpu_npu_target {
 	int rows, cols;                 /* array: [rows, cols]; default 16 x 16 */
 	enpu_dataflow dataflow;         /* default os */
 	uint32_t sram_kib[ENPU_SRAM_COUNT]; /* ifmap, filter, ofmap; each double-buffered */
-	int word_bytes;                 /* default 4 (float32); scalesim_compat: 1 */
+	int word_bytes;                 /* a float32 element's bytes: default 4;
+					 * scalesim_compat: 1 (int tensors: their own) */
 	double dram_bytes_per_cycle;    /* 0 = unlimited: no stalls */
 	double clock_mhz;               /* default 1000 */
 	int vector_lanes;               /* default 16 */
@@ -76,6 +77,14 @@ const char *enpu_npu_class_name(enpu_npu_class c);   /* "gemm", "vector", "free"
  * elements (pools: per window tap): npu_sim's own table (npusim.c). */
 enpu_npu_class enpu_npu_class_of(const enpu_opdef *d);
 int enpu_npu_passes_of(const enpu_opdef *d);
+/* 1 when npu_sim lowers op type d: every op of spec v1 and v2, and the
+ * spec v3 ops its table has a row for (the backend's can_lower). */
+int enpu_npu_lowers_op(const enpu_opdef *d);
+/* Bytes of one element of tensor ti in the model's SRAM and DRAM counts
+ * (docs/npu-sim.md, "int8"): spec v3's integer tensors their own size
+ * (int8, uint8: 1; int32: 4), float32 tensors (and gather's int64
+ * indices) the target's word_bytes. */
+uint64_t enpu_npu_elem_bytes(const enpu_graph *g, const enpu_npu_target *t, int ti);
 
 typedef struct enpu_npu_opstats {
 	int op;                           /* graph op index */

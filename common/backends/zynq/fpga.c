@@ -132,10 +132,23 @@ static int seg_buffers(const enpu_graph *g, enpu_fpga_seg *s, const int *last_re
 /* An op's bit in pl_ops. conv1d (spec v2) rides on conv2d's: the PL runs
  * it as the conv2d with kH = 1 it is (kernels_conv.c), with the same bytes,
  * so `pl_ops` (and the target's JSON, hence v1 artifact ids) need no
- * entry of its own. */
+ * entry of its own. Spec v3's integer GEMMs ride likewise: conv_integer
+ * and qlinear_conv on conv2d's bit, matmul_integer and qlinear_matmul on
+ * matmul's (the PL's array takes int8 words; its kernels are the
+ * reference's, kernels_q.c, so the bytes are cpu_ref's). */
 static int pl_id(enpu_opid id)
 {
-	return id == ENPU_OP_CONV1D ? ENPU_OP_CONV2D : (int)id;
+	switch (id) {
+	case ENPU_OP_CONV1D:
+	case ENPU_OP_CONV_INTEGER:
+	case ENPU_OP_QLINEAR_CONV:
+		return ENPU_OP_CONV2D;
+	case ENPU_OP_MATMUL_INTEGER:
+	case ENPU_OP_QLINEAR_MATMUL:
+		return ENPU_OP_MATMUL;
+	default:
+		return (int)id;
+	}
 }
 
 /* The end (one past) of the PL segment that starts with GEMM k: the

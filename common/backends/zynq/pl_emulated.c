@@ -50,13 +50,16 @@ static int emu_open(const enpu_pl_config *cfg, void **handle, enpu_err *e)
 static int alloc_tensor(emu *m, int t, enpu_err *e)
 {
 	uint64_t n;
+	size_t es = enpu_dtype_size(m->g->tensors[t].dtype);   /* int8 segments: 1 */
 
 	if (m->mem[t])
 		return 0;
-	if (enpu_shape_numel(&m->g->tensors[t].shape, &n) < 0 || n > SIZE_MAX / sizeof(float))
+	if (!es)
+		es = sizeof(float);
+	if (enpu_shape_numel(&m->g->tensors[t].shape, &n) < 0 || n > SIZE_MAX / es)
 		return enpu_fail(e, ENPU_E_LIMIT, m->g->tensors[t].name, NULL,
 				 "tensor '%s' is too large for the emulated PL", m->g->tensors[t].name);
-	if (!(m->mem[t] = malloc(n ? (size_t)n * sizeof(float) : 1)))
+	if (!(m->mem[t] = malloc(n ? (size_t)n * es : 1)))
 		return enpu_fail(e, ENPU_E_NOMEM, m->g->tensors[t].name, NULL,
 				 "the emulated PL cannot hold tensor '%s'", m->g->tensors[t].name);
 	return 0;
@@ -134,12 +137,14 @@ static int emu_start(void *h, enpu_err *e)
 			return enpu_fail(e, ENPU_E_INTERNAL, op->name, NULL, "too many inputs");
 		for (int j = 0; j < op->n_in; j++) {
 			in[j].shape = m->g->tensors[op->in[j]].shape;
+			in[j].dtype = m->g->tensors[op->in[j]].dtype;   /* int8 segments */
 			if (!(in[j].data = m->mem[op->in[j]]))
 				return enpu_fail(e, ENPU_E_JOB_FAILED, m->bitstream, NULL,
 						 "emulated PL: op '%s' reads '%s', which is not on the PL",
 						 op->name, m->g->tensors[op->in[j]].name);
 		}
 		out[0].shape = m->g->tensors[op->out[0]].shape;
+		out[0].dtype = m->g->tensors[op->out[0]].dtype;
 		out[0].data = m->mem[op->out[0]];
 		if (op->def->kernel(&op->attrs, in, op->n_in, out, 1, m->par) < 0)
 			return enpu_fail(e, ENPU_E_NOMEM, op->name, NULL,
