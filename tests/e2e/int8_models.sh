@@ -12,7 +12,9 @@
 # (b) their top-1 agrees with PyTorch's float model on at least 14 of the
 #     16 inputs (the figure is printed).
 # It prints the int8 and float run times on cpu_ref (1 thread, the same
-# input; information only, nothing asserts on time).
+# input; information only, nothing asserts on time). Both models also run
+# on npu_sim (its default target): the int8 one with cpu_ref's bytes, and
+# the cycles and DRAM bytes of both are printed (int8 must move fewer).
 . "$(dirname "$0")/lib.sh"
 start_daemon m1 --threads 1 || { finish; exit 1; }
 start_daemon m2 --threads 2 || { finish; exit 1; }
@@ -69,6 +71,26 @@ PYEOF
 		--input "$D/input.npz" --out "$D/rf.npz"
 	tf=$(secs "$t0")
 	echo "# $m on cpu_ref, 1 thread, 16x3x64x64: int8 ${ti} s, float32 ${tf} s"
+	# npu_sim (its default target): the int8 model gives cpu_ref's bytes,
+	# and its report sits next to the float model's
+	for k in int8 float; do
+		if [ $k = int8 ]; then sp=$D/imp want=$D/r1.npz; else sp=$D/fimp want=$D/rf.npz; fi
+		check "$m $k: compile for npu_sim" "$BIN/eulernpu" --server "$S1" compile \
+			--spec "$sp/spec.yaml" --weights "$sp/weights.npz" --backend npu_sim --out "$D/npu.$k"
+		check "$m $k: run on npu_sim" "$BIN/eulernpu" --server "$S1" run --artifact "$D/npu.$k" \
+			--input "$D/input.npz" --out "$D/npu.$k.npz" --report "$D/npu.$k.json"
+		check "$m $k: npu_sim gives cpu_ref's bytes" "$BIN/eulernpu" compare \
+			--got "$D/npu.$k.npz" --expected "$want" --exact
+	done
+	read -r ci di cf df <<<"$("$PY" - "$D" <<'PYEOF'
+import json, sys
+t = [json.load(open(sys.argv[1] + "/npu.%s.json" % k))["npu"]["totals"] for k in ("int8", "float")]
+print(*[x for d in t for x in (d["cycles"], d["dram_read_bytes"] + d["dram_write_bytes"])])
+PYEOF
+)"
+	echo "# $m on npu_sim (default target): int8 $ci cycles, DRAM $di bytes; float32 $cf cycles, DRAM $df bytes"
+	expect_eq "$m: int8 moves less DRAM than float32 on npu_sim" \
+		"$([ "${di:-0}" -gt 0 ] && [ "${di:-0}" -lt "${df:-0}" ] && echo yes)" yes
 done
 
 # a pattern that does not hold keeps its float op between explicit
