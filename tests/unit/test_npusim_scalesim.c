@@ -269,6 +269,11 @@ Test(npusim_scalesim, int8_resnet18_os32)
 	check_run_as("resnet18_os32", 21, L_QLINEAR);
 }
 
+Test(npusim_scalesim, int8_resnet18_is32)
+{
+	check_run_as("resnet18_is32", 21, L_QLINEAR);
+}
+
 Test(npusim_scalesim, int8_sub_ws16x24)
 {
 	check_run_as("sub_ws16x24", 6, L_QLINEAR);
