@@ -43,7 +43,8 @@ Test(quant, dtype_table)
 static int rule(const char *op, const enpu_dtype *dt, int n, enpu_dtype *out, int *bad,
 		char *why)
 {
-	static const char *const names[] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7", "i8"};
+	static const char *const names[] = {"i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7", "i8",
+					    "i9", "i10", "i11", "i12", "i13", "i14", "i15"};
 
 	return enpu_op_out_dtype(enpu_op_by_name(op), dt, n, names, out, bad, why, 200);
 }
