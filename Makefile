@@ -351,11 +351,14 @@ stress: deps
 # cpu_ref; checks docs/conformance.md's per-op table (tests/conformance/nodetests.sh;
 # --write rewrites it); then PyTorch's model families exported with torch,
 # imported and run on cpu_ref (against torch), npu_sim and fpga_board
-# (tests/conformance/models.sh). make test runs both (tests/run.sh).
+# (tests/conformance/models.sh); then quantised resnet18 and mobilenet_v2
+# (QDQ) against a NumPy integer reference and PyTorch's float top-1
+# (tests/conformance/int8_models.sh). make test runs all three (tests/run.sh).
 conformance: deps
 	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all
 	$(Q)ENPU_BIN=$(BIN) tests/conformance/nodetests.sh
 	$(Q)ENPU_BIN=$(BIN) tests/conformance/models.sh
+	$(Q)ENPU_BIN=$(BIN) bash tests/conformance/int8_models.sh
 
 # make mutants: each tests/mutants/*.patch (or those named in MUTANTS) applied
 # to a copy of the tree, rebuilt and run against the tests its "# kill:"

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""qdq.py: quantised torchvision models for tests/e2e/int8_models.sh.
+"""qdq.py: quantised torchvision models for tests/conformance/int8_models.sh.
 
   qdq.py build OUT NAME   export NAME (resnet18, mobilenet_v2; random weights,
                           examples/resnet18_onnx/export.py's init) to ONNX at

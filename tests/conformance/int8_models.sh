@@ -15,7 +15,7 @@
 # input; information only, nothing asserts on time). Both models also run
 # on npu_sim (its default target): the int8 one with cpu_ref's bytes, and
 # the cycles and DRAM bytes of both are printed (int8 must move fewer).
-. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/../e2e/lib.sh"
 start_daemon m1 --threads 1 || { finish; exit 1; }
 start_daemon m2 --threads 2 || { finish; exit 1; }
 Q=$(cd "$(dirname "$0")/../quant" && pwd)/qdq.py
