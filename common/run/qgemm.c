@@ -100,6 +100,14 @@ static void dot44_avx2(size_t kp, const int16_t *a, const int16_t *b, uint32_t c
 
 /* ---- AVX-512BW (vpmaddwd) and AVX-512 VNNI (vpdpwssd, the same sums) ---------- */
 
+/* the lanes' sum in vector adds (GCC's _mm512_reduce_add_epi32 adds C ints,
+ * whose overflow is undefined; the wrap is the semantics here) */
+__attribute__((target("avx512f")))
+static uint32_t hsum512(__m512i v)
+{
+	return hsum256(_mm256_add_epi32(_mm512_castsi512_si256(v), _mm512_extracti64x4_epi64(v, 1)));
+}
+
 #define Q5_BODY(MAC)                                                                          \
 	__m512i s00 = _mm512_setzero_si512(), s01 = s00, s02 = s00, s03 = s00, s10 = s00,       \
 		s11 = s00, s12 = s00, s13 = s00, s20 = s00, s21 = s00, s22 = s00, s23 = s00,     \
@@ -115,10 +123,10 @@ static void dot44_avx2(size_t kp, const int16_t *a, const int16_t *b, uint32_t c
 #define Q5_ROW(MAC, r) x = _mm512_loadu_si512(a + (size_t)(r) * kp + k), \
 	s##r##0 = MAC(s##r##0, x, b0), s##r##1 = MAC(s##r##1, x, b1), \
 	s##r##2 = MAC(s##r##2, x, b2), s##r##3 = MAC(s##r##3, x, b3)
-#define Q5_OUT(r) c[r][0] = (uint32_t)_mm512_reduce_add_epi32(s##r##0), \
-	c[r][1] = (uint32_t)_mm512_reduce_add_epi32(s##r##1), \
-	c[r][2] = (uint32_t)_mm512_reduce_add_epi32(s##r##2), \
-	c[r][3] = (uint32_t)_mm512_reduce_add_epi32(s##r##3)
+#define Q5_OUT(r) c[r][0] = hsum512(s##r##0), \
+	c[r][1] = hsum512(s##r##1), \
+	c[r][2] = hsum512(s##r##2), \
+	c[r][3] = hsum512(s##r##3)
 #define MAC_BW(s, x, y) _mm512_add_epi32(s, _mm512_madd_epi16(x, y))
 #define MAC_VNNI(s, x, y) _mm512_dpwssd_epi32(s, x, y)
 
@@ -129,7 +137,7 @@ static uint32_t dot1_avx512(size_t kp, const int16_t *a, const int16_t *b)
 
 	for (size_t k = 0; k < kp; k += 32)
 		s = MAC_BW(s, _mm512_loadu_si512(a + k), _mm512_loadu_si512(b + k));
-	return (uint32_t)_mm512_reduce_add_epi32(s);
+	return hsum512(s);
 }
 
 __attribute__((target("avx512f,avx512bw")))
