@@ -289,7 +289,9 @@ static inline int32_t q8get(const enpu_view *v, size_t i)
 				      : ((const uint8_t *)v->data)[i];
 }
 
-/* the scratch of int16 operands: the plan's when it has some, else the heap */
+/* the scratch of int16 operands: the plan's (the op rows' scratch rules
+ * below), else, for a caller without a plan (a unit test, the importer's
+ * constant folding), the heap: *heap then points to it */
 static int16_t *qscratch(enpu_par *par, size_t elems, void **heap)
 {
 	int16_t *s;
@@ -411,6 +413,36 @@ static int mm_gemm(const mmgeo *g, enpu_par *par)
 	}
 	free(heap);
 	return 0;
+}
+
+/* the GEMM's operands of one output matrix: (M + N) rows of Kp int16 */
+static size_t mm_scratch(const enpu_shape *sa, const enpu_shape *sb)
+{
+	size_t M, K, N, kp;
+
+	if (sa->ndim < 1 || sb->ndim < 1)
+		return 0;
+	M = sa->ndim >= 2 ? (size_t)sa->dim[sa->ndim - 2] : 1;
+	K = (size_t)sa->dim[sa->ndim - 1];
+	N = sb->ndim >= 2 ? (size_t)sb->dim[sb->ndim - 1] : 1;
+	kp = enpu_qgemm_kp(K);
+	if (M + N == 0 || kp > SIZE_MAX / sizeof(int16_t) / 4 / (M + N))
+		return 0;
+	return kp * (M + N) * sizeof(int16_t);
+}
+
+ENPU_SCRATCH(matmul_integer)
+{
+	(void)a;
+	(void)out;
+	return n_in >= 2 ? mm_scratch(&in[0], &in[1]) : 0;
+}
+
+ENPU_SCRATCH(qlinear_matmul)
+{
+	(void)a;
+	(void)out;
+	return n_in >= 4 ? mm_scratch(&in[0], &in[3]) : 0;
 }
 
 /* matmul_integer: NumPy matmul of (a - a_zp) and (b - b_zp) (b_zp per
@@ -631,6 +663,34 @@ static int cv_gemm(const cvgeo *g, enpu_par *par)
 	}
 	free(heap);
 	return 0;
+}
+
+/* the GEMM's operands: the weights (M rows) and one image's im2col
+ * (group x positions rows), of Kp int16 each */
+static size_t cv_scratch(const enpu_attrs *a, const enpu_shape *x, const enpu_shape *w,
+			 const enpu_shape *o)
+{
+	size_t K, kp, rows;
+
+	(void)x;
+	if (w->ndim != 4 || o->ndim != 4 || a->group < 1)
+		return 0;
+	K = (size_t)(w->dim[1] * w->dim[2] * w->dim[3]);
+	kp = enpu_qgemm_kp(K);
+	rows = (size_t)w->dim[0] + (size_t)a->group * (size_t)(o->dim[2] * o->dim[3]);
+	if (rows == 0 || kp > SIZE_MAX / sizeof(int16_t) / 4 / rows)
+		return 0;
+	return kp * rows * sizeof(int16_t);
+}
+
+ENPU_SCRATCH(conv_integer)
+{
+	return n_in >= 2 ? cv_scratch(a, &in[0], &in[1], out) : 0;
+}
+
+ENPU_SCRATCH(qlinear_conv)
+{
+	return n_in >= 4 ? cv_scratch(a, &in[0], &in[3], out) : 0;
 }
 
 /* conv_integer: for output (n, m, oh, ow), the sum over the group's input
