@@ -98,7 +98,7 @@ CLI_LIB    := $(B)/libcli.a
 # memory. Exactly these files, with libc + libm + pthread and nothing else.
 CORE_SRC   := common/base/err.c common/base/buf.c common/base/tensor.c common/model/ops.c \
               $(sort $(wildcard common/model/shape*.c)) $(sort $(wildcard common/run/kernels*.c)) \
-              common/run/kmath.c common/run/gemm.c \
+              common/run/kmath.c common/run/gemm.c common/run/qgemm.c \
               common/run/par.c common/compile/plan.c common/compile/planplace.c common/model/ir.c common/run/engine.c
 CORE_OBJ   := $(CORE_SRC:%.c=$(B)/core/%.o)
 CORE_LIB   := $(B)/libeulernpu-core.a

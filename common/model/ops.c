@@ -224,6 +224,10 @@ static const enpu_typerule qconcat_types = {5, {F32, Q8, Q8, F32, Q8}, {0, 0, 2,
 /* a v3 row: its kernel (kernels_q.c) "<k>_q" and its type rule */
 #define ROW3(nm, id, mn, mx, at, sh, k, ty) \
 	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_q", 3, 0, 0, NULL, &ty}
+/* ROW3 of a kernel with scratch memory (kernels.h ENPU_SCRATCH) */
+#define ROW3S(nm, id, mn, mx, at, sh, k, ty) \
+	{#nm, ENPU_OP_##id, mn, mx, 1, at, enpu_s_##sh, enpu_k_##k, #k "_q", 3, 0, 0, \
+	 enpu_kscratch_##k, &ty}
 
 static const enpu_opdef ops[ENPU_OP_COUNT] = {
 	ROWS(matmul, MATMUL, 2, 2, no_attrs, matmul, matmul),
@@ -283,12 +287,14 @@ static const enpu_opdef ops[ENPU_OP_COUNT] = {
 	     quantize_types),
 	ROW3(dequantize_linear, DEQUANTIZE_LINEAR, 2, 3, qaxis_attrs, quantize_linear,
 	     dequantize_linear, dequantize_types),
-	ROW3(matmul_integer, MATMUL_INTEGER, 2, 4, no_attrs, matmul_integer, matmul_integer,
-	     integer_types),
-	ROW3(conv_integer, CONV_INTEGER, 2, 4, conv_attrs, conv_integer, conv_integer, integer_types),
-	ROW3(qlinear_matmul, QLINEAR_MATMUL, 8, 8, no_attrs, qlinear_matmul, qlinear_matmul,
-	     qlinear_types),
-	ROW3(qlinear_conv, QLINEAR_CONV, 8, 9, conv_attrs, qlinear_conv, qlinear_conv, qlinear_types),
+	ROW3S(matmul_integer, MATMUL_INTEGER, 2, 4, no_attrs, matmul_integer, matmul_integer,
+	      integer_types),
+	ROW3S(conv_integer, CONV_INTEGER, 2, 4, conv_attrs, conv_integer, conv_integer,
+	      integer_types),
+	ROW3S(qlinear_matmul, QLINEAR_MATMUL, 8, 8, no_attrs, qlinear_matmul, qlinear_matmul,
+	      qlinear_types),
+	ROW3S(qlinear_conv, QLINEAR_CONV, 8, 9, conv_attrs, qlinear_conv, qlinear_conv,
+	      qlinear_types),
 	ROW3(qlinear_add, QLINEAR_ADD, 8, 8, no_attrs, qlinear_binary, qlinear_add, qbinary_types),
 	ROW3(qlinear_mul, QLINEAR_MUL, 8, 8, no_attrs, qlinear_binary, qlinear_mul, qbinary_types),
 	ROW3(qlinear_global_avgpool, QLINEAR_GLOBAL_AVGPOOL, 5, 5, no_attrs, qlinear_global_avgpool,

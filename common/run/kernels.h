@@ -28,6 +28,11 @@ ENPU_SCRATCH(matmul);
 ENPU_SCRATCH(gemm);
 ENPU_SCRATCH(conv2d);
 ENPU_SCRATCH(conv1d);
+/* the integer GEMM's int16 operands (kernels_q.c) */
+ENPU_SCRATCH(matmul_integer);
+ENPU_SCRATCH(qlinear_matmul);
+ENPU_SCRATCH(conv_integer);
+ENPU_SCRATCH(qlinear_conv);
 
 ENPU_KERNEL(matmul);
 ENPU_KERNEL(gemm);
