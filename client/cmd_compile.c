@@ -73,17 +73,6 @@ static int file_url(const char *id, const char *path, enpu_buf *b)
 
 /* ---- files the client need not download ------------------------------------ */
 
-/* The server is our own daemon: a Unix socket that we own (then the
- * "local" paths it gives are files of our own cache). */
-static int own_daemon(cli_conn *c)
-{
-	const char *url = cli_conn_url(c);
-	struct stat sb;
-
-	return url && !strncmp(url, "unix:", 5) && stat(url + 5, &sb) == 0 &&
-	       S_ISSOCK(sb.st_mode) && sb.st_uid == geteuid();
-}
-
 /* to, a new file with from's bytes and the mode the umask gives: a
  * reflink where the filesystem shares extents (btrfs, xfs), else an
  * in-kernel copy. 0, or -1 (errno) leaving no to behind. */
@@ -159,7 +148,7 @@ static int take_existing(const char *out, const char *path, const char *sha, uin
 static int download_files(cli_conn *c, const char *id, struct json_object *files,
 			  const char *dir, const char *out, enpu_err *e)
 {
-	int own = own_daemon(c);
+	int own = cli_conn_own_daemon(c);
 
 	size_t n = json_object_array_length(files);
 

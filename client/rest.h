@@ -22,6 +22,10 @@ void cli_conn_free(cli_conn *c);
  * system's CAs). */
 int cli_conn_set_auth(cli_conn *c, const char *token, const char *cacert);
 const char *cli_conn_url(const cli_conn *c);    /* as given */
+/* 1 when the server is our own daemon: a Unix socket that we own (then it
+ * takes blobs by path, and the "local" paths it gives are files of our
+ * own cache). */
+int cli_conn_own_daemon(const cli_conn *c);
 
 /* Retries of 429 and 503 answers (restc.h's enpu_rest_set_retry) for the
  * connections opened from now on: n times within max_s seconds; quiet:

@@ -182,6 +182,7 @@
 #define F_ARTIFACTS_CACHED   "artifacts_cached"
 #define F_BLOBS_RECEIVED     "blobs_received"
 #define F_BLOBS_BYTES        "blobs_bytes_received"
+#define F_BLOBS_LOCAL        "blobs_local"
 #define F_REMOTE_CACHE       "remote_cache"
 #define F_UPTIME             "uptime_s"
 #define F_CACHE_DIR          "cache_dir"
@@ -193,6 +194,10 @@
  * process's requests on one node (examples/lab-balancer/: upload, import,
  * submit, download are several requests about one cache). */
 #define H_SESSION            "X-Eulernpu-Session"
+/* PUT /v1/blobs/{sha256} with no body: the blob is this file of the
+ * daemon's own filesystem, an absolute path (the daemon's own user over
+ * its Unix socket only: it reads the file with the daemon's rights). */
+#define H_LOCAL_FILE         "X-Eulernpu-Local-File"
 
 /* Job states. */
 #define JOB_QUEUED            "queued"

@@ -198,14 +198,20 @@ typedef struct made {
 	const enpu_tlist *bw;     /* the weights file's tensors */
 	const enpu_npz_index *ix; /* streamed: their source (data not in bw) */
 	const char *outdir;       /* streamed: where the weights file goes */
+	unsigned flags;           /* ENPU_COMPILE_LINK */
 } made;
 
-/* The weights file: built in memory, or (k->ix) streamed into outdir. */
-static int weights_file(const made *k, const char *wrel, enpu_artifact_file *f, enpu_err *e)
+/* The weights file: built in memory, or (k->ix) into outdir: the weights
+ * file itself (linked) when it holds exactly these weights, all stored
+ * (its address, weights_sha256, is its digest: not hashed again), else
+ * written member by member from it. */
+static int weights_file(const made *k, const char *wrel, const char *weights_sha256,
+			enpu_artifact_file *f, enpu_err *e)
 {
 	enpu_buf wb = ENPU_BUF_INIT;
 	char path[4200];
 	const char **names;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int rc;
 
 	if (!k->ix) {
@@ -219,11 +225,20 @@ static int weights_file(const made *k, const char *wrel, enpu_artifact_file *f, 
 		return enpu_fail(e, ENPU_E_NOMEM, NULL, NULL, "out of memory");
 	for (size_t i = 0; i < k->bw->n; i++)
 		names[i] = k->bw->items[i].name;
-	rc = enpu_npz_write_from(k->ix, names, k->bw->n, path, f->sha256, &f->size, e);
+	rc = 0;
+	if (weights_sha256 && enpu_is_sha256_hex(weights_sha256)) {
+		rc = enpu_npz_link_from(k->ix, names, k->bw->n, path,
+					cpus < 1 ? 1 : cpus > 4 ? 4 : (int)cpus,
+					(k->flags & ENPU_COMPILE_LINK) != 0, weights_sha256, &f->size, e);
+		if (rc == 1)
+			memcpy(f->sha256, weights_sha256, 65);
+	}
+	if (rc == 0)
+		rc = enpu_npz_write_from(k->ix, names, k->bw->n, path, f->sha256, &f->size, e);
 	free(names);
 	snprintf(f->path, sizeof f->path, "%s", wrel);
 	f->on_disk = 1;
-	return rc;
+	return rc < 0 ? -1 : 0;
 }
 
 /* graph.json, plan.json, weights/<backend>.npz, then manifest.json (with
@@ -242,7 +257,7 @@ static int make_files(const made *k, const enpu_target *tgt, const char *weights
 	snprintf(wrel, sizeof(wrel), "weights/%s.npz", k->g->backend);
 	if (enpu_graph_to_json(k->g, wrel, "spec", k->st, &gj, e) < 0 ||
 	    enpu_plan_to_json_section(k->g, k->plan, k->def->section, k->section, &pj, e) < 0 ||
-	    weights_file(k, wrel, &out->files[2], e) < 0)
+	    weights_file(k, wrel, weights_sha256, &out->files[2], e) < 0)
 		goto out;
 	set_file(&out->files[0], "graph.json", &gj);
 	set_file(&out->files[1], "plan.json", &pj);
@@ -298,7 +313,7 @@ static int load_indices(const enpu_graph *g, enpu_npz_index *ix, const char *wla
 /* enpu_compile_mem's and enpu_compile_to_dir's work: w holds every weight
  * (names, dtypes, shapes; data unless ix streams it). */
 static int compile_core(const enpu_spec *spec, const enpu_target *tgt, const enpu_tlist *w,
-			enpu_npz_index *ix, const char *outdir, const char *weights_label,
+			enpu_npz_index *ix, const char *outdir, unsigned flags, const char *weights_label,
 			const char *weights_sha256, const char *spec_digest, const enpu_limits *lim,
 			enpu_compiled *out, enpu_err *e)
 {
@@ -332,7 +347,7 @@ static int compile_core(const enpu_spec *spec, const enpu_target *tgt, const enp
 	}
 	if (used_weights(g, w, &bw, e) < 0)
 		goto out;
-	rc = make_files(&(made){g, &plan, def, st, section, &bw, ix, outdir}, tgt, weights_sha256,
+	rc = make_files(&(made){g, &plan, def, st, section, &bw, ix, outdir, flags}, tgt, weights_sha256,
 			spec_digest, out, e);
 out:
 	if (rc < 0)
@@ -351,14 +366,14 @@ int enpu_compile_mem(const enpu_spec *spec, const enpu_target *tgt, const enpu_t
 		     const char *spec_digest, const enpu_limits *lim, enpu_compiled *out,
 		     enpu_err *e)
 {
-	return compile_core(spec, tgt, w, NULL, NULL, weights_label, weights_sha256, spec_digest,
+	return compile_core(spec, tgt, w, NULL, NULL, 0, weights_label, weights_sha256, spec_digest,
 			    lim, out, e);
 }
 
 int enpu_compile_to_dir(const enpu_spec *spec, const enpu_target *tgt, const char *weights_path,
 			const char *weights_label, const char *weights_sha256,
 			const char *spec_digest, const enpu_limits *lim, const char *outdir,
-			enpu_compiled *out, enpu_err *e)
+			unsigned flags, enpu_compiled *out, enpu_err *e)
 {
 	enpu_npz_index ix;
 	char path[4096];
@@ -373,7 +388,7 @@ int enpu_compile_to_dir(const enpu_spec *spec, const enpu_target *tgt, const cha
 	    enpu_npz_scan(weights_path, weights_label, lim, &ix, e) < 0)
 		return -1;
 	if (join(path, sizeof(path), outdir, "weights", e) < 0 || enpu_mkdirs(path, 0755, e) < 0 ||
-	    compile_core(spec, tgt, &ix.meta, &ix, outdir, weights_label, weights_sha256,
+	    compile_core(spec, tgt, &ix.meta, &ix, outdir, flags, weights_label, weights_sha256,
 			 spec_digest, lim, out, e) < 0 ||
 	    enpu_compiled_write(out, outdir, e) < 0)
 		goto out;
@@ -443,7 +458,7 @@ int enpu_compile(const enpu_spec *spec, const enpu_target *tgt,
 		weights_label = "weights.npz";
 	if (enpu_sha256_file(weights_path, wdigest, e) < 0 ||
 	    enpu_compile_to_dir(spec, tgt, weights_path, weights_label, wdigest, spec_digest, lim,
-				outdir, &c, e) < 0)
+				outdir, 0, &c, e) < 0)
 		goto out;
 	if (info)
 		*info = c.info;

@@ -62,6 +62,7 @@ typedef struct enpu_npz_index {
 	uint64_t *data_off;       /* and its data's offset in the member */
 	uint32_t *crc;            /* the member's CRC-32 (central directory) */
 	uint32_t *head_crc;       /* the CRC-32 of its first data_off bytes */
+	int all_stored;           /* every member stored (not compressed), its CRC known */
 } enpu_npz_index;
 
 int enpu_npz_scan(const char *path, const char *label, const enpu_limits *lim,
@@ -75,5 +76,20 @@ void enpu_npz_index_free(enpu_npz_index *ix);
  * tensors; its sha256 and size. */
 int enpu_npz_write_from(const enpu_npz_index *ix, const char *const *names, size_t n,
 			const char *dst, char sha256[65], uint64_t *size, enpu_err *e);
+
+/* dst as ix's file itself, when that holds exactly the members named and
+ * all of them stored (ix->all_stored): a weights file as good as the one
+ * enpu_npz_write_from makes (the same tensors, read by the same reader).
+ * Every member's data is read and CRC-checked first (on up to `threads`
+ * threads, parts of a member combined with crc32_combine). Then dst is a
+ * hard link to the file when `link` (a file nobody changes: a blob of a
+ * content-addressed cache) and the link can be made, with no byte copied;
+ * else a copy, fsynced and hashed: bytes that do not hash to sha256 (the
+ * file's digest, which the caller knows) fail with E0003 (changed meanwhile).
+ * 1 when it did, 0 when ix is not such a file (nothing done), -1 + e (a
+ * corrupt member is E0400 as in a read). */
+int enpu_npz_link_from(const enpu_npz_index *ix, const char *const *names, size_t n,
+		       const char *dst, int threads, int link, const char *sha256,
+		       uint64_t *size, enpu_err *e);
 
 #endif

@@ -7,6 +7,7 @@
  * writes). The new file's bytes are those enpu_npz_write gives for the
  * same tensors. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -78,6 +79,10 @@ static int scan_one(zip_t *za, zip_int64_t i, const char *raw, size_t rlen, cons
 	ix->data_off[ix->meta.n - 1] = off;
 	ix->crc[ix->meta.n - 1] = (st.valid & ZIP_STAT_CRC) ? st.crc : 0;
 	ix->head_crc[ix->meta.n - 1] = (uint32_t)crc32(0, head, (uInt)off);
+	if (!(st.valid & ZIP_STAT_CRC) || !(st.valid & ZIP_STAT_COMP_METHOD) ||
+	    st.comp_method != ZIP_CM_STORE ||
+	    ((st.valid & ZIP_STAT_ENCRYPTION_METHOD) && st.encryption_method != ZIP_EM_NONE))
+		ix->all_stored = 0;
 	return 0;
 }
 
@@ -115,6 +120,7 @@ int enpu_npz_scan(const char *path, const char *label, const enpu_limits *lim,
 		enpu_fail(e, ENPU_E_NOMEM, label, NULL, "out of memory");
 		goto out;
 	}
+	ix->all_stored = 1;
 	for (zip_int64_t i = 0; i < nent; i++) {
 		const char *raw = zip_get_name(za, (zip_uint64_t)i, ZIP_FL_ENC_RAW);
 		if (!raw) {
@@ -490,4 +496,199 @@ out:
 	free(x);
 	unlink(tmp);
 	return rc;
+}
+
+/* ---- the file as it is ---------------------------------------------------- */
+
+#define CRC_PART (32u << 20)   /* a worker's unit: part of a member's bytes */
+#define CRC_BUF (1u << 20)
+
+/* Bytes [start, start + len) of member `member`, and their CRC-32. */
+typedef struct crc_part {
+	uint64_t member, start, len;
+	uint32_t crc;
+	int bad;                  /* ZIP_ER_READ: could not be read */
+} crc_part;
+
+typedef struct crc_work {
+	const char *path;
+	crc_part *parts;
+	size_t n;
+	atomic_size_t next;
+} crc_work;
+
+static int crc_window(zip_t *za, crc_part *p, unsigned char *buf)
+{
+	zip_source_t *s = zip_source_zip(za, za, p->member, 0, p->start, (zip_int64_t)p->len);
+	uLong c = crc32(0, NULL, 0);
+	uint64_t got = 0;
+
+	if (!s)
+		return -1;
+	if (zip_source_open(s) < 0) {
+		zip_source_free(s);
+		return -1;
+	}
+	while (got < p->len) {
+		zip_int64_t r = zip_source_read(s, buf, p->len - got < CRC_BUF ? p->len - got : CRC_BUF);
+		if (r <= 0)
+			break;
+		c = crc32_z(c, buf, (size_t)r);
+		got += (uint64_t)r;
+	}
+	zip_source_close(s);
+	zip_source_free(s);
+	p->crc = (uint32_t)c;
+	return got == p->len ? 0 : -1;
+}
+
+/* A worker: parts taken in turn until none is left, each read through its
+ * own handle on the archive (a zip_t is not shared between threads). */
+static void *crc_worker(void *arg)
+{
+	crc_work *w = arg;
+	int zerr = 0;
+	zip_t *za = zip_open(w->path, ZIP_RDONLY, &zerr);
+	unsigned char *buf = malloc(CRC_BUF);
+
+	for (size_t i; (i = atomic_fetch_add(&w->next, 1)) < w->n;)
+		if (!za || !buf || crc_window(za, &w->parts[i], buf) < 0)
+			w->parts[i].bad = ZIP_ER_READ;
+	free(buf);
+	if (za)
+		zip_discard(za);
+	return NULL;
+}
+
+/* Every member's bytes against its CRC, the parts on up to `threads`
+ * threads (this one included); the first member that fails into *bad. */
+static int check_members(const enpu_npz_index *ix, int threads, struct src_fault *bad,
+			 enpu_err *e)
+{
+	crc_work w = {.path = ix->path};
+	size_t cap = 0, p = 0;
+	pthread_t tid[7];
+	int started = 0;
+
+	for (size_t k = 0; k < ix->meta.n; k++) {
+		uint64_t numel, size;
+		enpu_shape_numel(&ix->meta.items[k].shape, &numel);
+		size = ix->data_off[k] + numel * enpu_dtype_size(ix->meta.items[k].dtype);
+		cap += (size_t)(size / CRC_PART) + 1;
+	}
+	if (!(w.parts = calloc(cap, sizeof *w.parts)))
+		return enpu_fail(e, ENPU_E_NOMEM, ix->label, NULL, "out of memory");
+	for (size_t k = 0; k < ix->meta.n; k++) {
+		uint64_t numel, size, at = 0;
+		enpu_shape_numel(&ix->meta.items[k].shape, &numel);
+		size = ix->data_off[k] + numel * enpu_dtype_size(ix->meta.items[k].dtype);
+		do {
+			uint64_t len = size - at < CRC_PART ? size - at : CRC_PART;
+			w.parts[p++] = (crc_part){ix->member[k], at, len, 0, 0};
+			at += len;
+		} while (at < size);
+	}
+	w.n = p;
+	atomic_init(&w.next, 0);
+	if (threads > 8)
+		threads = 8;
+	while (started < threads - 1 && (size_t)started + 1 < w.n &&
+	       pthread_create(&tid[started], NULL, crc_worker, &w) == 0)
+		started++;
+	crc_worker(&w);
+	for (int t = 0; t < started; t++)
+		pthread_join(tid[t], NULL);
+	for (size_t i = 0, k = 0; i < w.n; k++) {   /* member k's parts, in order */
+		uint32_t crc = 0;
+		int first = 1;
+		for (; i < w.n && w.parts[i].member == ix->member[k]; i++) {
+			if (w.parts[i].bad && !bad->ze)
+				*bad = (struct src_fault){ZIP_ER_READ, ix->meta.items[k].name};
+			crc = first ? w.parts[i].crc :
+			      (uint32_t)crc32_combine(crc, w.parts[i].crc, (z_off_t)w.parts[i].len);
+			first = 0;
+		}
+		if (crc != ix->crc[k] && !bad->ze)
+			*bad = (struct src_fault){ZIP_ER_CRC, ix->meta.items[k].name};
+	}
+	free(w.parts);
+	return 0;
+}
+
+/* dst, a new name, with src's bytes: a hard link (when may_link), else a
+ * copy (fsynced) that must hash to sha256. */
+static int link_or_copy(const char *src, const char *dst, int may_link, const char *sha256,
+			uint64_t *size, enpu_err *e)
+{
+	int in = -1, out = -1, err;
+	struct stat sb;
+	char got[65];
+
+	if (may_link && link(src, dst) == 0) {
+		if (stat(dst, &sb) != 0)
+			goto fail;
+		*size = (uint64_t)sb.st_size;
+		return 0;
+	}
+	if ((in = open(src, O_RDONLY | O_CLOEXEC)) < 0 || fstat(in, &sb) != 0 ||
+	    (out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
+		goto fail;
+	for (off_t left = sb.st_size; left > 0;) {
+		ssize_t r = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
+		if (r <= 0) {
+			if (r == 0)
+				errno = EIO;   /* the file shrank under us */
+			goto fail;
+		}
+		left -= r;
+	}
+	if (fsync(out) != 0 || close(out) != 0) {
+		out = -1;
+		goto fail;
+	}
+	close(in);
+	*size = (uint64_t)sb.st_size;
+	if (enpu_sha256_file(dst, got, e) < 0) {
+		unlink(dst);
+		return -1;
+	}
+	if (strcmp(got, sha256) != 0) {
+		unlink(dst);
+		return enpu_fail(e, ENPU_E_IO, dst, NULL,
+				 "the weights file changed while it was compiled: compile it again");
+	}
+	return 0;
+fail:
+	err = errno;
+	if (in >= 0)
+		close(in);
+	if (out >= 0) {
+		close(out);
+		unlink(dst);
+	}
+	enpu_fail(e, ENPU_E_IO, dst, NULL, "cannot write '%s': %s", dst, strerror(err));
+	e->sys_errno = err;
+	return -1;
+}
+
+int enpu_npz_link_from(const enpu_npz_index *ix, const char *const *names, size_t n,
+		       const char *dst, int threads, int link, const char *sha256,
+		       uint64_t *size, enpu_err *e)
+{
+	struct src_fault bad = {0, NULL};
+
+	if (!ix->all_stored || n == 0 || n != ix->meta.n)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = 0;
+		while (k < n && strcmp(ix->meta.items[k].name, names[i]) != 0)
+			k++;
+		if (k == n)
+			return 0;
+	}
+	if (check_members(ix, threads, &bad, e) < 0)
+		return -1;
+	if (bad.ze)
+		return source_fault(ix, &bad, e);
+	return link_or_copy(ix->path, dst, link, sha256, size, e) < 0 ? -1 : 1;
 }

@@ -92,6 +92,12 @@ uint64_t srv_upload_bytes(const srv_upload *u);
 int srv_upload_finish(srv_upload *u, const char *expect, char digest[65],
 		      int *existed, enpu_err *e);
 void srv_upload_abort(srv_upload *u);
+/* The upload's bytes: the first `size` bytes of the open file fd, copied
+ * by the kernel on a thread of its own while this one hashes what is
+ * already copied (so the copy costs about what the hash does). What is
+ * hashed is the upload's own file: a source changed meanwhile gives bytes
+ * that fail finish's digest check, never a blob unlike its name. */
+int srv_upload_copy_fd(srv_upload *u, int fd, uint64_t size, enpu_err *e);
 /* This upload is of bytes made again when a crash loses them (a board
  * job's result and report): not fsynced (srv_cas_put_mem_volatile). */
 void srv_upload_volatile(srv_upload *u);

@@ -4,9 +4,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "buf.h"
@@ -148,6 +150,157 @@ int srv_upload_write(srv_upload *u, const void *p, size_t n, enpu_err *e)
 	if (u->bytes == n && n)
 		srv_fault_point("upload");   /* part written, nothing committed */
 	return 0;
+}
+
+/* ---- an upload from a file: the kernel copies, this thread hashes ---------- */
+
+#define COPY_STEP (8u << 20)   /* a copier's step, and a writeback kick */
+#define HASH_BUF (1u << 20)   /* the read-and-write copy's buffer */
+
+typedef struct copier {
+	int in, out;
+	uint64_t size, done;       /* done: bytes in out (under mu) */
+	int err, over;             /* errno of a failure (EIO: the source shrank); finished */
+	int stop;                  /* the hasher failed: copy no more (under mu) */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+} copier;
+
+static void copier_step(copier *k, uint64_t n, int err, int over)
+{
+	pthread_mutex_lock(&k->mu);
+	k->done += n;
+	k->err = err;
+	k->over = over;
+	pthread_cond_signal(&k->cv);
+	pthread_mutex_unlock(&k->mu);
+}
+
+/* n bytes from in to out by read and write, for where copy_file_range
+ * cannot (another filesystem on an older kernel). */
+static ssize_t copy_rw(int in, int out, size_t n, char *buf)
+{
+	ssize_t r = read(in, buf, n < HASH_BUF ? n : HASH_BUF);
+
+	for (ssize_t off = 0; r > 0 && off < r;) {
+		ssize_t w = write(out, buf + off, (size_t)(r - off));
+		if (w < 0 && errno != EINTR)
+			return -1;
+		off += w > 0 ? w : 0;
+	}
+	return r;
+}
+
+static void *copier_run(void *arg)
+{
+	copier *k = arg;
+	uint64_t at = 0;
+	char *buf = NULL;
+
+	while (at < k->size) {
+		int stop;
+		pthread_mutex_lock(&k->mu);
+		stop = k->stop;
+		pthread_mutex_unlock(&k->mu);
+		if (stop)
+			break;
+		size_t want = k->size - at < COPY_STEP ? (size_t)(k->size - at) : COPY_STEP;
+		ssize_t n = buf ? copy_rw(k->in, k->out, want, buf) :
+			    copy_file_range(k->in, NULL, k->out, NULL, want, 0);
+		if (n < 0 && !buf && at == 0 &&
+		    (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
+			if (!(buf = malloc(HASH_BUF))) {
+				copier_step(k, 0, ENOMEM, 1);
+				return NULL;
+			}
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			copier_step(k, 0, n == 0 ? EIO : errno, 1);
+			free(buf);
+			return NULL;
+		}
+#ifdef SYNC_FILE_RANGE_WRITE
+		(void)sync_file_range(k->out, (off_t)at, n, SYNC_FILE_RANGE_WRITE);   /* a hint */
+#endif
+		at += (uint64_t)n;
+		copier_step(k, (uint64_t)n, 0, at >= k->size);
+	}
+	if (k->size == 0 || at < k->size)
+		copier_step(k, 0, 0, 1);
+	free(buf);
+	return NULL;
+}
+
+int srv_upload_copy_fd(srv_upload *u, int fd, uint64_t size, enpu_err *e)
+{
+	copier k = {.in = fd, .out = u->fd, .size = size};
+	uint64_t hashed = 0;
+	int rfd = open(u->path, O_RDONLY | O_CLOEXEC), err = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	pthread_t tid;
+
+	if (rfd < 0) {
+		err = errno;
+		goto out;
+	}
+	pthread_mutex_init(&k.mu, NULL);
+	pthread_cond_init(&k.cv, NULL);
+	if ((err = pthread_create(&tid, NULL, copier_run, &k)) != 0)
+		goto destroy;
+	for (;;) {
+		uint64_t done;
+		int over;
+		pthread_mutex_lock(&k.mu);
+		while (k.done == hashed && !k.over)
+			pthread_cond_wait(&k.cv, &k.mu);
+		done = k.done;
+		over = k.over;
+		pthread_mutex_unlock(&k.mu);
+		/* what is in the file, hashed where it lies (mapped from the
+		 * page below, COPY_STEP at a time: no copy out of the page
+		 * cache, and no more of it counted in the daemon's RSS) */
+		while (!err && hashed < done) {
+			uint64_t from = hashed & ~(uint64_t)(page - 1);
+			uint64_t to = done - from > COPY_STEP ? from + COPY_STEP : done;
+			unsigned char *m = mmap(NULL, (size_t)(to - from), PROT_READ,
+						MAP_SHARED | MAP_POPULATE, rfd, (off_t)from);
+			if (m == MAP_FAILED) {
+				err = errno;
+				break;
+			}
+			if (enpu_sha256_update(u->sha, m + (hashed - from), (size_t)(to - hashed)) != 0)
+				err = EIO;
+			munmap(m, (size_t)(to - from));
+			hashed = to;
+		}
+		if (over || err)
+			break;
+	}
+	pthread_mutex_lock(&k.mu);
+	k.stop = 1;   /* after an error here: the copier ends at its next step */
+	pthread_mutex_unlock(&k.mu);
+	pthread_join(tid, NULL);
+	if (!err)
+		err = k.err;
+	u->bytes = hashed;
+	u->kicked = hashed;
+destroy:
+	pthread_mutex_destroy(&k.mu);
+	pthread_cond_destroy(&k.cv);
+out:
+	if (rfd >= 0)
+		close(rfd);
+	if (!err)
+		return 0;
+	if (err == EIO)
+		return enpu_fail(e, ENPU_E_BAD_REQUEST, NULL, NULL,
+				 "the file ended before its %llu bytes were read (changed meanwhile?)",
+				 (unsigned long long)size);
+	return enpu_fail(e, ENPU_E_STORAGE, NULL, NULL, "cannot copy the file into the cache: %s",
+			 strerror(err));
 }
 
 uint64_t srv_upload_bytes(const srv_upload *u) { return u->bytes; }

@@ -182,6 +182,15 @@ int http_begin_body(srv_req *r)
 				       srv_req_param(r, 0));
 			return -1;
 		}
+		if (srv_req_header(r, H_LOCAL_FILE)) {   /* the route copies the file: no body */
+			if (cl && strtoull(cl, NULL, 10) > 0) {
+				srv_reply_fail(r, ENPU_E_BAD_REQUEST, H_LOCAL_FILE,
+					       "a blob named by " H_LOCAL_FILE " takes no body");
+				return -1;
+			}
+			r->mode = M_DISCARD;
+			return 0;
+		}
 		r->upload = srv_upload_begin(ctx->cas, &r->err);
 		if (!r->upload) {
 			srv_reply_error(r, &r->err, NULL);

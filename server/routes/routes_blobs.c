@@ -6,8 +6,12 @@
  * uploads it again. A blob is readable only by those who uploaded it, own a
  * job that uses it, or are admins (docs/access.md); to anyone else it is
  * missing, and uploading its bytes makes it theirs too. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 #include <json-c/json.h>
 #include "srv.h"
 #include "digest.h"
@@ -85,16 +89,63 @@ void srv_post_blobs_missing(srv_ctx *ctx, srv_req *r)
 	srv_reply_json(r, 200, o);
 }
 
+/* The upload of PUT with X-Eulernpu-Local-File: the file copied by the
+ * daemon, for its own user only (who could read the file anyway); NULL
+ * after a reply. */
+static srv_upload *local_upload(srv_ctx *ctx, srv_req *r, const char *path)
+{
+	enpu_err e = ENPU_ERR_INIT;
+	srv_upload *u = NULL;
+	struct stat sb;
+	int fd;
+
+	if (!srv_req_is_own_user(r)) {
+		srv_reply_fail(r, ENPU_E_FORBIDDEN, H_LOCAL_FILE,
+			       H_LOCAL_FILE " is for the daemon's own user over its Unix socket: "
+			       "send the bytes as the body");
+		return NULL;
+	}
+	if (path[0] != '/' || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		srv_reply_fail(r, ENPU_E_BAD_REQUEST, H_LOCAL_FILE, "cannot read '%.200s': %s", path,
+			       path[0] != '/' ? "not an absolute path" : strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		srv_reply_fail(r, ENPU_E_BAD_REQUEST, H_LOCAL_FILE, "'%.200s' is not a regular file",
+			       path);
+		close(fd);
+		return NULL;
+	}
+	if ((uint64_t)sb.st_size > ctx->cfg.max_upload) {
+		enpu_fail(&e, ENPU_E_TOO_LARGE, H_LOCAL_FILE,
+			  "send a smaller file, or raise the server's --max-upload",
+			  "'%.200s' has %lld bytes, more than the limit of %llu bytes (--max-upload)",
+			  path, (long long)sb.st_size, (unsigned long long)ctx->cfg.max_upload);
+	} else if ((u = srv_upload_begin(ctx->cas, &e)) &&
+		   srv_upload_copy_fd(u, fd, (uint64_t)sb.st_size, &e) != 0) {
+		srv_upload_abort(u);
+		u = NULL;
+	}
+	close(fd);
+	if (e.code) {
+		srv_reply_error(r, &e, NULL);
+		return NULL;
+	}
+	return u;
+}
+
 void srv_put_blob(srv_ctx *ctx, srv_req *r)
 {
 	srv_upload *u = srv_req_take_upload(r);
-	const char *want = srv_req_param(r, 0);
+	const char *want = srv_req_param(r, 0), *local = srv_req_header(r, H_LOCAL_FILE);
 	enpu_err e = ENPU_ERR_INIT;
 	char dig[65];
 	int existed = 0;
 	uint64_t n;
 	json_object *o;
 
+	if (!u && local && !(u = local_upload(ctx, r, local)))
+		return;
 	if (!u) {
 		srv_reply_fail(r, ENPU_E_INTERNAL, NULL, "no upload in progress");
 		return;
@@ -109,6 +160,8 @@ void srv_put_blob(srv_ctx *ctx, srv_req *r)
 	if (!existed) {
 		atomic_fetch_add(&ctx->blobs_received, 1);
 		atomic_fetch_add(&ctx->blobs_bytes_received, n);
+		if (local)
+			atomic_fetch_add(&ctx->blobs_local, 1);
 	}
 	o = json_object_new_object();
 	json_object_object_add(o, F_SHA256, json_object_new_string(dig));

@@ -174,7 +174,7 @@ static int compile_new(srv_ctx *ctx, const enpu_spec *spec, const enpu_target *t
 	if (srv_cas_tmpdir(ctx->cas, tmp, sizeof tmp, e) != 0)
 		return -1;
 	if (enpu_compile_to_dir(spec, tgt, weights_p, weights_name ? weights_name : "weights.npz",
-				weights_d, spec_d, ctx->lim, tmp, &cc, e) != 0 ||
+				weights_d, spec_d, ctx->lim, tmp, ENPU_COMPILE_LINK, &cc, e) != 0 ||
 	    srv_artifact_ingest_compiled(ctx->cas, tmp, &cc, e) != 0) {
 		srv_rmtree(tmp);
 		goto out;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "npz.h"
 #include "digest.h"
@@ -727,4 +728,96 @@ Test(npz_stream, scan_load_and_copy_match_the_whole_file_reader)
 		enpu_tlist_free(&l);
 	}
 	unlink(dst);
+}
+
+/* A file of stored members is the weights file as it is: linked after its
+ * members' CRCs pass (parts of a big member on several threads, combined);
+ * a deflated file, or other members than those asked for, is not (0:
+ * nothing done); a flipped byte in any part fails with E0400. */
+Test(npz_stream, link_from_takes_a_stored_file_as_it_is)
+{
+	char dir[64], src[128], dst[128], bad[128];
+	enpu_npz_index ix;
+	enpu_err e = ENPU_ERR_INIT;
+	enpu_tlist l = ENPU_TLIST_INIT;
+	const char *names[2] = {"small", "big"};
+	char want[65], got[65];
+	struct stat a, b;
+	uint64_t sz = 0;
+
+	snprintf(dir, sizeof dir, "/tmp/enpu_npz_link_%d", (int)getpid());
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	snprintf(src, sizeof src, "%s/w.npz", dir);
+	snprintf(dst, sizeof dst, "%s/out.npz", dir);
+	snprintf(bad, sizeof bad, "%s/bad.npz", dir);
+	push(&l, "big", 1, (int64_t[]){9 * 1024 * 1024 + 7});   /* 36 MiB: two parts */
+	push(&l, "small", 2, (int64_t[]){3, 5});
+	cr_assert_eq(enpu_npz_write(src, &l, &e), 0, "%s", e.message);
+	cr_assert_eq(enpu_sha256_file(src, want, &e), 0);
+
+	cr_assert_eq(enpu_npz_scan(src, "w.npz", NULL, &ix, &e), 0, "%s", e.message);
+	cr_assert_eq(ix.all_stored, 1);
+	cr_assert_eq(enpu_npz_link_from(&ix, names, 1, dst, 2, 1, want, &sz, &e), 0, "a member left out");
+	cr_assert_neq(access(dst, F_OK), 0);
+	for (int threads = 1; threads <= 3; threads++) {
+		cr_assert_eq(enpu_npz_link_from(&ix, names, 2, dst, threads, 1, want, &sz, &e), 1, "%s", e.message);
+		cr_assert_eq(stat(src, &a), 0);
+		cr_assert_eq(stat(dst, &b), 0);
+		cr_assert(a.st_ino == b.st_ino && a.st_dev == b.st_dev, "not a link of the file");
+		cr_assert_eq(sz, (uint64_t)a.st_size);
+		unlink(dst);
+	}
+	/* not to be linked: a copy of the same bytes, hashed */
+	cr_assert_eq(enpu_npz_link_from(&ix, names, 2, dst, 2, 0, want, &sz, &e), 1, "%s", e.message);
+	cr_assert_eq(stat(src, &a), 0);
+	cr_assert_eq(stat(dst, &b), 0);
+	cr_assert_neq(a.st_ino, b.st_ino, "a link where a copy was asked for");
+	cr_assert_eq(enpu_sha256_file(dst, got, &e), 0);
+	cr_assert_str_eq(got, want);
+	unlink(dst);
+	/* a digest the bytes do not have (the file changed meanwhile): E0003, no file */
+	got[0] = got[0] == '0' ? '1' : '0';
+	cr_assert_eq(enpu_npz_link_from(&ix, names, 2, dst, 2, 0, got, &sz, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_IO);
+	cr_assert_neq(access(dst, F_OK), 0);
+	/* a flipped byte early in the big member's data, then past its first 32 MiB */
+	for (int k = 0; k < 2; k++) {
+		size_t len;
+		unsigned char *buf = slurp(src, &len);
+		FILE *f;
+		enpu_npz_index bx;
+		size_t at = (size_t)(k ? 33u << 20 : 1000u);
+		buf[at] ^= 0x10;
+		cr_assert(f = fopen(bad, "wb"));
+		cr_assert_eq(fwrite(buf, 1, len, f), len);
+		fclose(f);
+		free(buf);
+		e = (enpu_err)ENPU_ERR_INIT;
+		cr_assert_eq(enpu_npz_scan(bad, "bad.npz", NULL, &bx, &e), 0, "%s", e.message);
+		cr_assert_eq(enpu_npz_link_from(&bx, names, 2, dst, 2, 1, want, &sz, &e), -1, "byte %zu", at);
+		cr_assert_eq(e.code, ENPU_E_NPY);
+		cr_assert(strstr(e.message, "CRC mismatch") && strstr(e.message, "'big'"), "%s", e.message);
+		cr_assert_neq(access(dst, F_OK), 0, "a file was left");
+		enpu_npz_index_free(&bx);
+	}
+	enpu_npz_index_free(&ix);
+
+	/* deflated members: not the file as it is */
+	{
+		char path[512];
+		snprintf(path, sizeof path, DATA "savez_compressed.npz");
+		cr_assert_eq(enpu_npz_scan(path, "c.npz", NULL, &ix, &e), 0, "%s", e.message);
+		cr_assert_eq(ix.all_stored, 0);
+		const char **all = calloc(ix.meta.n, sizeof *all);
+		for (size_t k = 0; k < ix.meta.n; k++)
+			all[k] = ix.meta.items[k].name;
+		cr_assert_eq(enpu_npz_link_from(&ix, all, ix.meta.n, dst, 2, 1, want, &sz, &e), 0);
+		cr_assert_neq(access(dst, F_OK), 0);
+		free(all);
+		enpu_npz_index_free(&ix);
+	}
+	enpu_tlist_free(&l);
+	unlink(src);
+	unlink(bad);
+	rmdir(dir);
 }

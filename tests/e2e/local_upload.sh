@@ -1,0 +1,107 @@
+#!/bin/bash
+# local_upload.sh: PUT /v1/blobs/{sha256} with X-Eulernpu-Local-File (the
+# daemon's own user names a file, the daemon copies it and checks the
+# copy's digest), who may, the errors, and the CLI taking that path to its
+# own daemon; then a compile whose weights file is the uploaded blob
+# itself (all members stored) against one that is re-packed (deflated).
+. "$(dirname "$0")/lib.sh"
+
+CLI=$BIN/eulernpu
+M=$EX/tiny_mlp
+start_daemon a || exit 1
+U=http://localhost
+sha() { sha256sum "$1" | cut -d' ' -f1; }
+health() { dcurl a -o "$TMP/h.json" "$U/v1/health"; jget "$TMP/h.json" "$1"; }
+# lput DIGEST PATH [curl args]: the status; the body in $TMP/put.json
+lput() {
+	local d=$1 p=$2; shift 2
+	dcurl a -o "$TMP/put.json" -w '%{http_code}' -X PUT -H "X-Eulernpu-Local-File: $p" "$@" \
+		"$U/v1/blobs/$d"
+}
+
+head -c 3000000 /dev/urandom >"$TMP/f.bin"
+D=$(sha "$TMP/f.bin")
+expect_eq "a file of the daemon's user: 201" "$(lput "$D" "$TMP/f.bin")" 201
+expect_eq "  its digest and size" "$(jget "$TMP/put.json" sha256) $(jget "$TMP/put.json" bytes)" \
+	"$D 3000000"
+dcurl a -o "$TMP/back.bin" "$U/v1/blobs/$D"
+check "  the blob is the file's bytes" cmp "$TMP/f.bin" "$TMP/back.bin"
+expect_eq "  counted as received, and as local" "$(health blobs_received) $(health blobs_local)" "1 1"
+expect_eq "the same again: 200" "$(lput "$D" "$TMP/f.bin")" 200
+expect_eq "  not counted again" "$(health blobs_local)" 1
+
+: >"$TMP/empty"
+expect_eq "an empty file: 201" "$(lput "$(sha "$TMP/empty")" "$TMP/empty")" 201
+
+head -c 100000 /dev/urandom >"$TMP/g.bin"
+expect_eq "a digest the file does not hash to: 422" "$(lput "$D" "$TMP/g.bin")" 422
+expect_eq "  E0805, as for a body of those bytes" "$(jget "$TMP/put.json" error.code)" \
+	"$(dcurl a -X PUT --data-binary @"$TMP/g.bin" "$U/v1/blobs/$D" | "$PY" -c 'import json,sys; print(json.load(sys.stdin)["error"]["code"])')"
+check "  nothing left in tmp/" test -z "$(find "$TMP/a.cache/tmp" -name '*.up')"
+G=$(sha "$TMP/g.bin")
+expect_eq "a relative path: 400" "$(lput "$G" g.bin)" 400
+expect_match "  says why" "$(jget "$TMP/put.json" error.message)" "not an absolute path"
+expect_eq "a missing file: 400" "$(lput "$G" "$TMP/nope")" 400
+expect_match "  says why" "$(jget "$TMP/put.json" error.message)" "No such file"
+expect_eq "a directory: 400" "$(lput "$G" "$TMP")" 400
+expect_match "  says why" "$(jget "$TMP/put.json" error.message)" "not a regular file"
+expect_eq "the header and a body: 400" "$(lput "$G" "$TMP/g.bin" --data-binary @"$TMP/g.bin")" 400
+expect_eq "  the blob was not stored" "$(dcurl a -o /dev/null -w '%{http_code}' "$U/v1/blobs/$G")" 404
+
+# a bound: --max-upload holds for a named file as for a body
+start_daemon small --max-upload 1000 || exit 1
+st=$(dcurl small -o "$TMP/put.json" -w '%{http_code}' -X PUT \
+	-H "X-Eulernpu-Local-File: $TMP/g.bin" "$U/v1/blobs/$G")
+expect_eq "a file over --max-upload: 413" "$st" 413
+expect_match "  names the flag" "$(jget "$TMP/put.json" error.message)" "max-upload"
+
+# over TCP nobody is the daemon's own user
+PORT=$(free_port)
+start_daemon tcp --listen "127.0.0.1:$PORT" || exit 1
+st=$(curl -s --max-time 60 -o "$TMP/put.json" -w '%{http_code}' -X PUT \
+	-H "X-Eulernpu-Local-File: $TMP/g.bin" "http://127.0.0.1:$PORT/v1/blobs/$G")
+expect_eq "over TCP: 403" "$st" 403
+expect_eq "  E0815" "$(jget "$TMP/put.json" error.code)" E0815
+expect_eq "  nothing stored" "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/v1/blobs/$G")" 404
+
+# ---- the CLI names its files to its own daemon ---------------------------------
+export EULERNPU_SERVER=unix:$TMP/a.sock
+n0=$(health blobs_local)
+check "compile through the own socket" "$CLI" compile --spec "$M/spec.yaml" --weights "$M/weights.npz" --out "$TMP/own"
+expect_eq "  spec and weights named, not sent" "$(( $(health blobs_local) - n0 ))" 2
+check "  the artifact runs" "$CLI" run --artifact "$TMP/own" --input "$M/input.npz" --out "$TMP/own.npz"
+check "  its result is the golden one" "$CLI" compare --got "$TMP/own.npz" --expected "$M/golden.npz"
+
+# ---- the weights file: the blob itself, or re-packed --------------------------------
+"$PY" - "$M/weights.npz" "$TMP" <<'EOF'
+import sys, zipfile, numpy as np
+w = dict(np.load(sys.argv[1]))
+np.savez(sys.argv[2] + "/stored.npz", **w)
+np.savez_compressed(sys.argv[2] + "/deflated.npz", **w)
+EOF
+check "numpy's stored npz compiles" "$CLI" compile --spec "$M/spec.yaml" --weights "$TMP/stored.npz" --out "$TMP/st"
+expect_eq "  the artifact's weights file is those very bytes" \
+	"$(sha "$TMP/st/weights/cpu_ref.npz")" "$(sha "$TMP/stored.npz")"
+B=$TMP/a.cache/cas/$(sha "$TMP/stored.npz" | cut -c1-2)/$(sha "$TMP/stored.npz")
+check "  and in the cache one file: the blob, hard-linked" test "$(stat -c %h "$B")" -ge 2
+check "a deflated npz compiles" "$CLI" compile --spec "$M/spec.yaml" --weights "$TMP/deflated.npz" --out "$TMP/df"
+check "  its weights file is re-packed (not the upload)" \
+	test "$(sha "$TMP/df/weights/cpu_ref.npz")" != "$(sha "$TMP/deflated.npz")"
+for a in st df; do
+	check "  $a: runs to the golden result" "$CLI" run --artifact "$TMP/$a" --input "$M/input.npz" --out "$TMP/$a.npz"
+	check "  $a: compare" "$CLI" compare --got "$TMP/$a.npz" --expected "$M/golden.npz"
+done
+# a stored member with a flipped data byte: the CRC check fails the compile
+"$PY" - "$TMP/stored.npz" "$TMP/bad.npz" <<'EOF'
+import sys
+b = bytearray(open(sys.argv[1], "rb").read())
+i = b.index(b"NUMPY") + 200     # inside the first member's data
+b[i] ^= 0x01
+open(sys.argv[2], "wb").write(b)
+EOF
+check_status "a stored member with a bad byte: the compile fails, exit 2" 2 \
+	"$CLI" compile --spec "$M/spec.yaml" --weights "$TMP/bad.npz" --out "$TMP/bad"
+expect_match "  a CRC mismatch, E0400" "$(tr "\n" " " <"$TMP/last.err")" "E0400.*CRC mismatch"
+check "  no artifact directory left" test ! -e "$TMP/bad/manifest.json"
+
+finish
