@@ -7,6 +7,7 @@
  * prints the server's answer with "out" (DIR) added. */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,13 +141,99 @@ static int take_existing(const char *out, const char *path, const char *sha, uin
 	return clone_file(old, dest);
 }
 
+/* ---- the weights copied while the server works ------------------------------
+ * The artifact's weights file is the weights file itself whenever its
+ * members are stored (docs/architecture.md, "Cache"): a copy of it into
+ * the output, made on a thread while the upload and the compile run, is
+ * then that file, and nothing is copied or fetched after the answer. The
+ * copy counts only when the file's identity and times (which any write
+ * moves: client/digests.c) are the same before it, after it, and after
+ * the compile, whose digest of the file they vouch for as the digest
+ * record does. Small files are not worth a thread. */
+#define PRECOPY_MIN (1u << 20)
+
+typedef struct precopy {
+	pthread_t tid;
+	int started, ok, used;
+	const char *src;
+	char dst[PATH_MAX], sha[65];
+	struct stat before, after;
+} precopy;
+
+static int same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+static void *precopy_run(void *arg)
+{
+	precopy *p = arg;
+
+	p->ok = stat(p->src, &p->before) == 0 && clone_file(p->src, p->dst) == 0 &&
+		stat(p->src, &p->after) == 0 && same_file(&p->before, &p->after);
+	return NULL;
+}
+
+/* Start copying weights into dir (the temporary output) when it is big. */
+static void precopy_start(precopy *p, const char *weights, const char *dir)
+{
+	struct stat sb;
+
+	memset(p, 0, sizeof *p);
+	p->src = weights;
+	if (stat(weights, &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size < PRECOPY_MIN ||
+	    (size_t)snprintf(p->dst, sizeof p->dst, "%s/.weights.precopy", dir) >= sizeof p->dst)
+		return;
+	p->started = pthread_create(&p->tid, NULL, precopy_run, p) == 0;
+}
+
+/* The copy done; good when the file is still as it was when hashed to sha
+ * (the compile's digest of it). */
+static void precopy_join(precopy *p, const char *sha)
+{
+	struct stat now;
+
+	if (!p->started)
+		return;
+	pthread_join(p->tid, NULL);
+	p->started = 0;
+	if (p->ok && sha && (p->ok = stat(p->src, &now) == 0 && same_file(&p->before, &now)))
+		snprintf(p->sha, sizeof p->sha, "%s", sha);
+	else
+		p->ok = 0;
+}
+
+/* dest from the copy when it has this digest and size: 0, or -1. */
+static int take_precopy(precopy *p, const char *sha, uint64_t bytes, const char *dest)
+{
+	if (!p || !p->ok || p->used || strcmp(p->sha, sha) != 0 ||
+	    (uint64_t)p->before.st_size != bytes || rename(p->dst, dest) != 0)
+		return -1;
+	p->used = 1;
+	return 0;
+}
+
+/* The copy, unused, out of the output; the thread joined first. */
+static void precopy_end(precopy *p)
+{
+	if (p->started) {
+		pthread_join(p->tid, NULL);
+		p->started = 0;
+	}
+	if (p->dst[0] && !p->used)
+		unlink(p->dst);
+}
+
 /* Every file the server listed into dir (the temporary one), refusing
- * paths that would leave it; progress shows them under out. A file comes
+ * paths that would leave it; progress shows them under out. A file is
+ * the weights copied meanwhile (pre) when it has their digest, else comes
  * from our own daemon's cache when it says where (cloned or copied, not
  * sent over the socket), else from out when that already holds it with
  * the listed digest, else it is downloaded and checked. */
 static int download_files(cli_conn *c, const char *id, struct json_object *files,
-			  const char *dir, const char *out, enpu_err *e)
+			  const char *dir, const char *out, precopy *pre, enpu_err *e)
 {
 	int own = cli_conn_own_daemon(c);
 
@@ -179,7 +266,8 @@ static int download_files(cli_conn *c, const char *id, struct json_object *files
 		if (json_object_object_get_ex(f, F_BYTES, &bv) && json_object_is_type(bv, json_type_int))
 			bytes = json_object_get_int64(bv);
 		if (bytes >= 0 &&
-		    ((own && take_local(cli_json_str(f, F_LOCAL), dest, (uint64_t)bytes) == 0) ||
+		    (take_precopy(pre, sha, (uint64_t)bytes, dest) == 0 ||
+		     (own && take_local(cli_json_str(f, F_LOCAL), dest, (uint64_t)bytes) == 0) ||
 		     take_existing(out, path, sha, (uint64_t)bytes, dest) == 0))
 			continue;
 		if (file_url(id, path, &url) < 0) {
@@ -200,10 +288,10 @@ static int download_files(cli_conn *c, const char *id, struct json_object *files
  * upload the weights and POST again. *res the server's answer. 0, or -1
  * with e. */
 static int compile_post(cli_ctx *ctx, const char *spec, const char *weights, const char *target,
-			const char *backend, struct json_object **res, enpu_err *e)
+			const char *backend, char dw[65], struct json_object **res, enpu_err *e)
 {
 	struct json_object *req;
-	char ds[65], dw[65], dt[65];
+	char ds[65], dt[65];
 	const char *paths[3] = {spec, weights, target}, *digests[3] = {ds, dw, dt};
 	long status = 0;
 	int rc, deferred = 0;
@@ -239,7 +327,7 @@ static int compile_post(cli_ctx *ctx, const char *spec, const char *weights, con
 /* The artifact of the answer res into directory tmp (to become out);
  * *nops its ops. 0, or -1 with e. */
 static int compile_fetch(cli_ctx *ctx, struct json_object *res, const char *tmp, const char *out,
-			 long long *nops, enpu_err *e)
+			 precopy *pre, long long *nops, enpu_err *e)
 {
 	struct json_object *files;
 	const char *id = cli_json_str(res, F_ARTIFACT);
@@ -249,7 +337,7 @@ static int compile_fetch(cli_ctx *ctx, struct json_object *res, const char *tmp,
 	    !json_object_is_type(files, json_type_array))
 		return enpu_fail(e, ENPU_E_SERVER, API_COMPILE, NULL,
 				 "the answer lacks a valid '%s', '%s' or '%s'", F_ARTIFACT, F_OPERATORS, F_FILES);
-	return download_files(ctx->conn, id, files, tmp, out, e) < 0 ? -1 : 0;
+	return download_files(ctx->conn, id, files, tmp, out, pre, e) < 0 ? -1 : 0;
 }
 
 /* --out is neither an input nor a directory of other files: its
@@ -281,8 +369,9 @@ int cmd_compile(cli_ctx *ctx, int argc, char **argv)
 		{NULL, 0, NULL},
 	};
 	struct json_object *res = NULL;
-	char line[256], tmp[PATH_MAX];
+	char line[256], tmp[PATH_MAX], dw[65];
 	long long nops = 0;
+	precopy pre;
 	int n_pos, r;
 
 	r = cli_parse_opts("compile", argc, argv, opts, pos, 0, &n_pos, &e);
@@ -302,14 +391,18 @@ int cmd_compile(cli_ctx *ctx, int argc, char **argv)
 	/* the files go into tmp beside out, which replaces out once complete:
 	 * a failed compile leaves out as it was */
 	cli_progress_setup(json);
-	if (compile_post(ctx, spec, weights, target, backend, &res, &e) < 0 ||
-	    compile_fetch(ctx, res, tmp, out, &nops, &e) < 0) {
+	precopy_start(&pre, weights, tmp);
+	r = compile_post(ctx, spec, weights, target, backend, dw, &res, &e);
+	precopy_join(&pre, r == 0 ? dw : NULL);
+	if (r < 0 || compile_fetch(ctx, res, tmp, out, &pre, &nops, &e) < 0) {
 		if (e.code == ENPU_E_IO)   /* a local write: name --out, not tmp */
 			snprintf(e.where, sizeof e.where, "%s", out);
+		precopy_end(&pre);
 		cli_outdir_abort(tmp);
 		json_object_put(res);
 		return cli_report(&e);
 	}
+	precopy_end(&pre);
 	if (cli_outdir_commit(tmp, out, &e) < 0) {
 		json_object_put(res);
 		return cli_report(&e);

@@ -104,4 +104,56 @@ check_status "a stored member with a bad byte: the compile fails, exit 2" 2 \
 expect_match "  a CRC mismatch, E0400" "$(tr "\n" " " <"$TMP/last.err")" "E0400.*CRC mismatch"
 check "  no artifact directory left" test ! -e "$TMP/bad/manifest.json"
 
+# ---- big weights: copied into --out while the server works ----------------------
+# The artifact's weights file of stored members is the weights file: the
+# client's copy of it, made meanwhile, is used and nothing is fetched, even
+# from a server that is not its own (a proxy, which gives no cache paths).
+"$PY" - "$TMP/big" <<'PYEOF'
+import os, sys, numpy as np
+d = sys.argv[1]
+os.makedirs(d)
+open(d + "/spec.yaml", "w").write("""eulernpu: 1
+name: big_weights
+backend: cpu_ref
+inputs:
+  - {name: x, dtype: float32, shape: [1, 80]}
+outputs: [y]
+weights:
+  - {name: w, dtype: float32, shape: [80, 4096]}
+components:
+  - name: only
+    ops:
+      - {name: mm, op: matmul, in: [x, w], out: y}
+""")
+w = np.random.default_rng(1).standard_normal((80, 4096), dtype=np.float32)
+np.savez(d + "/weights.npz", w=w)
+np.savez_compressed(d + "/deflated.npz", w=w)
+np.savez(d + "/input.npz", x=np.ones((1, 80), np.float32))
+PYEOF
+"$PY" "$ROOT/tests/e2e/tools/unix_proxy.py" --to "$TMP/a.sock" --listen "$TMP/far.sock" \
+	--corrupt '^$' 2>"$TMP/proxy.err" &
+EXTRA_PIDS+=($!)
+for _ in $(seq 100); do [ -S "$TMP/far.sock" ] && break; sleep 0.05; done
+fetches() { grep -c 'method=GET route=/v1/artifacts/\*/files/' "$TMP/a.log"; }
+n0=$(fetches)
+check "big stored weights through a proxy" env EULERNPU_SERVER=unix:$TMP/far.sock \
+	"$CLI" compile --spec "$TMP/big/spec.yaml" --weights "$TMP/big/weights.npz" --out "$TMP/bigfar"
+expect_eq "  three files fetched, not the weights" "$(( $(fetches) - n0 ))" 3
+check "  the weights file is the weights" cmp "$TMP/big/weights.npz" "$TMP/bigfar/weights/cpu_ref.npz"
+expect_eq "  nothing else in --out" "$(cd "$TMP/bigfar" && find . -type f | sort | tr '\n' ' ')" \
+	"./graph.json ./manifest.json ./plan.json ./weights/cpu_ref.npz "
+check "  it runs" "$CLI" run --artifact "$TMP/bigfar" --input "$TMP/big/input.npz" --out "$TMP/bigfar.npz"
+n0=$(fetches)
+check "big deflated weights through a proxy" env EULERNPU_SERVER=unix:$TMP/far.sock \
+	"$CLI" compile --spec "$TMP/big/spec.yaml" --weights "$TMP/big/deflated.npz" --out "$TMP/bigdf"
+expect_eq "  all four files fetched (the copy does not serve)" "$(( $(fetches) - n0 ))" 4
+expect_eq "  and the copy is not left in --out" "$(cd "$TMP/bigdf" && find . -name '.*' -type f)" ""
+check "  the same result" "$CLI" run --artifact "$TMP/bigdf" --input "$TMP/big/input.npz" --out "$TMP/bigdf.npz"
+check "  byte for byte" cmp "$TMP/bigfar.npz" "$TMP/bigdf.npz"
+check "big stored weights to the own daemon" \
+	"$CLI" compile --spec "$TMP/big/spec.yaml" --weights "$TMP/big/weights.npz" --out "$TMP/bigown"
+check "  the weights file is the weights" cmp "$TMP/big/weights.npz" "$TMP/bigown/weights/cpu_ref.npz"
+check "  a copy, not the cache's file" test "$(stat -c %i "$TMP/bigown/weights/cpu_ref.npz")" != \
+	"$(stat -c %i "$TMP/a.cache/cas/$(sha "$TMP/big/weights.npz" | cut -c1-2)/$(sha "$TMP/big/weights.npz")")"
+
 finish
