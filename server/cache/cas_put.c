@@ -184,9 +184,11 @@ static ssize_t copy_rw(int in, int out, size_t n, char *buf)
 
 	for (ssize_t off = 0; r > 0 && off < r;) {
 		ssize_t w = write(out, buf + off, (size_t)(r - off));
-		if (w < 0 && errno != EINTR)
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
 			return -1;
-		off += w > 0 ? w : 0;
+		off += w;
 	}
 	return r;
 }
@@ -272,7 +274,7 @@ int srv_upload_copy_fd(srv_upload *u, int fd, uint64_t size, enpu_err *e)
 				break;
 			}
 			if (enpu_sha256_update(u->sha, m + (hashed - from), (size_t)(to - hashed)) != 0)
-				err = EIO;
+				err = ENOTRECOVERABLE;   /* the hash itself failed */
 			munmap(m, (size_t)(to - from));
 			hashed = to;
 		}
