@@ -367,3 +367,13 @@ void cas_now(struct timespec *t)
 {
 	clock_gettime(CLOCK_REALTIME, t);
 }
+
+int cas_open_ro_at(int dfd, const char *name)
+{
+	int fl = O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+	int fd = openat(dfd, name, fl | O_NOATIME);
+
+	if (fd < 0 && errno == EPERM)   /* not the file's owner */
+		fd = openat(dfd, name, fl);
+	return fd;
+}
