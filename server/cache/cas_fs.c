@@ -129,7 +129,7 @@ static void paths_free(srv_paths *l)
 
 /* l's directory, if it has one, becomes one of its paths (removed here
  * when there is no room for it); the next take makes a new one. */
-static void paths_seal(srv_paths *l)
+void cas_paths_seal(srv_paths *l)
 {
 	if (!l->into)
 		return;
@@ -169,7 +169,7 @@ static void paths_remove(srv_paths *l, atomic_int *stop, atomic_long *done)
 	reclaim r;
 	int k, n_th = 0;
 
-	paths_seal(l);
+	cas_paths_seal(l);
 	r.l = l;
 	r.stop = stop;
 	r.done = done;
@@ -223,7 +223,7 @@ void srv_cas_reclaim(srv_cas *c, srv_paths *l)
 
 	if (!l)
 		return;
-	paths_seal(l);
+	cas_paths_seal(l);
 	if (!l->n)
 		return;
 	pthread_mutex_lock(&c->rc_mu);

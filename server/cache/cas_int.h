@@ -107,6 +107,14 @@ void cas_reclaim_stop(srv_cas *c);
  * tmp/ for the caller to add to l (0; l NULL or no directory). out is
  * empty when no name fits. */
 int cas_take_name(srv_cas *c, srv_paths *l, char *out, size_t cap);
+/* Names a take puts in one directory of l's (cas_take_name) before it
+ * makes the next: each rename into a directory looks the new name up and
+ * finds room for it by a walk of a directory block, and short names pack
+ * a block with hundreds of entries; 64 keep the walk short, for one mkdir
+ * per 64 renames. */
+#define CAS_TAKE_PER_DIR 64
+/* l's directory, if it has one, becomes one of its paths (cas_fs.c). */
+void cas_paths_seal(srv_paths *l);
 /* openat(dfd, name) to read, not following a last symlink, without
  * moving the access time when the file is ours (O_NOATIME: a read of
  * every manifest and entry at start-up then writes no inode). -1 with
