@@ -14,6 +14,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,15 +95,32 @@ int cas_migrate(srv_cas *c)
 
 /* ---- the index from the disk ---------------------------------------------- */
 
-/* fn(c, sfd, name) for each name of a fan-out directory top/<xx> that is
- * a digest starting with xx; sfd is that directory's fd, so that fn
- * reaches the entry relative to it (no path walked from the root). */
-static int each_entry(srv_cas *c, const char *top,
-		      int (*fn)(srv_cas *c, int sfd, const char *name))
+/* The pass's work: fan-out directories top/<xx>, and for each name in
+ * one that is a digest starting with xx, fn(c, sfd, name), sfd the
+ * directory's fd (so that fn reaches the entry relative to it: no path
+ * walked from the root). SCAN_THREADS threads take the directories in
+ * turn: a warm cache is two cores' work of syscalls, a cold one a disk's
+ * queue of reads (each entry takes the index's lock alone). */
+#define SCAN_THREADS 4
+typedef int (*scan_fn)(srv_cas *c, int sfd, const char *name);
+typedef struct scan_dir {
+	const char *top;
+	char sub[3];
+	scan_fn fn;
+} scan_dir;
+typedef struct scan_work {
+	srv_cas *c;
+	scan_dir *v;
+	int n, cap;
+	atomic_int next, rc;
+} scan_work;
+
+/* top's fan-out directories (two hex digits) onto w's list: 0, or -1. */
+static int scan_add(scan_work *w, const char *top, scan_fn fn)
 {
-	DIR *d = opendir(top), *d2;
-	struct dirent *de, *de2;
-	int rc = 0, fd;
+	DIR *d = opendir(top);
+	struct dirent *de;
+	int rc = 0;
 
 	if (!d)
 		return 0;
@@ -109,19 +128,74 @@ static int each_entry(srv_cas *c, const char *top,
 		if (strlen(de->d_name) != 2 || !strchr("0123456789abcdef", de->d_name[0]) ||
 		    !strchr("0123456789abcdef", de->d_name[1]))
 			continue;
-		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (!(d2 = fdopendir(fd))) {
-			close(fd);
-			continue;
+		if (w->n == w->cap) {
+			int ncap = w->cap ? w->cap * 2 : 256;
+			scan_dir *nv = realloc(w->v, (size_t)ncap * sizeof *nv);
+			if (!nv) {
+				rc = -1;
+				break;
+			}
+			w->v = nv;
+			w->cap = ncap;
 		}
-		while (rc == 0 && (de2 = readdir(d2)))
-			if (enpu_is_sha256_hex(de2->d_name) && !strncmp(de2->d_name, de->d_name, 2))
-				rc = fn(c, dirfd(d2), de2->d_name);
-		closedir(d2);
+		w->v[w->n].top = top;
+		memcpy(w->v[w->n].sub, de->d_name, 3);
+		w->v[w->n].fn = fn;
+		w->n++;
 	}
 	closedir(d);
+	return rc;
+}
+
+static int scan_one(srv_cas *c, const scan_dir *sd)
+{
+	char sub[4200];
+	DIR *d;
+	struct dirent *de;
+	int rc = 0, fd;
+
+	snprintf(sub, sizeof sub, "%s/%s", sd->top, sd->sub);
+	fd = open(sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (!(d = fdopendir(fd))) {
+		close(fd);
+		return 0;
+	}
+	while (rc == 0 && (de = readdir(d)))
+		if (enpu_is_sha256_hex(de->d_name) && !strncmp(de->d_name, sd->sub, 2))
+			rc = sd->fn(c, dirfd(d), de->d_name);
+	closedir(d);
+	return rc;
+}
+
+static void *scan_main(void *arg)
+{
+	scan_work *w = arg;
+	int i;
+
+	while (atomic_load(&w->rc) == 0 && (i = atomic_fetch_add(&w->next, 1)) < w->n)
+		if (scan_one(w->c, &w->v[i]) != 0)
+			atomic_store(&w->rc, -1);
+	return NULL;
+}
+
+/* Every directory of w on up to SCAN_THREADS threads (this one too, all
+ * of it when none starts), then an empty list: 0, or -1 (out of memory). */
+static int scan_run(scan_work *w)
+{
+	pthread_t th[SCAN_THREADS - 1];
+	int k, n_th = 0, rc;
+
+	atomic_store(&w->next, 0);
+	for (k = 0; k < SCAN_THREADS - 1 && k < w->n - 1; k++)
+		if (pthread_create(&th[n_th], NULL, scan_main, w) == 0)
+			n_th++;
+	scan_main(w);
+	for (k = 0; k < n_th; k++)
+		pthread_join(th[k], NULL);
+	rc = atomic_load(&w->rc);
+	w->n = 0;
 	return rc;
 }
 
@@ -215,17 +289,29 @@ static int sync_ac(srv_cas *c, int sfd, const char *name)
 
 int cas_index_sync(srv_cas *c)
 {
+	scan_work w;
 	int rc, gone;
+
+	memset(&w, 0, sizeof w);
+	w.c = c;
+	atomic_init(&w.next, 0);
+	atomic_init(&w.rc, 0);
 
 	LOCK(c);
 	ix_mark(c->ix);
 	UNLOCK(c);
-	/* blobs first: an artifact's last use is its newest blob's */
-	rc = each_entry(c, c->cas, sync_blob);
+	/* blobs (and the entries, which need nothing else) first: an
+	 * artifact's last use is its newest blob's */
+	rc = scan_add(&w, c->cas, sync_blob);
 	if (rc == 0)
-		rc = each_entry(c, c->art, sync_art);
+		rc = scan_add(&w, c->ac, sync_ac);
 	if (rc == 0)
-		rc = each_entry(c, c->ac, sync_ac);
+		rc = scan_run(&w);
+	if (rc == 0)
+		rc = scan_add(&w, c->art, sync_art);
+	if (rc == 0)
+		rc = scan_run(&w);
+	free(w.v);
 	if (rc != 0)
 		return -1;   /* out of memory: the index keeps what it had */
 	LOCK(c);
