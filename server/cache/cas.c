@@ -259,6 +259,21 @@ int srv_cas_list(srv_cas *c, srv_cas_entry **out, int *n_out, uint64_t *total)
 	return 0;
 }
 
+/* Take blob file p out of cas/: by srv_cas_take (a rename into later's
+ * directory: the last unlink of a file frees its blocks, which can wait
+ * for the disk), but a file another name still links (an artifact's file,
+ * removed with its directory) by an unlink, which frees nothing and costs
+ * less than the rename. Should the other name go meanwhile, this unlink
+ * is the last one: slower, no less right. 1 when it went. */
+static int take_blob(srv_cas *c, const char *p, srv_paths *later)
+{
+	struct stat st;
+
+	if (later && lstat(p, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink > 1)
+		return unlink(p) == 0;
+	return srv_cas_take(c, p, later);
+}
+
 int srv_cas_evict_lru(srv_cas *c, uint64_t max, int (*keep)(const char *digest, void *arg),
 		      void *arg, srv_cas_entry *out, int cap, srv_paths *later)
 {
@@ -280,7 +295,7 @@ int srv_cas_evict_lru(srv_cas *c, uint64_t max, int (*keep)(const char *digest, 
 		int gone;
 		memcpy(d, dig, 65);
 		srv_cas_blob_path(c, d, p, sizeof p);
-		gone = srv_cas_take(c, p, later);
+		gone = take_blob(c, p, later);
 		if (!gone && errno != ENOENT)
 			continue;   /* cannot be removed: the next one */
 		if (gone) {   /* (gone behind our back: forgotten, no eviction) */
@@ -340,6 +355,8 @@ void srv_cas_tmpname(srv_cas *c, const char *suffix, char *out, size_t cap)
 
 int cas_take_name(srv_cas *c, srv_paths *l, char *out, size_t cap)
 {
+	if (l && l->into && l->k >= CAS_TAKE_PER_DIR)
+		cas_paths_seal(l);   /* full: the next take makes a new one */
 	if (l && !l->into) {
 		srv_cas_tmpname(c, ".rm", out, cap);
 		/* a removal's directory: not fsynced, as no removal is */
@@ -368,6 +385,12 @@ int srv_cas_take(srv_cas *c, const char *path, srv_paths *later)
 				unlink(tmp);   /* no room in the list: now, then */
 			return 1;
 		}
+		/* into the batch's own directory (nothing removes it before the
+		 * batch ends), ENOENT says path is not there: an unlink would say
+		 * the same (an eviction's owner record, for the blobs nobody
+		 * uploaded, is not there) */
+		if (inside && errno == ENOENT)
+			return 0;
 	}
 	return unlink(path) == 0;
 }

@@ -215,7 +215,8 @@ int srv_cas_page(srv_cas *c, unsigned mask, const ix_cursor *from, int limit, ix
 /* Eviction's step: remove least recently used blobs, oldest first, those
  * keep(digest, arg) keeps skipped, while the blob bytes are over max, at
  * most cap of them (their digests and sizes into out). The count. Each
- * blob leaves cas/ by srv_cas_take into later. */
+ * blob leaves cas/ by srv_cas_take into later, or by an unlink when
+ * another name (an artifact's file) still links it. */
 int srv_cas_evict_lru(srv_cas *c, uint64_t max, int (*keep)(const char *digest, void *arg),
 		      void *arg, srv_cas_entry *out, int cap, struct srv_paths *later);
 
@@ -280,11 +281,11 @@ int srv_link_or_copy(const char *from, const char *to, enpu_err *e);
 void srv_rmtree(const char *path);
 /* Paths taken out of the cache by a rename into tmp/, to be removed
  * together (srv_paths_remove). What srv_cas_take and
- * srv_cas_unlink_artifact take goes into one directory of the list's own,
- * tmp/<random>.rm/ (into, made at the first take), under short names: a
- * rename into a small directory no other thread uses is cheaper than one
- * into tmp/ while the reclaimer unlinks there, and the directory is one
- * path to remove. */
+ * srv_cas_unlink_artifact take goes into a directory of the list's own,
+ * tmp/<random>.rm/ (into, made at the first take and again after each
+ * CAS_TAKE_PER_DIR names), under short names: a rename into a small
+ * directory no other thread uses is cheaper than one into tmp/ while the
+ * reclaimer unlinks there, and the directory is one path to remove. */
 typedef struct srv_paths {
 	char **p;
 	int n, cap;

@@ -25,10 +25,15 @@ void cas_ac_path(const srv_cas *c, const char *key, char *out, size_t cap)
  * entry (unreadable, not a file, not an id). */
 int cas_ac_read(const char *p, char id[65], struct timespec *used)
 {
+	return cas_ac_read_at(AT_FDCWD, p, id, used);
+}
+
+int cas_ac_read_at(int dfd, const char *name, char id[65], struct timespec *used)
+{
 	char buf[80];
 	struct stat st;
 	ssize_t n;
-	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	int fd = cas_open_ro_at(dfd, name);
 
 	if (fd < 0)
 		return 0;

@@ -81,13 +81,15 @@ struct srv_cas {
 	atomic_long rc_pending;
 };
 
-/* Empty a directory (not recursive: files only); 0, or -1 (cas_fs.c). */
+/* Empty a directory (what it holds, subdirectories too); 0, or -1 (cas_fs.c). */
 int cas_clean_dir(const char *dir);
 /* ac/<2 hex>/<key> (cas_ac.c). */
 void cas_ac_path(const srv_cas *c, const char *key, char *out, size_t cap);
 /* The entry at p: its artifact id and last hit (mtime). 1, or 0 when it is
  * no entry (unreadable, not a regular file, not an id). */
 int cas_ac_read(const char *p, char id[65], struct timespec *used);
+/* The same for the entry name in the directory dfd (or AT_FDCWD). */
+int cas_ac_read_at(int dfd, const char *name, char id[65], struct timespec *used);
 /* Move a flat ac/ and artifacts/ (the layout before fan-out directories)
  * into ac/<2 hex>/ and artifacts/<2 hex>/; then reconcile the index with
  * the disk (cas_scan.c). 0, or -1 (out of memory). */
@@ -105,6 +107,19 @@ void cas_reclaim_stop(srv_cas *c);
  * tmp/ for the caller to add to l (0; l NULL or no directory). out is
  * empty when no name fits. */
 int cas_take_name(srv_cas *c, srv_paths *l, char *out, size_t cap);
+/* Names a take puts in one directory of l's (cas_take_name) before it
+ * makes the next: each rename into a directory looks the new name up and
+ * finds room for it by a walk of a directory block, and short names pack
+ * a block with hundreds of entries; 64 keep the walk short, for one mkdir
+ * per 64 renames. */
+#define CAS_TAKE_PER_DIR 64
+/* l's directory, if it has one, becomes one of its paths (cas_fs.c). */
+void cas_paths_seal(srv_paths *l);
+/* openat(dfd, name) to read, not following a last symlink, without
+ * moving the access time when the file is ours (O_NOATIME: a read of
+ * every manifest and entry at start-up then writes no inode). -1 with
+ * errno (cas_fs.c). */
+int cas_open_ro_at(int dfd, const char *name);
 /* CLOCK_REALTIME now (what utimensat(NULL) writes). */
 void cas_now(struct timespec *t);
 

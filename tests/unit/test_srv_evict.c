@@ -14,6 +14,7 @@
 #include "artifact.h"
 #include "cache_util.h"
 #include "models.h"
+#include "cas_int.h"   /* CAS_TAKE_PER_DIR */
 
 static char root[256];
 static srv_ctx ctx;
@@ -481,6 +482,84 @@ Test(evict, takes_go_into_one_directory_of_the_list)
 	cr_expect_eq(srv_cas_take(ctx.cas, f, NULL), 1);
 	cr_expect_neq(lstat(f, &sb), 0);
 	cr_expect_eq(tmp_entries(), 0);
+}
+
+/* Names in a directory of srv_paths (its entries but . and ..). */
+static int dir_names(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	cr_assert_not_null(d, "%s", dir);
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
+	return n;
+}
+
+/* More takes than a directory holds: every one of them is in a directory
+ * of the list's, none holding more than CAS_TAKE_PER_DIR names. */
+Test(evict, takes_fill_directories_of_at_most_the_bound)
+{
+	srv_paths l = SRV_PATHS_INIT;
+	enpu_err e = ENPU_ERR_INIT;
+	const int n = 2 * CAS_TAKE_PER_DIR + 5;
+	char f[4300];
+	int i, total = 0;
+
+	for (i = 0; i < n; i++) {
+		snprintf(f, sizeof f, "%s/take%d", root, i);
+		cr_assert_eq(enpu_write_file_atomic(f, "x", 1, &e), 0);
+		cr_assert_eq(srv_cas_take(ctx.cas, f, &l), 1);
+	}
+	cr_assert_not_null(l.into);
+	cr_expect_eq(l.n, 2, "two full directories sealed onto the list");
+	for (i = 0; i < l.n; i++) {
+		cr_expect_eq(dir_names(l.p[i]), CAS_TAKE_PER_DIR, "%s", l.p[i]);
+		total += dir_names(l.p[i]);
+	}
+	total += dir_names(l.into);
+	cr_expect_eq(total, n, "every take in one of them");
+	cr_expect_eq(tmp_entries(), 3);
+	srv_cas_reclaim(ctx.cas, &l);
+	srv_cas_reclaim_wait(ctx.cas);
+	cr_expect_eq(tmp_entries(), 0, "all removed");
+}
+
+/* srv_rmtree removes a tree (files, directories, a symlink) and never
+ * follows a symlink into what it names. */
+Test(evict, rmtree_removes_a_tree_and_not_what_a_symlink_names)
+{
+	char top[4300], p[4400], keep[4300];
+	enpu_err e = ENPU_ERR_INIT;
+	struct stat sb;
+
+	snprintf(keep, sizeof keep, "%s/outside", root);
+	cr_assert_eq(mkdir(keep, 0755), 0);
+	snprintf(p, sizeof p, "%s/precious", keep);
+	cr_assert_eq(enpu_write_file_atomic(p, "x", 1, &e), 0);
+	srv_cas_tmpname(ctx.cas, ".rm", top, sizeof top);
+	cr_assert_eq(mkdir(top, 0755), 0);
+	snprintf(p, sizeof p, "%s/a", top);
+	cr_assert_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof p, "%s/a/b", top);
+	cr_assert_eq(mkdir(p, 0755), 0);
+	snprintf(p, sizeof p, "%s/a/b/f", top);
+	cr_assert_eq(enpu_write_file_atomic(p, "x", 1, &e), 0);
+	snprintf(p, sizeof p, "%s/g", top);
+	cr_assert_eq(enpu_write_file_atomic(p, "x", 1, &e), 0);
+	snprintf(p, sizeof p, "%s/a/link", top);
+	cr_assert_eq(symlink(keep, p), 0);
+	srv_rmtree(top);
+	cr_expect_neq(lstat(top, &sb), 0, "the tree is gone");
+	snprintf(p, sizeof p, "%s/precious", keep);
+	cr_expect_eq(lstat(p, &sb), 0, "what the symlink named stays");
+	srv_rmtree(keep);
+	cr_expect_neq(lstat(keep, &sb), 0);
+	snprintf(p, sizeof p, "%s/never-there", root);
+	srv_rmtree(p);   /* nothing there: nothing happens */
+	srv_rmtree(top);
 }
 
 /* Blobs gone behind the daemon's back are forgotten, not evicted: a pass
