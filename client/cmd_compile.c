@@ -13,9 +13,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include <sys/ioctl.h>
 #include <sys/stat.h>
-#include <linux/fs.h>
 #include <curl/curl.h>
 #include <json-c/json.h>
 #include "api.h"
@@ -74,43 +72,12 @@ static int file_url(const char *id, const char *path, enpu_buf *b)
 
 /* ---- files the client need not download ------------------------------------ */
 
-/* to, a new file with from's bytes and the mode the umask gives: a
- * reflink where the filesystem shares extents (btrfs, xfs), else an
- * in-kernel copy. 0, or -1 (errno) leaving no to behind. */
+/* to, a new file with from's bytes and the mode the umask gives (a
+ * reflink where the filesystem allows, else an in-kernel copy). 0, or -1
+ * (errno) leaving no to behind. */
 static int clone_file(const char *from, const char *to)
 {
-	int in = open(from, O_RDONLY | O_CLOEXEC), out, rc = -1;
-	struct stat sb;
-
-	if (in < 0)
-		return -1;
-	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);   /* the umask decides */
-	if (out < 0 || fstat(in, &sb) != 0) {
-		close(in);
-		if (out >= 0)
-			close(out), unlink(to);
-		return -1;
-	}
-#ifdef FICLONE
-	if (ioctl(out, FICLONE, in) == 0) {
-		rc = 0;
-		goto done;
-	}
-#endif
-	for (off_t left = sb.st_size; left > 0;) {
-		ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
-		if (n <= 0)
-			goto done;
-		left -= n;
-	}
-	rc = 0;
-done:
-	close(in);
-	if (close(out) != 0)
-		rc = -1;
-	if (rc != 0)
-		unlink(to);
-	return rc;
+	return enpu_copy_file(from, to, 0666, 0);   /* the umask decides */
 }
 
 /* dest from a file of our own daemon's cache (local, of `bytes` bytes),

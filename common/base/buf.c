@@ -7,8 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <linux/fs.h>
 #include "buf.h"
 #include "err.h"
 
@@ -322,4 +324,76 @@ size_t enpu_str_cat(char *out, size_t cap, ...)
 	if (cap)
 		out[n < cap ? n : cap - 1] = '\0';
 	return n;
+}
+
+/* n bytes from in to out by read and write. 0, or -1 (errno). */
+static int copy_rw(int in, int out)
+{
+	char buf[1 << 16];
+	ssize_t n;
+
+	while ((n = read(in, buf, sizeof buf)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		for (ssize_t off = 0; off < n;) {
+			ssize_t w = write(out, buf + off, (size_t)(n - off));
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return -1;
+			off += w;
+		}
+	}
+	return 0;
+}
+
+int enpu_copy_file(const char *from, const char *to, int mode, int durable)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, err = 0;
+	struct stat sb;
+
+	if (in < 0)
+		return -1;
+	if (fstat(in, &sb) != 0 || (out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)) < 0) {
+		err = errno;
+		close(in);
+		errno = err;
+		return -1;
+	}
+#ifdef FICLONE
+	if (ioctl(out, FICLONE, in) == 0)
+		goto done;
+#endif
+	for (off_t left = sb.st_size; left > 0;) {
+		ssize_t n = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
+		if (n > 0) {
+			left -= n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && left == sb.st_size &&   /* the kernel cannot: copy it here */
+		    (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
+			if (copy_rw(in, out) != 0)
+				err = errno;
+		} else {
+			err = n == 0 ? EIO : errno;   /* 0: the file shrank under us */
+		}
+		break;
+	}
+done:
+	if (!err && durable && fsync(out) != 0)
+		err = errno;
+	if (close(out) != 0 && !err)
+		err = errno;
+	close(in);
+	if (err) {
+		unlink(to);
+		errno = err;
+		return -1;
+	}
+	return 0;
 }

@@ -47,6 +47,12 @@ int enpu_read_file(const char *path, size_t max, enpu_buf *b, struct enpu_err *e
  * rename, fsync of the directory. 0 or -1 with *e (ENPU_E_IO). */
 int enpu_write_file_atomic(const char *path, const void *p, size_t n, struct enpu_err *e);
 
+/* to, a new file (O_EXCL; mode as open(2) and the umask make it) with
+ * from's bytes: a reflink where the filesystem shares extents (btrfs,
+ * xfs), else copied in the kernel (copy_file_range), else by read and
+ * write; fsynced when durable. 0, or -1 with errno, leaving no `to`. */
+int enpu_copy_file(const char *from, const char *to, int mode, int durable);
+
 /* mkdir -p with mode 0755 (or the given mode). 0 or -1 with *e. */
 int enpu_mkdirs(const char *path, int mode, struct enpu_err *e);
 

@@ -620,34 +620,21 @@ static int check_members(const enpu_npz_index *ix, int threads, struct src_fault
 static int link_or_copy(const char *src, const char *dst, int may_link, const char *sha256,
 			uint64_t *size, enpu_err *e)
 {
-	int in = -1, out = -1, err;
 	struct stat sb;
 	char got[65];
+	int linked = may_link && link(src, dst) == 0, err;
 
-	if (may_link && link(src, dst) == 0) {
-		if (stat(dst, &sb) != 0)
-			goto fail;
-		*size = (uint64_t)sb.st_size;
-		return 0;
-	}
-	if ((in = open(src, O_RDONLY | O_CLOEXEC)) < 0 || fstat(in, &sb) != 0 ||
-	    (out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
+	if (!linked && enpu_copy_file(src, dst, 0644, 1) != 0)
 		goto fail;
-	for (off_t left = sb.st_size; left > 0;) {
-		ssize_t r = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
-		if (r <= 0) {
-			if (r == 0)
-				errno = EIO;   /* the file shrank under us */
-			goto fail;
-		}
-		left -= r;
-	}
-	if (fsync(out) != 0 || close(out) != 0) {
-		out = -1;
+	if (stat(dst, &sb) != 0) {
+		err = errno;
+		unlink(dst);
+		errno = err;
 		goto fail;
 	}
-	close(in);
 	*size = (uint64_t)sb.st_size;
+	if (linked)   /* the file nobody changes: its digest is known */
+		return 0;
 	if (enpu_sha256_file(dst, got, e) < 0) {
 		unlink(dst);
 		return -1;
@@ -660,12 +647,6 @@ static int link_or_copy(const char *src, const char *dst, int may_link, const ch
 	return 0;
 fail:
 	err = errno;
-	if (in >= 0)
-		close(in);
-	if (out >= 0) {
-		close(out);
-		unlink(dst);
-	}
 	enpu_fail(e, ENPU_E_IO, dst, NULL, "cannot write '%s': %s", dst, strerror(err));
 	e->sys_errno = err;
 	return -1;

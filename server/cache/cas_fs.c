@@ -277,58 +277,21 @@ void cas_reclaim_stop(srv_cas *c)
 	paths_free(&c->rc_q);   /* left in tmp/: the next start removes them */
 }
 
-static int copy_file(const char *from, const char *to, enpu_err *e)
-{
-	char buf[1 << 16];
-	int in = -1, out = -1, ret = -1;
-	ssize_t n;
-
-	in = open(from, O_RDONLY | O_CLOEXEC);
-	if (in < 0) {
-		enpu_fail(e, ENPU_E_IO, from, NULL, "cannot open '%s': %s", from, strerror(errno));
-		goto out;
-	}
-	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (out < 0) {
-		enpu_fail(e, ENPU_E_STORAGE, to, NULL, "cannot create '%s': %s", to, strerror(errno));
-		goto out;
-	}
-	while ((n = read(in, buf, sizeof buf)) > 0) {
-		ssize_t off = 0;
-		while (off < n) {
-			ssize_t w = write(out, buf + off, (size_t)(n - off));
-			if (w < 0) {
-				if (errno == EINTR)
-					continue;
-				enpu_fail(e, ENPU_E_STORAGE, to, NULL, "cannot write '%s': %s",
-					  to, strerror(errno));
-				goto out;
-			}
-			off += w;
-		}
-	}
-	if (n < 0 || fsync(out) != 0) {
-		enpu_fail(e, ENPU_E_STORAGE, to, NULL, "cannot copy '%s': %s", from, strerror(errno));
-		goto out;
-	}
-	ret = 0;
-out:
-	if (in >= 0)
-		close(in);
-	if (out >= 0 && close(out) != 0 && ret == 0)
-		ret = enpu_fail(e, ENPU_E_STORAGE, to, NULL, "cannot close '%s'", to);
-	if (ret != 0 && out >= 0)
-		unlink(to);
-	return ret;
-}
-
 int srv_link_or_copy(const char *from, const char *to, enpu_err *e)
 {
 	if (link(from, to) == 0)
 		return 0;
 	if (errno == EEXIST)
 		return enpu_fail(e, ENPU_E_STORAGE, to, NULL, "'%s' already exists", to);
-	return copy_file(from, to, e);
+	if (enpu_copy_file(from, to, 0644, 1) != 0) {
+		int err = errno;
+		if (access(from, R_OK) != 0)   /* the source's fault, not the cache's */
+			return enpu_fail(e, ENPU_E_IO, from, NULL, "cannot open '%s': %s", from,
+					 strerror(err));
+		return enpu_fail(e, ENPU_E_STORAGE, to, NULL, "cannot copy '%s' to '%s': %s", from,
+				 to, strerror(err));
+	}
+	return 0;
 }
 
 int cas_clean_dir(const char *dir)

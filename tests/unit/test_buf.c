@@ -122,3 +122,42 @@ Test(buf, str_cat_is_snprintf_of_its_strings)
 	cr_assert_eq(enpu_str_cat(got, sizeof got, "", "x", "", (char *)NULL), 1);
 	cr_assert_str_eq(got, "x");
 }
+
+/* enpu_copy_file: the same bytes in a new file with the mode asked for (as
+ * the umask leaves it); never over an existing file; a missing source is
+ * its errno and leaves nothing. */
+Test(buf, copy_file_makes_a_new_file_of_the_same_bytes)
+{
+	char dir[] = "/tmp/test_buf_copy.XXXXXX", src[128], dst[128], none[128];
+	enpu_buf a = ENPU_BUF_INIT, b = ENPU_BUF_INIT;
+	enpu_err e = ENPU_ERR_INIT;
+	struct stat sb;
+	mode_t old = umask(022);
+
+	cr_assert(mkdtemp(dir));
+	snprintf(src, sizeof src, "%s/src", dir);
+	snprintf(dst, sizeof dst, "%s/dst", dir);
+	snprintf(none, sizeof none, "%s/none", dir);
+	for (int i = 0; i < 300000; i++)
+		cr_assert_eq(enpu_buf_add(&a, &(char){(char)(i * 7 + i / 256)}, 1), 0);
+	cr_assert_eq(enpu_write_file_atomic(src, a.data, a.len, &e), 0, "%s", e.message);
+	for (int durable = 0; durable <= 1; durable++) {
+		cr_assert_eq(enpu_copy_file(src, dst, 0666, durable), 0, "%s", strerror(errno));
+		b.len = 0;
+		cr_assert_eq(enpu_read_file(dst, 0, &b, &e), 0);
+		cr_assert(b.len == a.len && !memcmp(a.data, b.data, a.len), "other bytes");
+		cr_assert_eq(stat(dst, &sb), 0);
+		cr_assert_eq(sb.st_mode & 0777, 0644);
+		cr_assert_eq(enpu_copy_file(src, dst, 0666, durable), -1, "over an existing file");
+		cr_assert_eq(errno, EEXIST);
+		cr_assert_eq(unlink(dst), 0);
+	}
+	cr_assert_eq(enpu_copy_file(none, dst, 0644, 1), -1);
+	cr_assert_eq(errno, ENOENT);
+	cr_assert_neq(access(dst, F_OK), 0, "a file was left");
+	umask(old);
+	unlink(src);
+	rmdir(dir);
+	enpu_buf_free(&a);
+	enpu_buf_free(&b);
+}
