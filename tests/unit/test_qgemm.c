@@ -15,6 +15,7 @@
 #include "par.h"
 #include "qgemm.h"
 #include "shape.h"
+#include "view_util.h"
 
 static uint32_t rng = 12345;
 
@@ -22,19 +23,6 @@ static int rnd(int n)
 {
 	rng = rng * 1103515245u + 12345u;
 	return (int)((rng >> 8) % (uint32_t)n);
-}
-
-static enpu_view view(enpu_dtype dt, void *mem, int nd, const int64_t *dims)
-{
-	enpu_view v;
-
-	memset(&v, 0, sizeof v);
-	v.dtype = dt;
-	v.data = mem;
-	v.shape.ndim = nd;
-	for (int i = 0; i < nd; i++)
-		v.shape.dim[i] = dims[i];
-	return v;
 }
 
 static int32_t get(enpu_dtype dt, const void *p, size_t i)

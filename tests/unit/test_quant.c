@@ -13,6 +13,7 @@
 #include "par.h"
 #include "shape.h"
 #include "tensor.h"
+#include "view_util.h"
 
 Test(quant, dtype_table)
 {
@@ -193,20 +194,6 @@ Test(quant, requant_edges)
 		float a = 0.0066f, b = 0.00705f, y = 0.0107f, ab = a * b;
 		cr_expect_eq(enpu_requant_multiplier(a, b, y), ab / y);
 	}
-}
-
-/* a view of n elements of dt over mem */
-static enpu_view view(enpu_dtype dt, void *mem, int nd, const int64_t *dims)
-{
-	enpu_view v;
-
-	memset(&v, 0, sizeof v);
-	v.dtype = dt;
-	v.data = mem;
-	v.shape.ndim = nd;
-	for (int i = 0; i < nd; i++)
-		v.shape.dim[i] = dims[i];
-	return v;
 }
 
 Test(quant, quantize_per_axis_and_dequantize)
