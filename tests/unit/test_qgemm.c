@@ -7,6 +7,7 @@
  * this CPU has; and a sum past int32 that wraps as NumPy's int32 does. */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gemm.h"
@@ -47,6 +48,37 @@ static enpu_dtype rdt(void)
 
 /* the instruction sets to try: every one the CPU has */
 static const char *const isas[] = {"portable", "avx2", "avx512"};
+
+typedef int (*kernel_fn)(const enpu_attrs *a, const enpu_view *in, int n_in, enpu_view *out,
+			 int n_out, enpu_par *par);
+
+/* k on every instruction set the CPU has, on 1 and 2 threads, into out
+ * (int32 y32, or yt in y8 when qlinear; both ny elements), against ref;
+ * why names the case in a failure. */
+static void check_runs(kernel_fn k, const enpu_attrs *at, const enpu_view *in, int n_in,
+		       enpu_view *out, int qlinear, enpu_dtype yt, int32_t *y32, void *y8,
+		       size_t ny, const int32_t *ref, const char *why)
+{
+	for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
+		if (enpu_gemm_use_isa(isas[s]) != 0)
+			continue;
+		for (int th = 1; th <= 2; th++) {
+			enpu_par *par = enpu_par_create(th);
+
+			memset(y32, 0x5a, sizeof(int32_t) * ny);
+			memset(y8, 0x5a, ny);
+			cr_assert_eq(k(at, in, n_in, out, 1, par), 0);
+			for (size_t i = 0; i < ny; i++)
+				if ((qlinear ? get(yt, y8, i) : y32[i]) != ref[i]) {
+					cr_expect_fail("%s (%s, %d threads), element %zu: %d, want %d", why,
+						       enpu_qgemm_isa(), th, i,
+						       qlinear ? get(yt, y8, i) : y32[i], ref[i]);
+					break;
+				}
+			enpu_par_destroy(par);
+		}
+	}
+}
 
 static void conv_case(int qlinear)
 {
@@ -136,28 +168,10 @@ static void conv_case(int qlinear)
 		in[3] = view(wt, wz, perch, (int64_t[]){M});
 		out = view(ENPU_DT_I32, y32, 4, os.dim);
 	}
-	for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
-		if (enpu_gemm_use_isa(isas[s]) != 0)
-			continue;
-		for (int th = 1; th <= 2; th++) {
-			enpu_par *par = enpu_par_create(th);
-
-			memset(y32, 0x5a, sizeof(int32_t) * ny);
-			memset(y8, 0x5a, ny);
-			cr_assert_eq(qlinear ? enpu_k_qlinear_conv(&at, in, 9, &out, 1, par)
-					     : enpu_k_conv_integer(&at, in, 4, &out, 1, par), 0);
-			for (size_t i = 0; i < ny; i++)
-				if ((qlinear ? get(yt, y8, i) : y32[i]) != ref[i]) {
-					cr_expect_fail("%s conv (%s, %d threads) G %d Cg %d Mg %d K %dx%d, "
-						       "element %zu: %d, want %d",
-						       qlinear ? "qlinear" : "integer",
-						enpu_qgemm_isa(), th, G, Cg, Mg, KH, KW, i,
-						qlinear ? get(yt, y8, i) : y32[i], ref[i]);
-					break;
-				}
-			enpu_par_destroy(par);
-		}
-	}
+	snprintf(why, sizeof why, "%s conv G %d Cg %d Mg %d K %dx%d", qlinear ? "qlinear" : "integer",
+		 G, Cg, Mg, KH, KW);
+	check_runs(qlinear ? enpu_k_qlinear_conv : enpu_k_conv_integer, &at, in, qlinear ? 9 : 4,
+		   &out, qlinear, yt, y32, y8, ny, ref, why);
 	free(ref);
 	free(y32);
 	free(y8);
@@ -188,6 +202,7 @@ static void mm_case(int qlinear, int M, int K, int N, int big)
 	uint8_t *y8 = malloc(ny);
 	enpu_attrs att;
 	enpu_view in[8], out;
+	char why[64];
 
 	if (big) {   /* every product -255 * 255: the sum wraps */
 		at_ = ENPU_DT_I8, bt = ENPU_DT_U8, perch = 0;
@@ -236,27 +251,9 @@ static void mm_case(int qlinear, int M, int K, int N, int big)
 		in[3] = view(bt, bz, perch, (int64_t[]){N});
 		out = view(ENPU_DT_I32, y32, 3, (int64_t[]){B, M, N});
 	}
-	for (size_t s = 0; s < sizeof isas / sizeof isas[0]; s++) {
-		if (enpu_gemm_use_isa(isas[s]) != 0)
-			continue;
-		for (int th = 1; th <= 2; th++) {
-			enpu_par *par = enpu_par_create(th);
-
-			memset(y32, 0x5a, sizeof(int32_t) * ny);
-			memset(y8, 0x5a, ny);
-			cr_assert_eq(qlinear ? enpu_k_qlinear_matmul(&att, in, 8, &out, 1, par)
-					     : enpu_k_matmul_integer(&att, in, 4, &out, 1, par), 0);
-			for (size_t i = 0; i < ny; i++)
-				if ((qlinear ? get(yt, y8, i) : y32[i]) != ref[i]) {
-					cr_expect_fail("%s matmul (%s, %d threads) %dx%dx%d, element %zu: "
-						       "%d, want %d", qlinear ? "qlinear" : "integer",
-						enpu_qgemm_isa(), th, M, K, N, i,
-						qlinear ? get(yt, y8, i) : y32[i], ref[i]);
-					break;
-				}
-			enpu_par_destroy(par);
-		}
-	}
+	snprintf(why, sizeof why, "%s matmul %dx%dx%d", qlinear ? "qlinear" : "integer", M, K, N);
+	check_runs(qlinear ? enpu_k_qlinear_matmul : enpu_k_matmul_integer, &att, in, qlinear ? 8 : 4,
+		   &out, qlinear, yt, y32, y8, ny, ref, why);
 	free(a), free(b), free(az), free(bz), free(yz), free(bs), free(ref), free(y32), free(y8);
 }
 
