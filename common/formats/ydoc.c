@@ -42,18 +42,21 @@ typedef struct lctx {
 
 /* ---- scalars ---------------------------------------------------------- */
 
-int enpu_ynode_null(const enpu_ynode *n)
+int enpu_yaml_null_text(const char *s)
 {
 	static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
 
-	if (!n)
-		return 1;
-	if (n->kind != ENPU_YN_SCALAR || !n->plain)
-		return 0;
 	for (int i = 0; nulls[i]; i++)
-		if (strcmp(n->text, nulls[i]) == 0)
+		if (strcmp(s, nulls[i]) == 0)
 			return 1;
 	return 0;
+}
+
+int enpu_ynode_null(const enpu_ynode *n)
+{
+	if (!n)
+		return 1;
+	return n->kind == ENPU_YN_SCALAR && n->plain && enpu_yaml_null_text(n->text);
 }
 
 int enpu_ynode_int(const enpu_ynode *n, int64_t *v)

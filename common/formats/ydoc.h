@@ -64,6 +64,8 @@ int enpu_ynode_int(const enpu_ynode *n, int64_t *v);
 int enpu_ynode_float(const enpu_ynode *n, double *v);
 int enpu_ynode_bool(const enpu_ynode *n, int *v);
 int enpu_ynode_null(const enpu_ynode *n);
+/* 1 when s, written as a plain scalar, reads back as null. */
+int enpu_yaml_null_text(const char *s);
 /* The value of key in a mapping (the first), or NULL. */
 const enpu_ynode *enpu_ynode_get(const enpu_ynode *map, const char *key);
 

@@ -18,6 +18,7 @@
 #include <string.h>
 #include "import_int.h"
 #include "npz.h"
+#include "ydoc.h"
 
 /* The spec text being written; bad is set by a failed append. */
 typedef struct wb {
@@ -42,7 +43,8 @@ static int name_char(char ch)
 }
 
 /* base sanitized into out (cap >= 16): leading '/' dropped, '/' -> '.',
- * other characters -> '_', a leading '-' or '.' prefixed with "t". */
+ * other characters -> '_', a leading '-' or '.' prefixed with "t", and so
+ * is a name YAML reads as null ("null", "NULL"), which is no name. */
 static void sanitize(const char *base, char *out, size_t cap)
 {
 	size_t o = 0;
@@ -56,6 +58,10 @@ static void sanitize(const char *base, char *out, size_t cap)
 	if (!o)
 		out[o++] = 't';
 	out[o] = 0;
+	if (enpu_yaml_null_text(out)) {
+		memmove(out + 1, out, o + 1);
+		out[0] = 't';
+	}
 }
 
 char *imp_unique(imp_ctx *c, const char *base)
