@@ -228,6 +228,10 @@ int cli_report_render(struct json_object *rep, const char *label, enpu_buf *out,
  * files of 1 MiB or more while their inode, size and times are unchanged
  * (EULERNPU_DIGEST_CACHE=off: always hashed). */
 int cli_sha256_file(const char *path, char hex[65], enpu_err *e);
+/* The file's identity as it is now ("DEV INO SIZE MTIME CTIME", the value
+ * of H_LOCAL_STAT) when the record holds hex as its digest under it: 0,
+ * or -1 (the record is off, has no such entry, or the file moved since). */
+int cli_sha256_vouch(const char *path, const char *hex, char *out, size_t cap);
 
 /* An artifact named on the command line (artifacts.c): the directory
  * `compile --out` wrote, or an id. check: it is one of the two (before

@@ -127,19 +127,12 @@ typedef struct precopy {
 	struct stat before, after;
 } precopy;
 
-static int same_file(const struct stat *a, const struct stat *b)
-{
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
-	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
-	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
-}
-
 static void *precopy_run(void *arg)
 {
 	precopy *p = arg;
 
 	p->ok = stat(p->src, &p->before) == 0 && clone_file(p->src, p->dst) == 0 &&
-		stat(p->src, &p->after) == 0 && same_file(&p->before, &p->after);
+		stat(p->src, &p->after) == 0 && enpu_stat_unchanged(&p->before, &p->after);
 	return NULL;
 }
 
@@ -166,7 +159,7 @@ static void precopy_join(precopy *p, const char *sha)
 		return;
 	pthread_join(p->tid, NULL);
 	p->started = 0;
-	if (p->ok && sha && (p->ok = stat(p->src, &now) == 0 && same_file(&p->before, &now)))
+	if (p->ok && sha && (p->ok = stat(p->src, &now) == 0 && enpu_stat_unchanged(&p->before, &now)))
 		snprintf(p->sha, sizeof p->sha, "%s", sha);
 	else
 		p->ok = 0;

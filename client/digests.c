@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "buf.h"
 #include "cli.h"
 #include "digest.h"
 
@@ -102,6 +103,11 @@ static void save(const char *file, const rec *v, int n)
 	snprintf(dir, sizeof dir, "%s", file);
 	if ((slash = strrchr(dir, '/')))
 		*slash = '\0';
+	if (mkdir(dir, 0700) != 0 && errno == ENOENT && (slash = strrchr(dir, '/'))) {
+		*slash = '\0';   /* $XDG_CACHE_HOME or ~/.cache itself missing */
+		if (mkdir(dir, 0700) == 0 || errno == EEXIST)
+			*slash = '/';
+	}
 	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
 		return;
 	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", file, (long)getpid());
@@ -145,9 +151,7 @@ int cli_sha256_file(const char *path, char hex[65], enpu_err *e)
 	/* recorded only when it did not change while it was read, and not
 	 * written within the last two seconds (its times could still move
 	 * within their granularity) */
-	if (stat(path, &st2) == 0 && st2.st_ino == st.st_ino && st2.st_dev == st.st_dev &&
-	    st2.st_size == st.st_size && st2.st_ctim.tv_sec == st.st_ctim.tv_sec &&
-	    st2.st_ctim.tv_nsec == st.st_ctim.tv_nsec && st.st_ctim.tv_sec + 2 < now &&
+	if (stat(path, &st2) == 0 && enpu_stat_unchanged(&st, &st2) && st.st_ctim.tv_sec + 2 < now &&
 	    st.st_mtim.tv_sec + 2 < now) {
 		rec r = {(unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
 			 (unsigned long long)st.st_size, st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
@@ -165,5 +169,27 @@ int cli_sha256_file(const char *path, char hex[65], enpu_err *e)
 		save(file, v, m);
 	}
 	free(v);
+	return 0;
+}
+
+int cli_sha256_vouch(const char *path, const char *hex, char *out, size_t cap)
+{
+	char file[PATH_MAX], real[PATH_MAX];
+	struct stat st;
+	int n, ok = 0;
+	rec *v;
+
+	if (off() || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    record_path(file, sizeof file) != 0 || !realpath(path, real) || !(v = load(file, &n)))
+		return -1;
+	for (int i = n - 1; i >= 0 && !ok; i--)
+		ok = !strcmp(v[i].path, real) && same(&v[i], &st) && !strcmp(v[i].sha, hex);
+	free(v);
+	if (!ok || (size_t)snprintf(out, cap, "%llu %llu %llu %lld.%09ld %lld.%09ld",
+				    (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+				    (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec,
+				    st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec,
+				    st.st_ctim.tv_nsec) >= cap)
+		return -1;
 	return 0;
 }

@@ -332,10 +332,13 @@ int cli_conn_own_daemon(const cli_conn *c)
 
 /* PUT path naming file i (H_LOCAL_FILE) to our own daemon, which copies
  * it itself: 0 when it stored it, -1 (nothing said) when the bytes must
- * be sent after all. */
+ * be sent after all. When our digest record vouches for the file as it
+ * is now, its identity goes along (H_LOCAL_STAT): the daemon then need
+ * not hash the copy. */
 static int put_local(blob_put *bp, int i, const char *path)
 {
-	char real[PATH_MAX], hdr[PATH_MAX + 64];
+	char real[PATH_MAX], hdr[PATH_MAX + 64], st[200], sthdr[256];
+	const char *hdrs[3] = {hdr, NULL, NULL}, *digest = path + strlen(API_BLOBS);
 	enpu_buf resp = ENPU_BUF_INIT;
 	enpu_err e = ENPU_ERR_INIT;
 	cli_req r = {0};
@@ -345,11 +348,16 @@ static int put_local(blob_put *bp, int i, const char *path)
 	    strpbrk(real, "\r\n") ||
 	    (size_t)snprintf(hdr, sizeof hdr, H_LOCAL_FILE ": %s", real) >= sizeof hdr)
 		return -1;
+	if (!strncmp(path, API_BLOBS, strlen(API_BLOBS)) &&
+	    cli_sha256_vouch(real, digest, st, sizeof st) == 0) {
+		snprintf(sthdr, sizeof sthdr, H_LOCAL_STAT ": %s", st);
+		hdrs[1] = sthdr;
+	}
 	r.method = "PUT";
 	r.path = path;
 	r.body = "";
 	r.content_type = "application/octet-stream";
-	r.header = hdr;
+	r.headers = hdrs;
 	if (cli_http_do(bp->c, &r, &status, &resp, &e) < 0)
 		status = 0;
 	enpu_buf_free(&resp);

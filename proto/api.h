@@ -198,6 +198,13 @@
  * daemon's own filesystem, an absolute path (the daemon's own user over
  * its Unix socket only: it reads the file with the daemon's rights). */
 #define H_LOCAL_FILE         "X-Eulernpu-Local-File"
+/* With H_LOCAL_FILE: the identity of the file whose digest the client's
+ * record (client/digests.c) holds as the blob's, "DEV INO SIZE MTIME
+ * CTIME" (times as SECONDS.NANOSECONDS, %09ld). While the file still has
+ * it, the daemon takes the digest at its word and does not hash the copy
+ * (routes_blobs.c). */
+#define H_LOCAL_STAT         "X-Eulernpu-Local-Stat"
+#define F_BLOBS_LOCAL_VOUCHED "blobs_local_vouched"
 
 /* Job states. */
 #define JOB_QUEUED            "queued"

@@ -336,8 +336,8 @@ static int do_once(enpu_rest *r, const enpu_rest_req *q, long *status, enpu_buf 
 	snprintf(url, ulen, "%s%s", r->base, q->path);
 
 	hdrs = set_common(r, url, errbuf, total, &s);
-	if (q->header)
-		hdrs = curl_slist_append(hdrs, q->header);
+	for (size_t i = 0; q->headers && q->headers[i]; i++)
+		hdrs = curl_slist_append(hdrs, q->headers[i]);
 	if (set_body(r, q, &hdrs, &up, &f) < 0) {
 		ret = r->cfg.ops.fault(r->cfg.ops.ud, q, &f, e);
 		goto out;

@@ -49,7 +49,7 @@ typedef struct enpu_rest_req {
 	void *sink_ud;
 	long timeout;             /* whole request, seconds; 0 = none */
 	const char *label;        /* a name for progress (ops.xfer_on), or NULL */
-	const char *header;       /* one more header line ("Name: value"), or NULL */
+	const char *const *headers;   /* more header lines ("Name: value"), NULL-ended, or NULL */
 } enpu_rest_req;
 
 #define ENPU_REST_NOT_OBJECT 1  /* the answer is not a JSON object */

@@ -112,6 +112,7 @@ typedef struct srv_ctx {
 	atomic_ullong blobs_received;  /* PUT /v1/blobs that stored new bytes */
 	atomic_ullong blobs_bytes_received;
 	atomic_ullong blobs_local;     /* of those, copied from a file (H_LOCAL_FILE) */
+	atomic_ullong blobs_local_vouched;   /* of those, taken with the digest vouched for (H_LOCAL_STAT) */
 	volatile int stopping;
 	volatile int draining;         /* SIGTERM: POST /v1/jobs answers 503 */
 	char *tls_cert_pem, *tls_key_pem;

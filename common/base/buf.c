@@ -350,6 +350,13 @@ static int copy_rw(int in, int out)
 	return 0;
 }
 
+int enpu_stat_unchanged(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
 int enpu_copy_file(const char *from, const char *to, int mode, int durable)
 {
 	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, err = 0;

@@ -53,6 +53,13 @@ int enpu_write_file_atomic(const char *path, const void *p, size_t n, struct enp
  * write; fsynced when durable. 0, or -1 with errno, leaving no `to`. */
 int enpu_copy_file(const char *from, const char *to, int mode, int durable);
 
+/* a and b, two stats of one file, say it did not change between them:
+ * the same device, inode, size, and modification and change times to the
+ * nanosecond (any write moves the change time, which no user tool sets
+ * back). The trust a digest record puts in a file (client/digests.c). */
+struct stat;
+int enpu_stat_unchanged(const struct stat *a, const struct stat *b);
+
 /* mkdir -p with mode 0755 (or the given mode). 0 or -1 with *e. */
 int enpu_mkdirs(const char *path, int mode, struct enpu_err *e);
 

@@ -96,8 +96,15 @@ void srv_upload_abort(srv_upload *u);
  * by the kernel on a thread of its own while this one hashes what is
  * already copied (so the copy costs about what the hash does). What is
  * hashed is the upload's own file: a source changed meanwhile gives bytes
- * that fail finish's digest check, never a blob unlike its name. */
-int srv_upload_copy_fd(srv_upload *u, int fd, uint64_t size, enpu_err *e);
+ * that fail finish's digest check, never a blob unlike its name.
+ * With `vouched` (a digest the caller takes as the file's while it has
+ * the identity `as`, see routes_blobs.c's vouched_for), the copy is not
+ * hashed when the file's inode, size and times after it are still `as`'s:
+ * finish takes `vouched` as its digest (srv_upload_vouched says so). When
+ * they moved, the copy is hashed after all. */
+int srv_upload_copy_fd(srv_upload *u, int fd, uint64_t size, const char *vouched,
+		       const struct stat *as, enpu_err *e);
+int srv_upload_vouched(const srv_upload *u);
 /* This upload is of bytes made again when a crash loses them (a board
  * job's result and report): not fsynced (srv_cas_put_mem_volatile). */
 void srv_upload_volatile(srv_upload *u);

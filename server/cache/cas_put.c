@@ -25,6 +25,7 @@ struct srv_upload {
 	uint64_t bytes;
 	uint64_t kicked;   /* bytes whose writeback has been started */
 	int nosync;        /* srv_cas_put_mem_volatile: no fsync */
+	char vouched[65];  /* the digest taken as vouched for (srv_upload_copy_fd), or "" */
 };
 
 /* A big upload's writeback starts as it arrives (every KICK_BYTES), so the
@@ -176,11 +177,11 @@ static void copier_step(copier *k, uint64_t n, int err, int over)
 	pthread_mutex_unlock(&k->mu);
 }
 
-/* n bytes from in to out by read and write, for where copy_file_range
- * cannot (another filesystem on an older kernel). */
-static ssize_t copy_rw(int in, int out, size_t n, char *buf)
+/* n bytes from in (at offset at) to out by read and write, for where
+ * copy_file_range cannot (another filesystem on an older kernel). */
+static ssize_t copy_rw(int in, uint64_t at, int out, size_t n, char *buf)
 {
-	ssize_t r = read(in, buf, n < HASH_BUF ? n : HASH_BUF);
+	ssize_t r = pread(in, buf, n < HASH_BUF ? n : HASH_BUF, (off_t)at);
 
 	for (ssize_t off = 0; r > 0 && off < r;) {
 		ssize_t w = write(out, buf + off, (size_t)(r - off));
@@ -207,8 +208,9 @@ static void *copier_run(void *arg)
 		if (stop)
 			break;
 		size_t want = k->size - at < COPY_STEP ? (size_t)(k->size - at) : COPY_STEP;
-		ssize_t n = buf ? copy_rw(k->in, k->out, want, buf) :
-			    copy_file_range(k->in, NULL, k->out, NULL, want, 0);
+		loff_t from = (loff_t)at;   /* the source's own offset stays where it is */
+		ssize_t n = buf ? copy_rw(k->in, at, k->out, want, buf) :
+			    copy_file_range(k->in, &from, k->out, NULL, want, 0);
 		if (n < 0 && !buf && at == 0 &&
 		    (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
 			if (!(buf = malloc(HASH_BUF))) {
@@ -236,12 +238,38 @@ static void *copier_run(void *arg)
 	return NULL;
 }
 
-int srv_upload_copy_fd(srv_upload *u, int fd, uint64_t size, enpu_err *e)
+/* Bytes [*hashed, to) of the upload's own file (rfd), hashed where they
+ * lie: mapped from the page below, COPY_STEP at a time (no copy out of the
+ * page cache, and no more of it counted in the daemon's RSS). 0, or an
+ * errno. */
+static int hash_mapped(srv_upload *u, int rfd, uint64_t *hashed, uint64_t to)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	while (*hashed < to) {
+		uint64_t from = *hashed & ~(uint64_t)(page - 1);
+		uint64_t end = to - from > COPY_STEP ? from + COPY_STEP : to;
+		unsigned char *m = mmap(NULL, (size_t)(end - from), PROT_READ,
+					MAP_SHARED | MAP_POPULATE, rfd, (off_t)from);
+		int bad;
+		if (m == MAP_FAILED)
+			return errno;
+		bad = enpu_sha256_update(u->sha, m + (*hashed - from), (size_t)(end - *hashed)) != 0;
+		munmap(m, (size_t)(end - from));
+		if (bad)
+			return ENOTRECOVERABLE;   /* the hash itself failed */
+		*hashed = end;
+	}
+	return 0;
+}
+
+int srv_upload_copy_fd(srv_upload *u, int fd, uint64_t size, const char *vouched,
+		       const struct stat *as, enpu_err *e)
 {
 	copier k = {.in = fd, .out = u->fd, .size = size};
 	uint64_t hashed = 0;
 	int rfd = open(u->path, O_RDONLY | O_CLOEXEC), err = 0;
-	long page = sysconf(_SC_PAGESIZE);
+	struct stat after;
 	pthread_t tid;
 
 	if (rfd < 0) {
@@ -250,6 +278,22 @@ int srv_upload_copy_fd(srv_upload *u, int fd, uint64_t size, enpu_err *e)
 	}
 	pthread_mutex_init(&k.mu, NULL);
 	pthread_cond_init(&k.cv, NULL);
+	if (vouched && as) {
+		/* nothing to hash alongside: the copy runs on this thread */
+		copier_run(&k);
+		if ((err = k.err) != 0)
+			goto destroy;
+		if (fstat(fd, &after) == 0 && enpu_stat_unchanged(as, &after)) {
+			memcpy(u->vouched, vouched, 65);
+			u->bytes = u->kicked = k.done;
+			goto destroy;
+		}
+		/* written meanwhile: the copy is hashed after all, and finish
+		 * finds whether it is still the bytes vouched for */
+		err = hash_mapped(u, rfd, &hashed, k.done);
+		u->bytes = u->kicked = hashed;
+		goto destroy;
+	}
 	if ((err = pthread_create(&tid, NULL, copier_run, &k)) != 0)
 		goto destroy;
 	for (;;) {
@@ -261,23 +305,9 @@ int srv_upload_copy_fd(srv_upload *u, int fd, uint64_t size, enpu_err *e)
 		done = k.done;
 		over = k.over;
 		pthread_mutex_unlock(&k.mu);
-		/* what is in the file, hashed where it lies (mapped from the
-		 * page below, COPY_STEP at a time: no copy out of the page
-		 * cache, and no more of it counted in the daemon's RSS) */
-		while (!err && hashed < done) {
-			uint64_t from = hashed & ~(uint64_t)(page - 1);
-			uint64_t to = done - from > COPY_STEP ? from + COPY_STEP : done;
-			unsigned char *m = mmap(NULL, (size_t)(to - from), PROT_READ,
-						MAP_SHARED | MAP_POPULATE, rfd, (off_t)from);
-			if (m == MAP_FAILED) {
-				err = errno;
-				break;
-			}
-			if (enpu_sha256_update(u->sha, m + (hashed - from), (size_t)(to - hashed)) != 0)
-				err = ENOTRECOVERABLE;   /* the hash itself failed */
-			munmap(m, (size_t)(to - from));
-			hashed = to;
-		}
+		/* what is in the file, hashed where it lies */
+		if (!err)
+			err = hash_mapped(u, rfd, &hashed, done);
 		if (over || err)
 			break;
 	}
@@ -304,6 +334,8 @@ out:
 	return enpu_fail(e, ENPU_E_STORAGE, NULL, NULL, "cannot copy the file into the cache: %s",
 			 strerror(err));
 }
+
+int srv_upload_vouched(const srv_upload *u) { return u->vouched[0] != '\0'; }
 
 uint64_t srv_upload_bytes(const srv_upload *u) { return u->bytes; }
 
@@ -334,8 +366,12 @@ int srv_upload_finish(srv_upload *u, const char *expect, char digest[65], int *e
 		goto out;
 	}
 	u->fd = -1;
-	enpu_sha256_final(u->sha, digest);
-	u->sha = NULL;
+	if (u->vouched[0]) {
+		memcpy(digest, u->vouched, 65);
+	} else {
+		enpu_sha256_final(u->sha, digest);
+		u->sha = NULL;
+	}
 	if (expect && strcmp(expect, digest) != 0) {
 		unlink(u->path);
 		enpu_fail(e, ENPU_E_BLOB_DIGEST, NULL, NULL,

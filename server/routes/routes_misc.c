@@ -105,6 +105,8 @@ json_object *srv_health_json(srv_ctx *ctx)
 		(int64_t)atomic_load(&ctx->blobs_bytes_received)));
 	enpu_json_addc(o, F_BLOBS_LOCAL, json_object_new_int64(
 		(int64_t)atomic_load(&ctx->blobs_local)));
+	enpu_json_addc(o, F_BLOBS_LOCAL_VOUCHED, json_object_new_int64(
+		(int64_t)atomic_load(&ctx->blobs_local_vouched)));
 	if (ctx->remote)   /* "ok", or "degraded": compiles are local only */
 		enpu_json_addc(o, F_REMOTE_CACHE, srv_remote_health_json(ctx->remote));
 	return o;

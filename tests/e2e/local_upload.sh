@@ -19,6 +19,17 @@ lput() {
 		"$U/v1/blobs/$d"
 }
 
+# files for the vouched digests below: their change times must be more
+# than two seconds old by then
+head -c 2000000 /dev/urandom >"$TMP/old.bin"
+head -c 2000000 /dev/urandom >"$TMP/old2.bin"
+"$PY" - "$TMP/oldw" <<'PYEOF'
+import os, sys, numpy as np
+os.makedirs(sys.argv[1])
+w = np.random.default_rng(2).standard_normal((80, 4096), dtype=np.float32)
+np.savez(sys.argv[1] + "/weights.npz", w=w)    # for big/spec.yaml, below
+PYEOF
+
 head -c 3000000 /dev/urandom >"$TMP/f.bin"
 D=$(sha "$TMP/f.bin")
 expect_eq "a file of the daemon's user: 201" "$(lput "$D" "$TMP/f.bin")" 201
@@ -155,5 +166,80 @@ check "big stored weights to the own daemon" \
 check "  the weights file is the weights" cmp "$TMP/big/weights.npz" "$TMP/bigown/weights/cpu_ref.npz"
 check "  a copy, not the cache's file" test "$(stat -c %i "$TMP/bigown/weights/cpu_ref.npz")" != \
 	"$(stat -c %i "$TMP/a.cache/cas/$(sha "$TMP/big/weights.npz" | cut -c1-2)/$(sha "$TMP/big/weights.npz")")"
+
+# ---- a digest vouched for: the daemon's own user's record (X-Eulernpu-Local-Stat) ----
+# "DEV INO SIZE MTIME CTIME" of a file, as the client sends it
+ident() { stat -c '%d %i %s %.9Y %.9Z' "$1"; }
+vouched() { health blobs_local_vouched; }
+for f in old.bin old2.bin; do   # a bounded wait for a condition, not a timing
+	for _ in $(seq 100); do
+		[ $(( $(date +%s) - $(stat -c %Z "$TMP/$f") )) -gt 3 ] && break
+		sleep 0.1
+	done
+done
+O=$(sha "$TMP/old.bin") O2=$(sha "$TMP/old2.bin")
+n0=$(vouched)
+expect_eq "a file named with its identity: 201" \
+	"$(lput "$O" "$TMP/old.bin" -H "X-Eulernpu-Local-Stat: $(ident "$TMP/old.bin")")" 201
+expect_eq "  taken as vouched for (not hashed)" "$(( $(vouched) - n0 ))" 1
+dcurl a -o "$TMP/back.bin" "$U/v1/blobs/$O"
+check "  the blob is the file's bytes" cmp "$TMP/old.bin" "$TMP/back.bin"
+expect_eq "another file's identity and digest: 422 (hashed, and not its digest)" \
+	"$(lput "$O" "$TMP/old2.bin" -H "X-Eulernpu-Local-Stat: $(ident "$TMP/old.bin")")" 422
+expect_eq "  E0805" "$(jget "$TMP/put.json" error.code)" E0805
+a=($(ident "$TMP/old2.bin"))
+for k in 0 1 2 3 4; do   # each field counts: one of them off by one
+	b=("${a[@]}")
+	case $k in
+	3 | 4) b[$k]=${a[$k]%.*}.$(printf '%09d' $(( 10#${a[$k]#*.} ^ 1 ))) ;;
+	*) b[$k]=$(( a[k] + 1 )) ;;
+	esac
+	expect_eq "  field $k of the identity off: 422, hashed" \
+		"$(lput "$D" "$TMP/old2.bin" -H "X-Eulernpu-Local-Stat: ${b[*]}")" 422
+done
+expect_eq "an identity with more after it: 201, hashed" \
+	"$(lput "$O2" "$TMP/old2.bin" -H "X-Eulernpu-Local-Stat: $(ident "$TMP/old2.bin") 0")" 201
+expect_eq "  not vouched" "$(( $(vouched) - n0 ))" 1
+head -c 2000000 /dev/urandom >"$TMP/new.bin"
+N=$(sha "$TMP/new.bin")
+expect_eq "a file changed within two seconds, with its identity: 201" \
+	"$(lput "$N" "$TMP/new.bin" -H "X-Eulernpu-Local-Stat: $(ident "$TMP/new.bin")")" 201
+expect_eq "  hashed, not vouched" "$(( $(vouched) - n0 ))" 1
+expect_eq "  nor with a wrong digest: 422" \
+	"$(lput "$D" "$TMP/new.bin" -H "X-Eulernpu-Local-Stat: $(ident "$TMP/new.bin")")" 422
+st=$(curl -s --max-time 60 -o "$TMP/put.json" -w '%{http_code}' -X PUT \
+	-H "X-Eulernpu-Local-File: $TMP/old.bin" -H "X-Eulernpu-Local-Stat: $(ident "$TMP/old.bin")" \
+	"http://127.0.0.1:$PORT/v1/blobs/$O")
+expect_eq "the identity over TCP: still 403" "$st" 403
+
+# The CLI sends the identity its record holds the digest under (files of
+# 1 MiB or more, unchanged for two seconds): the weights are vouched for.
+export XDG_CACHE_HOME=$TMP/xdg
+cp "$TMP/big/spec.yaml" "$TMP/oldw/spec.yaml"
+for _ in $(seq 100); do
+	[ $(( $(date +%s) - $(stat -c %Z "$TMP/oldw/weights.npz") )) -gt 3 ] && break
+	sleep 0.1
+done
+n0=$(vouched) r0=$(health blobs_local)
+check "compile of weights two seconds old" "$CLI" compile --spec "$TMP/oldw/spec.yaml" \
+	--weights "$TMP/oldw/weights.npz" --out "$TMP/vw"
+expect_eq "  the weights named (the spec is stored), and vouched for" \
+	"$(( $(health blobs_local) - r0 )) $(( $(vouched) - n0 ))" "1 1"
+check "  recorded" grep -q "$TMP/oldw/weights.npz" "$TMP/xdg/eulernpu-client/digests"
+check "  runs" "$CLI" run --artifact "$TMP/vw" --input "$TMP/big/input.npz" --out "$TMP/vw.npz"
+check "  its weights file is the weights" cmp "$TMP/oldw/weights.npz" "$TMP/vw/weights/cpu_ref.npz"
+"$PY" - "$TMP/oldw" <<'PYEOF'
+import sys, numpy as np
+d = sys.argv[1]
+w = dict(np.load(d + "/weights.npz"))
+w["w"][0, 0] += 1
+np.savez(d + "/weights.npz", **w)
+PYEOF
+n0=$(vouched)
+check "the weights rewritten: compiles" "$CLI" compile --spec "$TMP/oldw/spec.yaml" \
+	--weights "$TMP/oldw/weights.npz" --out "$TMP/vw2"
+expect_eq "  hashed, not vouched" "$(( $(vouched) - n0 ))" 0
+check "  its weights file is the new one" cmp "$TMP/oldw/weights.npz" "$TMP/vw2/weights/cpu_ref.npz"
+unset XDG_CACHE_HOME
 
 finish

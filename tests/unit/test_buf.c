@@ -161,3 +161,30 @@ Test(buf, copy_file_makes_a_new_file_of_the_same_bytes)
 	enpu_buf_free(&a);
 	enpu_buf_free(&b);
 }
+
+/* Every field of a file's identity counts, to the nanosecond. */
+Test(buf, stat_unchanged_compares_every_field)
+{
+	struct stat a = {0}, b;
+
+	a.st_dev = 2049;
+	a.st_ino = 77;
+	a.st_size = 1 << 20;
+	a.st_mtim = (struct timespec){1000, 5};
+	a.st_ctim = (struct timespec){1001, 6};
+	b = a;
+	cr_assert(enpu_stat_unchanged(&a, &b));
+	for (int k = 0; k < 7; k++) {
+		b = a;
+		switch (k) {
+		case 0: b.st_dev++; break;
+		case 1: b.st_ino++; break;
+		case 2: b.st_size++; break;
+		case 3: b.st_mtim.tv_sec++; break;
+		case 4: b.st_mtim.tv_nsec++; break;
+		case 5: b.st_ctim.tv_sec++; break;
+		default: b.st_ctim.tv_nsec++; break;
+		}
+		cr_assert_not(enpu_stat_unchanged(&a, &b), "field %d ignored", k);
+	}
+}

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <utime.h>
 #include "cli.h"
 #include "digest.h"
 
@@ -101,4 +102,50 @@ Test(digests, small_files_are_always_hashed)
 	cr_assert_eq(enpu_sha256_file(small, want, &e), 0);
 	cr_assert_eq(cli_sha256_file(small, got, &e), 0);
 	cr_assert_str_eq(got, want);
+}
+
+/* The identity sent with a named file (H_LOCAL_STAT): given only for the
+ * digest the record holds for the file as it is now. */
+Test(digests, the_identity_vouched_for_is_the_recorded_one)
+{
+	char got[200], want[200];
+	struct stat st;
+	FILE *f;
+
+	cr_assert_eq(cli_sha256_vouch(file, fake, got, sizeof got), -1, "no record: nothing vouched");
+	write_record(fake);
+	cr_assert_eq(stat(file, &st), 0);
+	snprintf(want, sizeof want, "%llu %llu %llu %lld.%09ld %lld.%09ld",
+		 (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+		 (unsigned long long)st.st_size, (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+		 (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+	cr_assert_eq(cli_sha256_vouch(file, fake, got, sizeof got), 0);
+	cr_assert_str_eq(got, want);
+	cr_assert_eq(cli_sha256_vouch(file, fake, got, 20), -1, "a short buffer: nothing");
+	cr_assert_eq(cli_sha256_vouch(file, "11" "2233445566778899aabbccddeeff00112233445566778899aabbccddeeff00",
+				      got, sizeof got), -1, "another digest: nothing");
+	setenv("EULERNPU_DIGEST_CACHE", "off", 1);
+	cr_assert_eq(cli_sha256_vouch(file, fake, got, sizeof got), -1, "the record off: nothing");
+	unsetenv("EULERNPU_DIGEST_CACHE");
+	cr_assert((f = fopen(file, "a")));
+	fputs("x", f);
+	fclose(f);
+	cr_assert_eq(cli_sha256_vouch(file, fake, got, sizeof got), -1, "the file changed: nothing");
+}
+
+/* The record's directory is made with its parent ($XDG_CACHE_HOME or
+ * ~/.cache) when that is missing too. */
+Test(digests, the_record_is_kept_where_no_cache_directory_was)
+{
+	char xdg[128], r[192], got[65];
+	enpu_err e = ENPU_ERR_INIT;
+	struct stat st;
+
+	snprintf(xdg, sizeof xdg, "%s/fresh", dir);
+	setenv("XDG_CACHE_HOME", xdg, 1);
+	cr_assert_eq(utime(file, &(struct utimbuf){0, 0}), 0);
+	sleep(3);   /* the record takes files whose change time is 2 s old */
+	cr_assert_eq(cli_sha256_file(file, got, &e), 0);
+	snprintf(r, sizeof r, "%s/eulernpu-client/digests", xdg);
+	cr_assert_eq(stat(r, &st), 0, "no record in a fresh $XDG_CACHE_HOME");
 }

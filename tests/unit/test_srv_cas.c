@@ -149,6 +149,103 @@ Test(srv_cas, upload_with_wrong_digest_is_rejected)
 	srv_cas_close(c);
 }
 
+/* A file of n pseudo-random bytes (several copier steps when big), its
+ * open fd and fstat; its sha256 into dig. */
+static int copy_source(const char *name, size_t n, char dig[65], struct stat *st)
+{
+	char p[512];
+	unsigned char *b = malloc(n);
+	int fd;
+
+	cr_assert_not_null(b);
+	for (size_t i = 0; i < n; i++)
+		b[i] = (unsigned char)(i * 131u + (i >> 9));
+	snprintf(p, sizeof p, "%s/%s", root, name);
+	fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(write(fd, b, n), (ssize_t)n);
+	enpu_sha256_hex(b, n, dig);
+	free(b);
+	cr_assert_eq(fstat(fd, st), 0);
+	return fd;
+}
+
+/* The daemon's copy of a named file (X-Eulernpu-Local-File): hashed as it
+ * is copied, and across the copier's 8 MiB steps. */
+Test(srv_cas, copy_fd_hashes_the_copy)
+{
+	srv_cas *c = open_cache("c");
+	enpu_err e = ENPU_ERR_INIT;
+	char want[65], dig[65], blob[4200];
+	struct stat st;
+	int fd = copy_source("src", (17u << 20) + 5, want, &st);
+	srv_upload *u = srv_upload_begin(c, &e);
+
+	cr_assert_eq(srv_upload_copy_fd(u, fd, (uint64_t)st.st_size, NULL, NULL, &e), 0, "%s",
+		     e.message);
+	cr_assert_eq(srv_upload_vouched(u), 0);
+	cr_assert_eq(srv_upload_bytes(u), (uint64_t)st.st_size);
+	cr_assert_eq(srv_upload_finish(u, want, dig, NULL, &e), 0, "%s", e.message);
+	srv_cas_blob_path(c, want, blob, sizeof blob);
+	cr_assert_eq(enpu_sha256_file(blob, dig, &e), 0);
+	cr_assert_str_eq(dig, want, "the blob holds the file's bytes");
+	/* a digest the file does not hash to is refused */
+	u = srv_upload_begin(c, &e);
+	cr_assert_eq(srv_upload_copy_fd(u, fd, (uint64_t)st.st_size - 1, NULL, NULL, &e), 0);
+	cr_assert_eq(srv_upload_finish(u, HELLO_SHA, dig, NULL, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_BLOB_DIGEST);
+	close(fd);
+	srv_cas_close(c);
+}
+
+/* A vouched digest is taken at its word while the file keeps the identity
+ * vouched for (the copy is not hashed: a digest that is not the file's
+ * shows it), and is checked by hashing once the file moved. */
+Test(srv_cas, copy_fd_takes_a_vouched_digest_only_for_the_file_vouched_for)
+{
+	srv_cas *c = open_cache("c");
+	enpu_err e = ENPU_ERR_INIT;
+	char want[65], dig[65];
+	const char *other = "1111111111111111111111111111111111111111111111111111111111111111";
+	struct stat st, moved;
+	int fd = copy_source("src", 3u << 20, want, &st);
+	srv_upload *u = srv_upload_begin(c, &e);
+
+	cr_assert_eq(srv_upload_copy_fd(u, fd, (uint64_t)st.st_size, want, &st, &e), 0, "%s",
+		     e.message);
+	cr_assert_eq(srv_upload_vouched(u), 1);
+	cr_assert_eq(srv_upload_finish(u, want, dig, NULL, &e), 0, "%s", e.message);
+	cr_assert_str_eq(dig, want);
+	cr_assert(srv_cas_has(c, want, NULL));
+	/* not hashed: the word is taken even for a digest the bytes lack */
+	u = srv_upload_begin(c, &e);
+	cr_assert_eq(srv_upload_copy_fd(u, fd, (uint64_t)st.st_size, other, &st, &e), 0);
+	cr_assert_eq(srv_upload_vouched(u), 1);
+	cr_assert_eq(srv_upload_finish(u, other, dig, NULL, &e), 0);
+	cr_assert_str_eq(dig, other);
+	/* the file written since it was vouched for (one byte, same size):
+	 * hashed after all, and the stale digest refused */
+	cr_assert_eq(pwrite(fd, "x", 1, 100), 1);
+	cr_assert_eq(fstat(fd, &moved), 0);
+	cr_assert(moved.st_ctim.tv_sec != st.st_ctim.tv_sec || moved.st_ctim.tv_nsec != st.st_ctim.tv_nsec,
+		  "a write moves the change time");
+	u = srv_upload_begin(c, &e);
+	cr_assert_eq(srv_upload_copy_fd(u, fd, (uint64_t)st.st_size, want, &st, &e), 0);
+	cr_assert_eq(srv_upload_vouched(u), 0);
+	cr_assert_eq(srv_upload_bytes(u), (uint64_t)st.st_size);
+	cr_assert_eq(srv_upload_finish(u, want, dig, NULL, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_BLOB_DIGEST);
+	/* the same vouched for with its old identity but the same bytes
+	 * (times moved only): hashed, and stored */
+	cr_assert_eq(pwrite(fd, (unsigned char[]){(unsigned char)(100 * 131u)}, 1, 100), 1);
+	u = srv_upload_begin(c, &e);
+	cr_assert_eq(srv_upload_copy_fd(u, fd, (uint64_t)st.st_size, want, &st, &e), 0);
+	cr_assert_eq(srv_upload_vouched(u), 0);
+	cr_assert_eq(srv_upload_finish(u, want, dig, NULL, &e), 0, "%s", e.message);
+	close(fd);
+	srv_cas_close(c);
+}
+
 static size_t sink(char *p, size_t size, size_t n, void *ud)
 {
 	return enpu_buf_add(ud, p, size * n) == 0 ? size * n : 0;
