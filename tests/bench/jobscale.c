@@ -9,8 +9,9 @@
  *   1. the queue is filled to each size (default 100, 1000, 10000, 30000)
  *      and, at each, the median over --reps of: POST /v1/jobs of one more
  *      job, GET /v1/jobs?limit=50, GET /v1/health, DELETE of a job from
- *      the middle of the queue; then GET /v1/jobs?limit=10000 once, with
- *      health probed from another connection meanwhile (its worst time);
+ *      the middle of the queue, GET /metrics; then GET /v1/jobs?limit=10000
+ *      once, with health probed from another connection meanwhile (its
+ *      worst time);
  *      and the daemon's RSS (--pid);
  *   2. (--hold FILE) the gate is opened, every job runs to its end, and
  *      the RSS per finished job is printed;
@@ -243,7 +244,7 @@ static long queued(conn *c)
 /* One row: the queue filled to size, then the measures. */
 static void row(conn *c, int size, double *fill_s)
 {
-	double ts[4][16], t0 = now_s(), tl, dt;
+	double ts[5][16], t0 = now_s(), tl, dt;
 	long q = queued(c);
 	int r, filled = 0;
 	prober p;
@@ -261,16 +262,18 @@ static void row(conn *c, int size, double *fill_s)
 		ts[2][r] = http(c, "GET", "/v1/health", NULL);
 		must(c, 200, 200, "GET /v1/health");
 		ts[3][r] = cancel_middle(c);
+		ts[4][r] = http(c, "GET", "/metrics", NULL);
+		must(c, 200, 200, "GET /metrics");
 	}
 	probe_start(&p, opt.sock);
 	sleep_s(0.02);
 	tl = http(c, "GET", "/v1/jobs?limit=10000", NULL);
 	must(c, 200, 200, "GET /v1/jobs?limit=10000");
 	probe_stop(&p);
-	printf("| %6ld | %8.0f | %9.2f | %9.2f | %9.2f | %9.2f | %12.1f | %14.1f | %7.1f |\n",
+	printf("| %6ld | %8.0f | %9.2f | %9.2f | %9.2f | %9.2f | %10.2f | %12.1f | %14.1f | %7.1f |\n",
 	       queued(c), dt > 0 ? filled / dt : 0, median(ts[0], r) * 1e3,
-	       median(ts[1], r) * 1e3, median(ts[2], r) * 1e3, median(ts[3], r) * 1e3, tl * 1e3,
-	       p.max * 1e3, rss_kib(opt.pid) / 1024.0);
+	       median(ts[1], r) * 1e3, median(ts[2], r) * 1e3, median(ts[3], r) * 1e3,
+	       median(ts[4], r) * 1e3, tl * 1e3, p.max * 1e3, rss_kib(opt.pid) / 1024.0);
 	fflush(stdout);
 }
 
@@ -398,9 +401,9 @@ int main(int argc, char **argv)
 	printf("jobscale: local jobs queued behind one held job (--workers 1, EULERNPUD_HOLD); "
 	       "times in ms, median of %d (list10000 once, and the slowest health answer "
 	       "from another connection during it)\n\n", opt.reps);
-	printf("| queued | fill j/s | submit ms | list50 ms | health ms | cancel ms | "
+	printf("| queued | fill j/s | submit ms | list50 ms | health ms | cancel ms | metrics ms | "
 	       "list10000 ms | health max ms | RSS MiB |\n");
-	printf("|-------:|---------:|----------:|----------:|----------:|----------:|"
+	printf("|-------:|---------:|----------:|----------:|----------:|----------:|-----------:|"
 	       "-------------:|--------------:|--------:|\n");
 	/* the first job is the one held running: the others stay queued */
 	submit(&c, 0);

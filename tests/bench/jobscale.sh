@@ -4,7 +4,7 @@
 # 1, the EULERNPUD_HOLD gate closed (one job held running, the rest stay
 # queued) and a --max-queue of a million; build/bench/jobscale fills the
 # first one's queue to each size and times a submit, a list of 50, a
-# health check and a cancel from the middle (and a list of 10000 with
+# health check, a cancel from the middle and /metrics (and a list of 10000 with
 # health probed meanwhile), then lets every job run and prints the RSS per
 # finished job; the second daemon's queue expires all at once (SIGSTOP
 # until every deadline passed) while health is probed. A benchmark: it
