@@ -158,25 +158,16 @@ int cli_local_io(enpu_err *e, const char *path)
 int cli_write_output(const char *path, const void *p, size_t n, enpu_err *e)
 {
 	char tmp[PATH_MAX];
-	const char *c = p;
 	int fd = cli_tmp_open(path, tmp, sizeof tmp, e);
 
 	if (fd < 0)
 		return -1;
-	while (n > 0) {
-		ssize_t w = write(fd, c, n);
+	if (enpu_write_all(fd, p, n) != 0) {
+		int err = errno;
 
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			int err = w < 0 ? errno : ENOSPC;
-
-			close(fd);
-			unlink(tmp);
-			return local_fail(e, err, path, "write");
-		}
-		c += w;
-		n -= (size_t)w;
+		close(fd);
+		unlink(tmp);
+		return local_fail(e, err, path, "write");
 	}
 	return cli_tmp_commit(fd, tmp, path, e);
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <json-c/json.h>
 #include "api.h"
+#include "buf.h"
 #include "cli.h"
 #include "rest.h"
 #include "restc.h"
@@ -206,19 +207,9 @@ const char *cli_conn_url(const cli_conn *c)
 /* A 2xx body into the file descriptor ud points at. */
 static int fd_sink(void *ud, const void *p, size_t n, int *errno_out, enpu_err *e)
 {
-	int fd = *(const int *)ud;
-	size_t off = 0;
-
-	while (off < n) {
-		ssize_t w = write(fd, (const char *)p + off, n - off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			*errno_out = errno ? errno : EIO;
-			return -1;
-		}
-		off += (size_t)w;
+	if (enpu_write_all(*(const int *)ud, p, n) != 0) {
+		*errno_out = errno ? errno : EIO;
+		return -1;
 	}
 	return 0;
 }

@@ -24,6 +24,7 @@
 #include <strings.h>
 #include <pthread.h>
 #include <unistd.h>
+#include "buf.h"
 #include "srv.h"
 #include "metrics.h"
 #include "sd.h"
@@ -286,15 +287,7 @@ static void scrub(char *s)
 /* One line in one write; a short write (a full pipe) finishes the line. */
 static void write_line(const char *p, size_t n)
 {
-	while (n) {
-		ssize_t w = write(log_fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t)w;
-	}
+	(void)enpu_write_all(log_fd, p, n);
 }
 
 /* Appenders of srv_log_access's line: bounded by end, never past it. */

@@ -238,16 +238,9 @@ int enpu_write_file_atomic(const char *path, const void *p, size_t n, enpu_err *
 		io_fail(e, errno, path, "create", tmp.data);
 		goto out;
 	}
-	while (n > 0) {
-		ssize_t w = write(fd, c, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			io_fail(e, w < 0 ? errno : ENOSPC, path, "write", path);
-			goto fail;
-		}
-		c += w;
-		n -= (size_t)w;
+	if (enpu_write_all(fd, c, n) != 0) {
+		io_fail(e, errno, path, "write", path);
+		goto fail;
 	}
 	/* mkstemp made it 0600: give it the mode open(2) would (0666 & ~umask) */
 	if (fchmod(fd, 0666 & ~cur_umask()) || fsync(fd)) {
@@ -338,14 +331,27 @@ static int copy_rw(int in, int out)
 				continue;
 			return -1;
 		}
-		for (ssize_t off = 0; off < n;) {
-			ssize_t w = write(out, buf + off, (size_t)(n - off));
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				return -1;
-			off += w;
+		if (enpu_write_all(out, buf, (size_t)n) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int enpu_write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n > 0) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			if (w == 0)
+				errno = ENOSPC;
+			return -1;
 		}
+		c += w;
+		n -= (size_t)w;
 	}
 	return 0;
 }

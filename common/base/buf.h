@@ -47,6 +47,10 @@ int enpu_read_file(const char *path, size_t max, enpu_buf *b, struct enpu_err *e
  * rename, fsync of the directory. 0 or -1 with *e (ENPU_E_IO). */
 int enpu_write_file_atomic(const char *path, const void *p, size_t n, struct enpu_err *e);
 
+/* All n bytes of p to fd, across short writes and EINTR: 0, or -1 with
+ * errno (ENOSPC when a write wrote nothing). */
+int enpu_write_all(int fd, const void *p, size_t n);
+
 /* to, a new file (O_EXCL; mode as open(2) and the umask make it) with
  * from's bytes: a reflink where the filesystem shares extents (btrfs,
  * xfs), else copied in the kernel (copy_file_range), else by read and

@@ -125,21 +125,11 @@ srv_upload *srv_upload_begin(srv_cas *c, enpu_err *e)
 
 int srv_upload_write(srv_upload *u, const void *p, size_t n, enpu_err *e)
 {
-	const char *s = p;
-	size_t off = 0;
-
 	if (enpu_sha256_update(u->sha, p, n) != 0)
 		return enpu_fail(e, ENPU_E_INTERNAL, NULL, NULL, "sha256 update failed");
-	while (off < n) {
-		ssize_t w = write(u->fd, s + off, n - off);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return enpu_fail(e, ENPU_E_STORAGE, NULL, NULL, "cannot write upload: %s",
-					 strerror(errno));
-		}
-		off += (size_t)w;
-	}
+	if (enpu_write_all(u->fd, p, n) != 0)
+		return enpu_fail(e, ENPU_E_STORAGE, NULL, NULL, "cannot write upload: %s",
+				 strerror(errno));
 	u->bytes += n;
 #ifdef SYNC_FILE_RANGE_WRITE
 	if (!u->nosync && u->bytes - u->kicked >= KICK_BYTES) {
@@ -183,15 +173,7 @@ static ssize_t copy_rw(int in, uint64_t at, int out, size_t n, char *buf)
 {
 	ssize_t r = pread(in, buf, n < HASH_BUF ? n : HASH_BUF, (off_t)at);
 
-	for (ssize_t off = 0; r > 0 && off < r;) {
-		ssize_t w = write(out, buf + off, (size_t)(r - off));
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		off += w;
-	}
-	return r;
+	return r > 0 && enpu_write_all(out, buf, (size_t)r) != 0 ? -1 : r;
 }
 
 static void *copier_run(void *arg)
@@ -489,23 +471,15 @@ int srv_cas_put_file_as(srv_cas *c, const char *path, const char *digest, enpu_e
 int srv_cas_write_atomic(srv_cas *c, const char *path, const void *p, size_t n, enpu_err *e)
 {
 	char tmp[4200], dir[4200];
-	const char *s = p;
-	size_t off = 0;
 	int fd;
 
 	srv_cas_tmpname(c, ".w", tmp, sizeof tmp);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		goto fail;
-	while (off < n) {
-		ssize_t w = write(fd, s + off, n - off);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			close(fd);
-			goto fail;
-		}
-		off += (size_t)w;
+	if (enpu_write_all(fd, p, n) != 0) {
+		close(fd);
+		goto fail;
 	}
 	if (fsync(fd) != 0) {
 		close(fd);

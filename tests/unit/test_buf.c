@@ -1,6 +1,7 @@
 /* test_buf.c: the growable buffer, whole-file reads, atomic writes. */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,4 +188,30 @@ Test(buf, stat_unchanged_compares_every_field)
 		}
 		cr_assert_not(enpu_stat_unchanged(&a, &b), "field %d ignored", k);
 	}
+}
+
+/* Every byte reaches the file; a full device is an error with its errno. */
+Test(buf, write_all_writes_every_byte_or_fails_with_errno)
+{
+	char path[] = "/tmp/enpu-write-all.XXXXXX";
+	size_t n = 3u << 20;
+	unsigned char *p = malloc(n), *q = malloc(n);
+	int fd = mkstemp(path), full;
+
+	cr_assert(p && q && fd >= 0);
+	for (size_t i = 0; i < n; i++)
+		p[i] = (unsigned char)(i * 7 + (i >> 12));
+	cr_assert_eq(enpu_write_all(fd, p, n), 0);
+	cr_assert_eq(pread(fd, q, n, 0), (ssize_t)n);
+	cr_assert_eq(memcmp(p, q, n), 0);
+	close(fd);
+	unlink(path);
+	if ((full = open("/dev/full", O_WRONLY)) >= 0) {
+		errno = 0;
+		cr_assert_eq(enpu_write_all(full, p, 100), -1);
+		cr_assert_eq(errno, ENOSPC);
+		close(full);
+	}
+	free(p);
+	free(q);
 }
