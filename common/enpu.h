@@ -75,19 +75,18 @@ void enpu_compiled_free(enpu_compiled *c);
  * weights: weights_path's members are scanned (headers only; gather's
  * int64 indices read). weights/<backend>.npz is the weights file itself
  * when all its members are stored (their CRCs checked; its digest is
- * weights_sha256, which must be given): a hard link to it with
- * ENPU_COMPILE_LINK (weights_path is a file nobody changes, a blob of a
+ * weights_sha256, which must be given): a hard link to it made by `link`
+ * when given (weights_path is a file nobody changes, a blob of a
  * content-addressed cache), else a copy; a file with deflated members is
  * streamed member by member into enpu_npz_write's bytes. The other files
  * are built in memory (out's copies of them kept) and written, the
  * manifest last. For a file enpu_npz_write wrote, the same bytes as
  * enpu_compile_mem + enpu_compiled_write (which always re-packs); memory
  * does not grow with the weights. On failure nothing is left in outdir. */
-#define ENPU_COMPILE_LINK 1u
 int enpu_compile_to_dir(const enpu_spec *spec, const enpu_target *target,
 			const char *weights_path, const char *weights_label,
 			const char *weights_sha256, const char *spec_digest,
-			const enpu_limits *lim, const char *outdir, unsigned flags,
+			const enpu_limits *lim, const char *outdir, const enpu_linker *link,
 			enpu_compiled *out, enpu_err *e);
 /* Write c's files into outdir (created; must be empty or absent), the
  * manifest last; on failure nothing of them is left behind. */

@@ -57,6 +57,15 @@ int enpu_write_all(int fd, const void *p, size_t n);
  * write; fsynced when durable. 0, or -1 with errno, leaving no `to`. */
 int enpu_copy_file(const char *from, const char *to, int mode, int durable);
 
+/* How a caller makes a hard link `to` of the file `from` (0, or -1 with
+ * errno): a content-addressed cache links its blobs through its own
+ * bookkeeping (the server's srv_cas_link_known keeps a verified blob known
+ * good, though the link moves its ctime). */
+typedef struct enpu_linker {
+	int (*link)(void *ud, const char *from, const char *to);
+	void *ud;
+} enpu_linker;
+
 /* a and b, two stats of one file, say it did not change between them:
  * the same device, inode, size, and modification and change times to the
  * nanosecond (any write moves the change time, which no user tool sets

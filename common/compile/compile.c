@@ -198,7 +198,7 @@ typedef struct made {
 	const enpu_tlist *bw;     /* the weights file's tensors */
 	const enpu_npz_index *ix; /* streamed: their source (data not in bw) */
 	const char *outdir;       /* streamed: where the weights file goes */
-	unsigned flags;           /* ENPU_COMPILE_LINK */
+	const enpu_linker *link;  /* streamed: how the weights file is linked, or NULL */
 } made;
 
 /* The weights file: built in memory, or (k->ix) into outdir: the weights
@@ -229,7 +229,7 @@ static int weights_file(const made *k, const char *wrel, const char *weights_sha
 	if (weights_sha256 && enpu_is_sha256_hex(weights_sha256)) {
 		rc = enpu_npz_link_from(k->ix, names, k->bw->n, path,
 					cpus < 1 ? 1 : cpus > 4 ? 4 : (int)cpus,
-					(k->flags & ENPU_COMPILE_LINK) != 0, weights_sha256, &f->size, e);
+					k->link, weights_sha256, &f->size, e);
 		if (rc == 1)
 			memcpy(f->sha256, weights_sha256, 65);
 	}
@@ -313,7 +313,8 @@ static int load_indices(const enpu_graph *g, enpu_npz_index *ix, const char *wla
 /* enpu_compile_mem's and enpu_compile_to_dir's work: w holds every weight
  * (names, dtypes, shapes; data unless ix streams it). */
 static int compile_core(const enpu_spec *spec, const enpu_target *tgt, const enpu_tlist *w,
-			enpu_npz_index *ix, const char *outdir, unsigned flags, const char *weights_label,
+			enpu_npz_index *ix, const char *outdir, const enpu_linker *link,
+			const char *weights_label,
 			const char *weights_sha256, const char *spec_digest, const enpu_limits *lim,
 			enpu_compiled *out, enpu_err *e)
 {
@@ -347,7 +348,7 @@ static int compile_core(const enpu_spec *spec, const enpu_target *tgt, const enp
 	}
 	if (used_weights(g, w, &bw, e) < 0)
 		goto out;
-	rc = make_files(&(made){g, &plan, def, st, section, &bw, ix, outdir, flags}, tgt, weights_sha256,
+	rc = make_files(&(made){g, &plan, def, st, section, &bw, ix, outdir, link}, tgt, weights_sha256,
 			spec_digest, out, e);
 out:
 	if (rc < 0)
@@ -366,14 +367,14 @@ int enpu_compile_mem(const enpu_spec *spec, const enpu_target *tgt, const enpu_t
 		     const char *spec_digest, const enpu_limits *lim, enpu_compiled *out,
 		     enpu_err *e)
 {
-	return compile_core(spec, tgt, w, NULL, NULL, 0, weights_label, weights_sha256, spec_digest,
+	return compile_core(spec, tgt, w, NULL, NULL, NULL, weights_label, weights_sha256, spec_digest,
 			    lim, out, e);
 }
 
 int enpu_compile_to_dir(const enpu_spec *spec, const enpu_target *tgt, const char *weights_path,
 			const char *weights_label, const char *weights_sha256,
 			const char *spec_digest, const enpu_limits *lim, const char *outdir,
-			unsigned flags, enpu_compiled *out, enpu_err *e)
+			const enpu_linker *link, enpu_compiled *out, enpu_err *e)
 {
 	enpu_npz_index ix;
 	char path[4096];
@@ -388,7 +389,7 @@ int enpu_compile_to_dir(const enpu_spec *spec, const enpu_target *tgt, const cha
 	    enpu_npz_scan(weights_path, weights_label, lim, &ix, e) < 0)
 		return -1;
 	if (join(path, sizeof(path), outdir, "weights", e) < 0 || enpu_mkdirs(path, 0755, e) < 0 ||
-	    compile_core(spec, tgt, &ix.meta, &ix, outdir, flags, weights_label, weights_sha256,
+	    compile_core(spec, tgt, &ix.meta, &ix, outdir, link, weights_label, weights_sha256,
 			 spec_digest, lim, out, e) < 0 ||
 	    enpu_compiled_write(out, outdir, e) < 0)
 		goto out;
@@ -458,7 +459,7 @@ int enpu_compile(const enpu_spec *spec, const enpu_target *tgt,
 		weights_label = "weights.npz";
 	if (enpu_sha256_file(weights_path, wdigest, e) < 0 ||
 	    enpu_compile_to_dir(spec, tgt, weights_path, weights_label, wdigest, spec_digest, lim,
-				outdir, 0, &c, e) < 0)
+				outdir, NULL, &c, e) < 0)
 		goto out;
 	if (info)
 		*info = c.info;

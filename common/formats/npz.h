@@ -82,14 +82,14 @@ int enpu_npz_write_from(const enpu_npz_index *ix, const char *const *names, size
  * enpu_npz_write_from makes (the same tensors, read by the same reader).
  * Every member's data is read and CRC-checked first (on up to `threads`
  * threads, parts of a member combined with crc32_combine). Then dst is a
- * hard link to the file when `link` (a file nobody changes: a blob of a
- * content-addressed cache) and the link can be made, with no byte copied;
+ * hard link to the file made by `link` when given (a file nobody changes:
+ * a blob of a content-addressed cache) and it can be made, no byte copied;
  * else a copy, fsynced and hashed: bytes that do not hash to sha256 (the
  * file's digest, which the caller knows) fail with E0003 (changed meanwhile).
  * 1 when it did, 0 when ix is not such a file (nothing done), -1 + e (a
  * corrupt member is E0400 as in a read). */
 int enpu_npz_link_from(const enpu_npz_index *ix, const char *const *names, size_t n,
-		       const char *dst, int threads, int link, const char *sha256,
+		       const char *dst, int threads, const enpu_linker *link, const char *sha256,
 		       uint64_t *size, enpu_err *e);
 
 #endif

@@ -615,14 +615,14 @@ static int check_members(const enpu_npz_index *ix, int threads, struct src_fault
 	return 0;
 }
 
-/* dst, a new name, with src's bytes: a hard link (when may_link), else a
- * copy (fsynced) that must hash to sha256. */
-static int link_or_copy(const char *src, const char *dst, int may_link, const char *sha256,
-			uint64_t *size, enpu_err *e)
+/* dst, a new name, with src's bytes: a hard link (by lk, when given),
+ * else a copy (fsynced) that must hash to sha256. */
+static int link_or_copy(const char *src, const char *dst, const enpu_linker *lk,
+			const char *sha256, uint64_t *size, enpu_err *e)
 {
 	struct stat sb;
 	char got[65];
-	int linked = may_link && link(src, dst) == 0, err;
+	int linked = lk && lk->link(lk->ud, src, dst) == 0, err;
 
 	if (!linked && enpu_copy_file(src, dst, 0644, 1) != 0)
 		goto fail;
@@ -653,7 +653,7 @@ fail:
 }
 
 int enpu_npz_link_from(const enpu_npz_index *ix, const char *const *names, size_t n,
-		       const char *dst, int threads, int link, const char *sha256,
+		       const char *dst, int threads, const enpu_linker *link, const char *sha256,
 		       uint64_t *size, enpu_err *e)
 {
 	struct src_fault bad = {0, NULL};

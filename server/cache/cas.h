@@ -57,6 +57,9 @@ int srv_cas_known_good(srv_cas *c, const char *path, const char *digest);
  * (srv_link_or_copy). A blob known good stays so through the link, whose
  * change of its ctime would otherwise make its next check hash it. */
 int srv_cas_link_blob(srv_cas *c, const char *digest, const char *to, enpu_err *e);
+/* link(from, to) of a file of the cache (a blob): 0, or -1 with errno. A
+ * file known good (srv_cas_known_good) stays so through the link. */
+int srv_cas_link_known(srv_cas *c, const char *from, const char *to);
 
 /* The bytes of a blob of at most max bytes, appended to out: 0, or -1
  * when it is absent, larger or cannot be read. No hashing: the caller has

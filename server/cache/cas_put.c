@@ -437,16 +437,21 @@ int srv_cas_put_file(srv_cas *c, const char *path, char digest[65], enpu_err *e)
  * CAS's blob of the same digest and size, so that the artifact's files
  * take no space of their own; where the link cannot be made, the copy
  * stays (it is the same bytes). */
-static void share_blob(const srv_cas *c, const char *path, const char *digest, uint64_t size)
+static void share_blob(srv_cas *c, const char *path, const char *digest, uint64_t size)
 {
 	char blob[4200], lnk[4300];
-	struct stat sb;
+	struct stat sb, bb;
 
 	srv_cas_blob_path(c, digest, blob, sizeof blob);
-	if (stat(path, &sb) != 0 || (uint64_t)sb.st_size != size)
+	if (stat(path, &sb) != 0 || (uint64_t)sb.st_size != size || stat(blob, &bb) != 0)
+		return;
+	/* already a link to it (a weights file the compile linked): a rename
+	 * over another link to the same file does nothing, and would leave
+	 * the new link beside it */
+	if (sb.st_ino == bb.st_ino && sb.st_dev == bb.st_dev)
 		return;
 	snprintf(lnk, sizeof lnk, "%s.lnk", path);
-	if (link(blob, lnk) != 0)
+	if (srv_cas_link_known(c, blob, lnk) != 0)
 		return;
 	if (rename(lnk, path) != 0)
 		unlink(lnk);

@@ -94,26 +94,35 @@ int srv_cas_known_good(srv_cas *c, const char *path, const char *digest)
 	return known;
 }
 
-int srv_cas_link_blob(srv_cas *c, const char *digest, const char *to, enpu_err *e)
+int srv_cas_link_known(srv_cas *c, const char *from, const char *to)
 {
-	char p[4200];
 	struct stat before, after;
-	int linked;
+	int linked, err = 0;
 	memo *m;
 
-	srv_cas_blob_path(c, digest, p, sizeof p);
 	/* under the memo's lock, as srv_cas_touch's utimensat: the memo's
 	 * ctime moves with the link's, and no other check runs between */
 	pthread_mutex_lock(&c->memo_mu);
-	linked = stat(p, &before) == 0 && link(p, to) == 0;
+	linked = stat(from, &before) == 0 && link(from, to) == 0;
+	if (!linked)
+		err = errno;
 	if (linked && stat(to, &after) == 0 && after.st_ino == before.st_ino &&
 	    after.st_dev == before.st_dev) {
 		m = memo_slot(c, &before);
-		if (memo_same(m, &before, digest))
+		if (memo_same(m, &before, NULL))
 			m->ctime = after.st_ctim;
 	}
 	pthread_mutex_unlock(&c->memo_mu);
-	return linked ? 0 : srv_link_or_copy(p, to, e);
+	errno = err;
+	return linked ? 0 : -1;
+}
+
+int srv_cas_link_blob(srv_cas *c, const char *digest, const char *to, enpu_err *e)
+{
+	char p[4200];
+
+	srv_cas_blob_path(c, digest, p, sizeof p);
+	return srv_cas_link_known(c, p, to) == 0 ? 0 : srv_link_or_copy(p, to, e);
 }
 
 static bytes_memo *bytes_slot(srv_cas *c, const char *digest)

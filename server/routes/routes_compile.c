@@ -157,6 +157,11 @@ static int reply_if_evicted(srv_ctx *ctx, srv_req *r)
 	return 1;
 }
 
+static int link_known(void *cas, const char *from, const char *to)
+{
+	return srv_cas_link_known(cas, from, to);
+}
+
 /* A cache miss: compile into a temp directory (the weights streamed from
  * their blob member by member, never held in memory; the blob's address
  * is its digest: not hashed again), store the files by the digests the
@@ -169,12 +174,15 @@ static int compile_new(srv_ctx *ctx, const enpu_spec *spec, const enpu_target *t
 	enpu_compiled cc;
 	char tmp[4300];
 	int rc = -1;
+	/* the weights file the blob itself, linked as the cache links (its
+	 * check stays a stat) */
+	enpu_linker lk = {link_known, ctx->cas};
 
 	memset(&cc, 0, sizeof cc);
 	if (srv_cas_tmpdir(ctx->cas, tmp, sizeof tmp, e) != 0)
 		return -1;
 	if (enpu_compile_to_dir(spec, tgt, weights_p, weights_name ? weights_name : "weights.npz",
-				weights_d, spec_d, ctx->lim, tmp, ENPU_COMPILE_LINK, &cc, e) != 0 ||
+				weights_d, spec_d, ctx->lim, tmp, &lk, &cc, e) != 0 ||
 	    srv_artifact_ingest_compiled(ctx->cas, tmp, &cc, e) != 0) {
 		srv_rmtree(tmp);
 		goto out;

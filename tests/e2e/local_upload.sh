@@ -95,6 +95,9 @@ expect_eq "  the artifact's weights file is those very bytes" \
 	"$(sha "$TMP/st/weights/cpu_ref.npz")" "$(sha "$TMP/stored.npz")"
 B=$TMP/a.cache/cas/$(sha "$TMP/stored.npz" | cut -c1-2)/$(sha "$TMP/stored.npz")
 check "  and in the cache one file: the blob, hard-linked" test "$(stat -c %h "$B")" -ge 2
+ID=$(jget "$TMP/st/manifest.json" id)
+expect_eq "  the artifact's weights directory holds that one link, nothing beside it" \
+	"$(ls "$TMP/a.cache/artifacts/${ID:0:2}/$ID/weights")" cpu_ref.npz
 check "a deflated npz compiles" "$CLI" compile --spec "$M/spec.yaml" --weights "$TMP/deflated.npz" --out "$TMP/df"
 check "  its weights file is re-packed (not the upload)" \
 	test "$(sha "$TMP/df/weights/cpu_ref.npz")" != "$(sha "$TMP/deflated.npz")"

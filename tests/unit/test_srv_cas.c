@@ -5,6 +5,7 @@
  * through the daemon's HTTP layer on a Unix socket. */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,6 +244,38 @@ Test(srv_cas, copy_fd_takes_a_vouched_digest_only_for_the_file_vouched_for)
 	cr_assert_eq(srv_upload_vouched(u), 0);
 	cr_assert_eq(srv_upload_finish(u, want, dig, NULL, &e), 0, "%s", e.message);
 	close(fd);
+	srv_cas_close(c);
+}
+
+/* A link made through the cache keeps a verified blob known good (its
+ * next check a stat, not a hash); a plain link moves its ctime and does
+ * not. And a file that already is a link to its blob is left as it is
+ * when stored again (no second link beside it). */
+Test(srv_cas, links_keep_a_blob_known_good_and_add_no_second_link)
+{
+	srv_cas *c = open_cache("c");
+	enpu_err e = ENPU_ERR_INIT;
+	char dig[65], blob[4200], a[512], b[512], lnk[600];
+	struct stat st;
+
+	cr_assert_eq(srv_cas_put_mem(c, "hello", 5, dig, &e), 0);
+	srv_cas_blob_path(c, dig, blob, sizeof blob);
+	cr_assert(srv_cas_known_good(c, blob, dig), "a stored blob is known good");
+	snprintf(a, sizeof a, "%s/a", root);
+	snprintf(b, sizeof b, "%s/b", root);
+	cr_assert_eq(srv_cas_link_known(c, blob, a), 0);
+	cr_assert(srv_cas_known_good(c, blob, dig), "the cache's link kept it known good");
+	cr_assert(srv_cas_known_good(c, a, dig), "so is the link (the same inode)");
+	cr_assert_eq(link(blob, b), 0);
+	cr_assert_not(srv_cas_known_good(c, blob, dig), "a plain link moved its ctime");
+	cr_assert_eq(srv_cas_link_known(c, blob, b), -1);
+	cr_assert_eq(errno, EEXIST);
+	/* stored again from a file that is the blob itself */
+	cr_assert_eq(srv_cas_put_file_as(c, a, dig, &e), 0, "%s", e.message);
+	snprintf(lnk, sizeof lnk, "%s.lnk", a);
+	cr_assert_neq(stat(lnk, &st), 0, "a second link was left beside it");
+	cr_assert_eq(stat(a, &st), 0);
+	cr_assert_eq(st.st_nlink, 3, "blob, a and b");
 	srv_cas_close(c);
 }
 
