@@ -197,6 +197,44 @@ out:
 
 /* ---- writing from an index ------------------------------------------------- */
 
+/* ix's member k of each name: k_of[i] for names[i] (the members sorted by
+ * name once, each name looked up by bisection: O(n log n) for thousands
+ * of members). 0, or the index + 1 of the first name ix lacks; -1 out of
+ * memory. */
+typedef struct named {
+	const char *name;
+	size_t k;
+} named;
+
+static int cmp_named(const void *a, const void *b)
+{
+	return strcmp(((const named *)a)->name, ((const named *)b)->name);
+}
+
+static long members_of(const enpu_npz_index *ix, const char *const *names, size_t n,
+		       size_t *k_of)
+{
+	size_t m = ix->meta.n;
+	named *by = malloc((m ? m : 1) * sizeof *by);
+
+	if (!by)
+		return -1;
+	for (size_t k = 0; k < m; k++)
+		by[k] = (named){ix->meta.items[k].name, k};
+	qsort(by, m, sizeof *by, cmp_named);
+	for (size_t i = 0; i < n; i++) {
+		named key = {names[i], 0};
+		const named *hit = m ? bsearch(&key, by, m, sizeof *by, cmp_named) : NULL;
+		if (!hit) {
+			free(by);
+			return (long)i + 1;
+		}
+		k_of[i] = hit->k;
+	}
+	free(by);
+	return 0;
+}
+
 /* The first old member that could not be read, and how. */
 struct src_fault {
 	int ze;                   /* ZIP_ER_READ or ZIP_ER_CRC; 0: none */
@@ -422,6 +460,8 @@ int enpu_npz_write_from(const enpu_npz_index *ix, const char *const *names, size
 	char tmp[4200];
 	zip_t *from = NULL, *za = NULL;
 	crc_expect *x = NULL;
+	size_t *k_of = NULL;
+	long miss;
 	int zerr = 0, rc = -1;
 	struct src_fault bad = {0, NULL};
 
@@ -437,7 +477,7 @@ int enpu_npz_write_from(const enpu_npz_index *ix, const char *const *names, size
 		*size = 22;
 		return 0;
 	}
-	if (!(x = calloc(n, sizeof *x))) {
+	if (!(x = calloc(n, sizeof *x)) || !(k_of = malloc(n * sizeof *k_of))) {
 		enpu_fail(e, ENPU_E_NOMEM, dst, NULL, "out of memory");
 		goto out;
 	}
@@ -447,17 +487,17 @@ int enpu_npz_write_from(const enpu_npz_index *ix, const char *const *names, size
 		enpu_fail(e, ENPU_E_IO, dst, NULL, "cannot create '%s' (libzip error %d)", tmp, zerr);
 		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
-		size_t k = 0;
-		while (k < ix->meta.n && strcmp(ix->meta.items[k].name, names[i]) != 0)
-			k++;
-		if (k == ix->meta.n) {
-			enpu_fail(e, ENPU_E_INTERNAL, dst, NULL, "no member '%s' to copy", names[i]);
-			goto out;
-		}
-		if (add_streamed(za, from, ix, k, &bad, &x[i], dst, e))
-			goto out;
+	if ((miss = members_of(ix, names, n, k_of)) != 0) {
+		if (miss < 0)
+			enpu_fail(e, ENPU_E_NOMEM, dst, NULL, "out of memory");
+		else
+			enpu_fail(e, ENPU_E_INTERNAL, dst, NULL, "no member '%s' to copy",
+				  names[miss - 1]);
+		goto out;
 	}
+	for (size_t i = 0; i < n; i++)
+		if (add_streamed(za, from, ix, k_of[i], &bad, &x[i], dst, e))
+			goto out;
 	if (zip_close(za) < 0) {
 		zip_error_t *ze = zip_get_error(za);
 		if (bad.ze)   /* the source's data, read only now, is short */
@@ -494,6 +534,7 @@ out:
 	if (from)
 		zip_discard(from);
 	free(x);
+	free(k_of);
 	unlink(tmp);
 	return rc;
 }
@@ -657,16 +698,19 @@ int enpu_npz_link_from(const enpu_npz_index *ix, const char *const *names, size_
 		       uint64_t *size, enpu_err *e)
 {
 	struct src_fault bad = {0, NULL};
+	size_t *k_of;
+	long miss;
 
 	if (!ix->all_stored || n == 0 || n != ix->meta.n)
 		return 0;
-	for (size_t i = 0; i < n; i++) {
-		size_t k = 0;
-		while (k < n && strcmp(ix->meta.items[k].name, names[i]) != 0)
-			k++;
-		if (k == n)
-			return 0;
-	}
+	if (!(k_of = malloc(n * sizeof *k_of)))
+		return enpu_fail(e, ENPU_E_NOMEM, ix->label, NULL, "out of memory");
+	miss = members_of(ix, names, n, k_of);
+	free(k_of);
+	if (miss < 0)
+		return enpu_fail(e, ENPU_E_NOMEM, ix->label, NULL, "out of memory");
+	if (miss > 0)   /* not the members named: re-packed instead */
+		return 0;
 	if (check_members(ix, threads, &bad, e) < 0)
 		return -1;
 	if (bad.ze)

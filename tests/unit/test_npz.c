@@ -730,6 +730,31 @@ Test(npz_stream, scan_load_and_copy_match_the_whole_file_reader)
 	unlink(dst);
 }
 
+/* A name the file lacks is an error naming it, whichever member it stands
+ * beside; nothing is left at dst. */
+Test(npz_stream, write_from_names_a_member_the_file_lacks)
+{
+	char path[512], dst[64], sha[65];
+	const char *names[3];
+	enpu_npz_index ix;
+	enpu_err e = ENPU_ERR_INIT;
+	uint64_t sz;
+	struct stat st;
+
+	snprintf(path, sizeof path, DATA "many.npz");
+	snprintf(dst, sizeof dst, "/tmp/enpu_npz_lacks_%d.npz", (int)getpid());
+	cr_assert_eq(enpu_npz_scan(path, "many.npz", NULL, &ix, &e), 0, "%s", e.message);
+	cr_assert_geq(ix.meta.n, 2);
+	names[0] = ix.meta.items[ix.meta.n - 1].name;
+	names[1] = "no_such_member";
+	names[2] = ix.meta.items[0].name;
+	cr_assert_eq(enpu_npz_write_from(&ix, names, 3, dst, sha, &sz, &e), -1);
+	cr_assert_eq(e.code, ENPU_E_INTERNAL);
+	cr_assert(strstr(e.message, "no_such_member"), "%s", e.message);
+	cr_assert_neq(stat(dst, &st), 0, "a file was left at dst");
+	enpu_npz_index_free(&ix);
+}
+
 /* A file of stored members is the weights file as it is: linked after its
  * members' CRCs pass (parts of a big member on several threads, combined);
  * a deflated file, or other members than those asked for, is not (0:
