@@ -363,6 +363,11 @@ int enpu_stat_unchanged(const struct stat *a, const struct stat *b)
 	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
 }
 
+int enpu_copy_range_unsupported(int err)
+{
+	return err == EXDEV || err == EINVAL || err == ENOSYS || err == EOPNOTSUPP;
+}
+
 int enpu_copy_file(const char *from, const char *to, int mode, int durable)
 {
 	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, err = 0;
@@ -389,7 +394,7 @@ int enpu_copy_file(const char *from, const char *to, int mode, int durable)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && left == sb.st_size &&   /* the kernel cannot: copy it here */
-		    (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
+		    enpu_copy_range_unsupported(errno)) {
 			if (copy_rw(in, out) != 0)
 				err = errno;
 		} else {

@@ -51,6 +51,11 @@ int enpu_write_file_atomic(const char *path, const void *p, size_t n, struct enp
  * errno (ENOSPC when a write wrote nothing). */
 int enpu_write_all(int fd, const void *p, size_t n);
 
+/* err, from a first copy_file_range, says the kernel cannot copy between
+ * these files (another filesystem on an older kernel, no support): the
+ * caller copies them by read and write instead. */
+int enpu_copy_range_unsupported(int err);
+
 /* to, a new file (O_EXCL; mode as open(2) and the umask make it) with
  * from's bytes: a reflink where the filesystem shares extents (btrfs,
  * xfs), else copied in the kernel (copy_file_range), else by read and

@@ -193,8 +193,7 @@ static void *copier_run(void *arg)
 		loff_t from = (loff_t)at;   /* the source's own offset stays where it is */
 		ssize_t n = buf ? copy_rw(k->in, at, k->out, want, buf) :
 			    copy_file_range(k->in, &from, k->out, NULL, want, 0);
-		if (n < 0 && !buf && at == 0 &&
-		    (errno == EXDEV || errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP)) {
+		if (n < 0 && !buf && at == 0 && enpu_copy_range_unsupported(errno)) {
 			if (!(buf = malloc(HASH_BUF))) {
 				copier_step(k, 0, ENOMEM, 1);
 				return NULL;
